@@ -1,0 +1,240 @@
+"""TraceBuilder: the one way producers (simulator, importers, test factories) make a Trace.
+
+Add tracks, slices, flows, counters and the rest in any order; ``build()`` sorts the tables,
+computes nesting depths, renumbers slices to their final ids and rewrites the flows (and
+truth entries) that point at them. Scalar ``add_*`` calls are for modest volumes; the plural
+``add_slices``/``add_counters`` take numpy arrays for bulk producers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from . import schema as S
+from .nesting import assign_depths
+from .strings import StringTable
+from .table import Table
+from .trace import Trace
+
+_NO_DEPTH = 0xFFFF
+
+
+class _Columns:
+    """Rows accumulated as Python lists plus numpy batches, concatenated once at the end."""
+
+    def __init__(self, schema: S.TableSchema) -> None:
+        self.schema = schema
+        self.rows: dict[str, list] = {c: [] for c in schema.names}
+        self.batches: list[dict[str, np.ndarray]] = []
+        self.count = 0
+
+    def add_row(self, *values: Any) -> int:
+        for col, v in zip(self.schema.names, values, strict=True):
+            self.rows[col].append(v)
+        self.count += 1
+        return self.count - 1
+
+    def add_batch(self, cols: dict[str, np.ndarray]) -> int:
+        self._flush_rows()
+        n = len(next(iter(cols.values())))
+        self.batches.append({c: np.asarray(cols[c], dtype=self.schema.dtype(c)) for c in self.schema.names})
+        first = self.count
+        self.count += n
+        return first
+
+    def _flush_rows(self) -> None:
+        if self.rows[self.schema.names[0]]:
+            self.batches.append(
+                {c: np.asarray(v, dtype=self.schema.dtype(c)) for c, v in self.rows.items()}
+            )
+            self.rows = {c: [] for c in self.schema.names}
+
+    def table(self) -> Table:
+        self._flush_rows()
+        if not self.batches:
+            return Table.empty(self.schema)
+        return Table(self.schema, {c: np.concatenate([b[c] for b in self.batches]) for c in self.schema.names})
+
+
+class TraceBuilder:
+    """Collects a trace's contents and builds a sorted, self-consistent ``Trace``.
+
+    Ids returned by ``add_slice``/``add_slices`` are provisional (the order of addition); use
+    them for flows and truth entries. After ``build()``, ``final_slice_ids`` maps each
+    provisional id to the slice's row in the built trace.
+    """
+
+    def __init__(self) -> None:
+        self.strings = StringTable()
+        self.metadata: dict[str, Any] = {}
+        self._tables = {s.name: _Columns(s) for s in (*S.TABLES, *S.TRUTH_TABLES)}
+        self._n_arg_sets = 0
+        self.final_slice_ids: np.ndarray | None = None
+        self.complete = True
+        self.incomplete_reason = ""
+
+    # -- tracks -----------------------------------------------------------------------------
+    def add_track(
+        self, name: str, kind: S.TrackKind, parent: int = -1, host: str = "", device: int = -1,
+        clock: int = -1, sort: int | None = None,
+    ) -> int:
+        """Add a track (a lane); returns its id. ``sort`` orders siblings (default: addition order)."""
+        t = self._tables["tracks"]
+        order = t.count if sort is None else sort
+        return t.add_row(parent, int(kind), self.strings.intern(name), self.strings.intern(host), device, clock,
+                         order)
+
+    def add_counter_track(
+        self, name: str, unit: str, block: str = "", description: str = "", parent: int = -1,
+        host: str = "", device: int = -1, clock: int = -1,
+    ) -> int:
+        """Add a counter track with its descriptor; returns the track id."""
+        track = self.add_track(name, S.TrackKind.COUNTER, parent, host, device, clock)
+        self._tables["counter_tracks"].add_row(
+            track, self.strings.intern(unit), self.strings.intern(block), self.strings.intern(description)
+        )
+        return track
+
+    # -- events -----------------------------------------------------------------------------
+    def add_args(self, args: Mapping[str, Any] | None) -> int:
+        """Store an argument set; returns its id (-1 for none or empty)."""
+        if not args:
+            return -1
+        set_id = self._n_arg_sets
+        self._n_arg_sets += 1
+        t = self._tables["args"]
+        for key, value in args.items():
+            k = self.strings.intern(str(key))
+            is_int = isinstance(value, bool | np.bool_ | int | np.integer)
+            if is_int and -(2**63) <= int(value) < 2**63:
+                t.add_row(set_id, k, S.ArgKind.INT, int(value), 0.0, 0)
+            elif isinstance(value, float | np.floating):
+                t.add_row(set_id, k, S.ArgKind.REAL, 0, float(value), 0)
+            else:
+                t.add_row(set_id, k, S.ArgKind.STR, 0, 0.0, self.strings.intern(str(value)))
+        return set_id
+
+    def add_slice(
+        self, track: int, start_ns: int, dur_ns: int, name: str, category: str = "",
+        correlation: int = -1, args: Mapping[str, Any] | None = None, depth: int | None = None,
+    ) -> int:
+        """Add one slice; returns its provisional id. Depth is computed unless given."""
+        return self._tables["slices"].add_row(
+            track, start_ns, dur_ns, self.strings.intern(name), self.strings.intern(category),
+            _NO_DEPTH if depth is None else depth, correlation, self.add_args(args),
+        )
+
+    def add_slices(
+        self, track: np.ndarray | int, start_ns: np.ndarray, dur_ns: np.ndarray, name: np.ndarray,
+        category: np.ndarray | int = 0, correlation: np.ndarray | int = -1,
+        args: np.ndarray | int = -1, depth: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Add slices from arrays (``name``/``category`` are string ids from ``self.strings``);
+        returns their provisional ids."""
+        n = len(start_ns)
+
+        def full(v: np.ndarray | int) -> np.ndarray:
+            return np.broadcast_to(np.asarray(v), (n,))
+
+        first = self._tables["slices"].add_batch({
+            "track": full(track), "start_ns": start_ns, "dur_ns": dur_ns, "name": full(name),
+            "category": full(category), "depth": full(_NO_DEPTH) if depth is None else depth,
+            "correlation": full(correlation), "args": full(args),
+        })
+        return np.arange(first, first + n, dtype=np.int64)
+
+    def add_flow(self, src: int, dst: int, name: str = "") -> None:
+        """Link two slices (provisional ids) by a flow, src → dst."""
+        self._tables["flows"].add_row(src, dst, self.strings.intern(name))
+
+    def add_counter(self, track: int, ts_ns: int, value: float) -> None:
+        """Add one counter sample."""
+        self._tables["counters"].add_row(track, ts_ns, value)
+
+    def add_counters(self, track: int, ts_ns: np.ndarray, values: np.ndarray) -> None:
+        """Add samples of one counter track from arrays."""
+        n = len(ts_ns)
+        self._tables["counters"].add_batch(
+            {"track": np.full(n, track), "ts_ns": ts_ns, "value": values}
+        )
+
+    def add_instant(
+        self, track: int, ts_ns: int, name: str, category: str = "", args: Mapping[str, Any] | None = None
+    ) -> None:
+        """Add an instant event (a point in time on a track)."""
+        self._tables["instants"].add_row(
+            track, ts_ns, self.strings.intern(name), self.strings.intern(category), self.add_args(args)
+        )
+
+    # -- clocks and truth ---------------------------------------------------------------------
+    def add_clock(
+        self, name: str, reference: bool = False, offset_ns: float = 0.0, drift_ppm: float = 0.0,
+        error_ns: float = 0.0,
+    ) -> int:
+        """Add a clock domain with its estimated alignment to the reference; returns its id."""
+        return self._tables["clocks"].add_row(
+            self.strings.intern(name), int(reference), offset_ns, drift_ppm, error_ns
+        )
+
+    def add_clock_sample(self, clock: int, ref_send_ns: int, domain_ts: int, ref_recv_ns: int) -> None:
+        """Add one sync sample: reference time sent, the domain's timestamp, reference time received."""
+        self._tables["clock_samples"].add_row(clock, ref_send_ns, domain_ts, ref_recv_ns)
+
+    def add_truth_op(self, slice_id: int, limiter: str) -> None:
+        """Record the simulator's true limiter of a device op (provisional slice id)."""
+        self._tables["truth_ops"].add_row(slice_id, self.strings.intern(limiter))
+
+    def add_truth_idle(self, track: int, start_ns: int, end_ns: int, cause: str) -> None:
+        """Record the true cause of an interval in which a device sat idle."""
+        self._tables["truth_idle"].add_row(track, start_ns, end_ns, self.strings.intern(cause))
+
+    def add_truth_clock(self, clock: int, offset_ns: float, drift_ppm: float) -> None:
+        """Record a clock domain's true parameters."""
+        self._tables["truth_clocks"].add_row(clock, offset_ns, drift_ppm)
+
+    # -- build ------------------------------------------------------------------------------
+    def build(self, source: str = "") -> Trace:
+        """Sort, compute depths, renumber slices, and return the ``Trace``."""
+        t = {name: cols.table() for name, cols in self._tables.items()}
+        sl = t["slices"].columns()
+        depth = sl["depth"]
+        missing = depth == _NO_DEPTH
+        if missing.any():
+            depth = depth.copy()
+            depth[missing] = assign_depths(sl["track"][missing], sl["start_ns"][missing], sl["dur_ns"][missing])
+            sl["depth"] = depth
+        order = np.lexsort((sl["start_ns"], sl["depth"], sl["track"]))
+        new_id = np.empty(len(order), dtype=np.int64)
+        new_id[order] = np.arange(len(order), dtype=np.int64)
+        self.final_slice_ids = new_id
+        t["slices"] = Table(S.SLICES, sl).take(order)
+
+        def remap(ids: np.ndarray) -> np.ndarray:
+            bad = (ids < 0) | (ids >= len(new_id))
+            out = new_id[np.where(bad, 0, ids)] if len(new_id) else ids.copy()
+            out[bad] = ids[bad]  # left dangling on purpose: self_check reports them
+            return out
+
+        fl = t["flows"].columns()
+        fl["src"], fl["dst"] = remap(fl["src"]), remap(fl["dst"])
+        t["flows"] = Table(S.FLOWS, fl)
+        ops = t["truth_ops"].columns()
+        ops["slice"] = remap(ops["slice"])
+        t["truth_ops"] = Table(S.TRUTH_OPS, ops).take(np.argsort(ops["slice"], kind="stable"))
+        for name, key in (("counters", "ts_ns"), ("instants", "ts_ns")):
+            t[name] = t[name].take(np.lexsort((t[name][key], t[name].track)))
+        t["args"] = t["args"].take(np.argsort(t["args"].set, kind="stable"))
+        t["truth_idle"] = t["truth_idle"].take(np.lexsort((t["truth_idle"].start_ns, t["truth_idle"].track)))
+        truth_names = {s.name for s in S.TRUTH_TABLES}
+        return Trace(
+            strings=self.strings,
+            tables={k: v for k, v in t.items() if k not in truth_names},
+            truth={k: v for k, v in t.items() if k in truth_names},
+            metadata=dict(self.metadata),
+            complete=self.complete,
+            incomplete_reason=self.incomplete_reason,
+            source=source,
+        )

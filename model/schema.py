@@ -1,0 +1,110 @@
+"""The trace's tables, declared once as data: each table's columns and their numpy dtypes.
+
+The in-memory trace, the builder, the HDF5 writer and reader and docs/FORMAT.md all follow
+these declarations; nothing else lists columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+
+class TrackKind(IntEnum):
+    """What a track (a lane of the timeline) stands for."""
+
+    HOST = 0
+    PROCESS = 1
+    HOST_THREAD = 2
+    RUNTIME_API = 3
+    DRIVER_QUEUE = 4
+    PCIE = 5
+    DMA_ENGINE = 6
+    DEVICE = 7
+    EXEC_UNIT = 8
+    COUNTER = 9
+    NETWORK_LINK = 10
+    GPU_STREAM = 11
+    OTHER = 12
+
+    @property
+    def label(self) -> str:
+        """Human-readable name, e.g. ``"runtime API"``."""
+        return self.name.lower().replace("_", " ").replace("api", "API").replace("pcie", "PCIe")
+
+
+class ArgKind(IntEnum):
+    """Type of one argument value in the args table."""
+
+    INT = 0
+    REAL = 1
+    STR = 2
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """A table's name and its ordered (column, dtype) pairs."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Column names in order."""
+        return tuple(c for c, _ in self.columns)
+
+    def dtype(self, column: str) -> np.dtype:
+        """The numpy dtype of one column."""
+        for c, d in self.columns:
+            if c == column:
+                return np.dtype(d)
+        raise KeyError(f"{self.name} has no column {column!r}")
+
+
+# Columns whose values are string-table ids.
+STRING_COLUMNS = {"name", "category", "host", "unit", "block", "description", "key", "str", "limiter", "cause"}
+
+TRACKS = TableSchema(
+    "tracks",
+    (("parent", "i4"), ("kind", "u1"), ("name", "i4"), ("host", "i4"), ("device", "i2"),
+     ("clock", "i2"), ("sort", "i4")),
+)
+# Slices are sorted by (track, depth, start_ns); within one (track, depth) run they never overlap,
+# so a window of a track is found with two binary searches per depth. A slice's id is its row.
+SLICES = TableSchema(
+    "slices",
+    (("track", "i4"), ("start_ns", "i8"), ("dur_ns", "i8"), ("name", "i4"), ("category", "i2"),
+     ("depth", "u2"), ("correlation", "i8"), ("args", "i4")),
+)
+FLOWS = TableSchema("flows", (("src", "i8"), ("dst", "i8"), ("name", "i4")))
+COUNTER_TRACKS = TableSchema(
+    "counter_tracks", (("track", "i4"), ("unit", "i4"), ("block", "i4"), ("description", "i4"))
+)
+COUNTERS = TableSchema("counters", (("track", "i4"), ("ts_ns", "i8"), ("value", "f8")))
+INSTANTS = TableSchema(
+    "instants", (("track", "i4"), ("ts_ns", "i8"), ("name", "i4"), ("category", "i2"), ("args", "i4"))
+)
+ARGS = TableSchema(
+    "args", (("set", "i4"), ("key", "i4"), ("kind", "u1"), ("int", "i8"), ("real", "f8"), ("str", "i4"))
+)
+CLOCKS = TableSchema(
+    "clocks",
+    (("name", "i4"), ("reference", "u1"), ("offset_ns", "f8"), ("drift_ppm", "f8"), ("error_ns", "f8")),
+)
+CLOCK_SAMPLES = TableSchema(
+    "clock_samples", (("clock", "i4"), ("ref_send_ns", "i8"), ("domain_ts", "i8"), ("ref_recv_ns", "i8"))
+)
+TRUTH_OPS = TableSchema("truth_ops", (("slice", "i8"), ("limiter", "i4")))
+TRUTH_IDLE = TableSchema(
+    "truth_idle", (("track", "i4"), ("start_ns", "i8"), ("end_ns", "i8"), ("cause", "i4"))
+)
+TRUTH_CLOCKS = TableSchema("truth_clocks", (("clock", "i4"), ("offset_ns", "f8"), ("drift_ppm", "f8")))
+
+# Tables every trace has, in file order. Truth tables live apart (HDF5 group /truth).
+TABLES: tuple[TableSchema, ...] = (
+    TRACKS, SLICES, FLOWS, COUNTER_TRACKS, COUNTERS, INSTANTS, ARGS, CLOCKS, CLOCK_SAMPLES,
+)
+TRUTH_TABLES: tuple[TableSchema, ...] = (TRUTH_OPS, TRUTH_IDLE, TRUTH_CLOCKS)
+SCHEMAS: dict[str, TableSchema] = {s.name: s for s in (*TABLES, *TRUTH_TABLES)}

@@ -1,0 +1,76 @@
+"""Interned strings: every name, category, unit and key in a trace is an int32 id into one table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+
+class StringTable:
+    """An append-only table of unique strings; id 0 is always the empty string."""
+
+    __slots__ = ("_ids", "_strings")
+
+    def __init__(self, strings: Iterable[str] = ()) -> None:
+        self._strings: list[str] = [""]
+        self._ids: dict[str, int] = {"": 0}
+        for s in strings:
+            self.intern(s)
+
+    def intern(self, s: str) -> int:
+        """Return the id of ``s``, adding it if it is new."""
+        i = self._ids.get(s)
+        if i is None:
+            i = len(self._strings)
+            self._strings.append(s)
+            self._ids[s] = i
+        return i
+
+    def intern_many(self, values: Iterable[str]) -> np.ndarray:
+        """Intern each value; return their ids as an int32 array."""
+        return np.fromiter((self.intern(v) for v in values), dtype=np.int32)
+
+    def lookup(self, s: str) -> int:
+        """The id of ``s``, or -1 when the table does not hold it."""
+        return self._ids.get(s, -1)
+
+    def __getitem__(self, i: int) -> str:
+        return self._strings[int(i)]
+
+    def __len__(self) -> int:
+        return len(self._strings)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StringTable) and self._strings == other._strings
+
+    def __hash__(self) -> int:  # mutable: identity hash like list's absence of one
+        raise TypeError("StringTable is unhashable")
+
+    def strings(self) -> list[str]:
+        """All strings in id order (a copy)."""
+        return list(self._strings)
+
+    def to_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Encode as one UTF-8 byte blob and int64 end offsets (the on-disk form)."""
+        encoded = [s.encode("utf-8") for s in self._strings]
+        blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+        offsets = np.cumsum([len(b) for b in encoded], dtype=np.int64)
+        return blob, offsets
+
+    @classmethod
+    def from_arrays(cls, blob: np.ndarray, offsets: np.ndarray) -> StringTable:
+        """Decode the on-disk form; raises ValueError when it is inconsistent."""
+        raw = blob.tobytes()
+        ends = offsets.tolist()
+        if ends and (ends[-1] != len(raw) or any(b < a for a, b in zip([0, *ends], ends, strict=False))):
+            raise ValueError("string table offsets do not match its data")
+        table = cls.__new__(cls)
+        starts = [0, *ends[:-1]]
+        table._strings = [raw[a:b].decode("utf-8") for a, b in zip(starts, ends, strict=True)]
+        if not table._strings or table._strings[0] != "":
+            raise ValueError("string table does not start with the empty string")
+        table._ids = {s: i for i, s in enumerate(table._strings)}
+        if len(table._ids) != len(table._strings):
+            raise ValueError("string table holds duplicate strings")
+        return table
