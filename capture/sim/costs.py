@@ -1,0 +1,182 @@
+"""Op cost model: duration, true limiter and per-op hardware counters.
+
+For an op's :class:`~.ops.OpWork` on a device::
+
+    body     = max(compute, memory, floor) x jitter
+    duration = timing.op_launch_ns + body
+
+- ``compute = flops / (unit peak x utilisation)``. Matrix ops: utilisation is
+  ``matrix_efficiency`` x tile quantisation of M and N (a small M uses row tiles of
+  ``matrix_tile_m_min``) x K-pipeline fill
+  ``k / (k + k_pipeline_depth)`` x wave quantisation over the engines; small GEMMs split K
+  across idle engines (split-K) before they pay for empty waves. Vector ops:
+  ``vector_efficiency`` x the fraction of vector units they keep busy.
+- ``memory`` = reads and writes at the access pattern's HBM efficiency (:mod:`.hbm`),
+  scaled down when too few engines are active to saturate HBM.
+- ``floor = timing.op_latency_floor_ns``: no op body is shorter.
+- jitter: ``1 + N(0, timing.jitter)`` clipped to 3 sigma, from the caller's generator;
+  no generator, no jitter.
+
+The limiter is whichever of the three terms is largest: the truth the analysis is
+measured against.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from . import hbm
+from .ops import OpWork, op_work
+from .specs import DeviceSpec
+
+Limiter = Literal["compute", "memory", "latency"]
+STALL_REASONS = ("memory", "pipeline", "latency")
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """One op's cost on one device; times in nanoseconds, counters as the hardware reports them."""
+
+    work: OpWork
+    launch_ns: float
+    compute_ns: float
+    memory_ns: float
+    floor_ns: float
+    jitter: float
+    limiter: Limiter
+    utilisation: float  # fraction of the unit's peak the compute term runs at
+    dram_read_bytes: int
+    dram_write_bytes: int
+    counters: dict[str, int | float] = field(default_factory=dict)
+
+    @property
+    def body_ns(self) -> float:
+        """Time after dispatch: the largest of compute, memory and floor, jittered."""
+        return max(self.compute_ns, self.memory_ns, self.floor_ns) * self.jitter
+
+    @property
+    def duration_ns(self) -> float:
+        """Launch cost plus body."""
+        return self.launch_ns + self.body_ns
+
+    @property
+    def flops(self) -> float:
+        """Floating-point operations of the op."""
+        return self.work.flops
+
+    @property
+    def bytes_read(self) -> int:
+        """Useful bytes read (what the shapes say)."""
+        return self.work.bytes_read
+
+    @property
+    def bytes_written(self) -> int:
+        """Useful bytes written."""
+        return self.work.bytes_written
+
+    @property
+    def unit(self) -> str:
+        """The kind of execution unit that runs the op."""
+        return self.work.unit
+
+
+def matrix_utilisation(spec: DeviceSpec, gemm_shape: tuple[int, int, int, int]) -> tuple[float, float]:
+    """(utilisation of the matrix engines' peak, fraction of engines active) for a GEMM shape."""
+    c = spec.compute
+    batch, m, n, k = gemm_shape
+    tn = c.matrix_tile_n
+    # small M: the engines fall back to narrower row tiles (multiples of the minimum)
+    tm = c.matrix_tile_m if m >= c.matrix_tile_m else math.ceil(m / c.matrix_tile_m_min) * c.matrix_tile_m_min
+    tiles_m, tiles_n = math.ceil(m / tm), math.ceil(n / tn)
+    quant = (m / (tiles_m * tm)) * (n / (tiles_n * tn))
+    tiles = batch * tiles_m * tiles_n
+    split_k = max(1, min(c.matrix_engines // tiles, k // 256)) if tiles < c.matrix_engines else 1
+    k_per = k / split_k
+    pipe = k_per / (k_per + c.k_pipeline_depth)
+    items = tiles * split_k
+    waves = math.ceil(items / c.matrix_engines)
+    wave_eff = items / (waves * c.matrix_engines)
+    return c.matrix_efficiency * quant * pipe * wave_eff, min(1.0, items / c.matrix_engines)
+
+
+def _compute(spec: DeviceSpec, work: OpWork) -> tuple[float, float, float, float]:
+    """(compute ns, utilisation, active fraction, ideal ns at 100% of peak)."""
+    if work.unit == "matrix" and work.gemm is not None:
+        peak = spec.matrix_flops(work.dtype)
+        util, active = matrix_utilisation(spec, work.gemm)
+    else:
+        peak = spec.vector_flops(work.dtype)
+        active = min(1.0, work.work_items / spec.compute.vector_units)
+        util = spec.compute.vector_efficiency * active
+    ideal = work.flops / peak * 1e9
+    return (ideal / util if work.flops else 0.0), util, active, ideal
+
+
+def _jitter(spec: DeviceSpec, rng: np.random.Generator | None) -> float:
+    sigma = spec.timing.jitter
+    if rng is None or sigma <= 0:
+        return 1.0
+    return 1.0 + float(np.clip(rng.normal(0.0, sigma), -3 * sigma, 3 * sigma))
+
+
+def cost(spec: DeviceSpec, work: OpWork, rng: np.random.Generator | None = None) -> OpCost:
+    """Cost of ``work`` on ``spec``; ``rng`` adds the spec's jitter (None: deterministic, no jitter)."""
+    compute_ns, util, active, ideal_ns = _compute(spec, work)
+    memory_ns = hbm.memory_time_ns(spec, work.bytes_read, work.read_pattern, active) + hbm.memory_time_ns(
+        spec, work.bytes_written, work.write_pattern, active)
+    floor_ns = spec.timing.op_latency_floor_ns
+    terms = {"compute": compute_ns, "memory": memory_ns, "latency": floor_ns}
+    limiter: Limiter = max(terms, key=terms.__getitem__)  # type: ignore[assignment]
+    jit = _jitter(spec, rng)
+    dram_r = hbm.dram_bytes(work.bytes_read, spec, work.read_pattern)
+    dram_w = hbm.dram_bytes(work.bytes_written, spec, work.write_pattern)
+    result = OpCost(work, spec.timing.op_launch_ns, compute_ns, memory_ns, floor_ns, jit, limiter, util,
+                    dram_r, dram_w)
+    result.counters.update(_counters(spec, result, ideal_ns))
+    return result
+
+
+def _counters(spec: DeviceSpec, c: OpCost, ideal_ns: float) -> dict[str, int | float]:
+    """Per-op counters. Stall cycles split the body's non-busy cycles by reason:
+    the limiter's term takes its excess over the ideal busy time; with a latency limiter
+    the floor's excess over the larger of compute/memory is ``latency`` and the rest goes
+    to whichever of those was larger."""
+    f = spec.clock_hz * 1e-9  # cycles per ns
+    body = c.body_ns
+    busy = min(ideal_ns * c.jitter, body)
+    stalls = dict.fromkeys(STALL_REASONS, 0.0)
+    inner = max(c.compute_ns, c.memory_ns) * c.jitter
+    if c.limiter == "latency":
+        stalls["latency"] = body - max(inner, busy)
+        rest = max(0.0, inner - busy)
+    else:
+        rest = body - busy
+    stalls["memory" if c.memory_ns >= c.compute_ns else "pipeline"] += rest
+    useful = c.work.bytes_total
+    dram = c.dram_read_bytes + c.dram_write_bytes
+    out: dict[str, int | float] = {
+        "elapsed_cycles": round(c.duration_ns * f),
+        "dispatch_cycles": round(c.launch_ns * f),
+        "active_cycles": round(body * f),
+        "busy_cycles": round(busy * f),
+        "flops": c.work.flops,
+        "hbm_read_bytes": c.dram_read_bytes,
+        "hbm_write_bytes": c.dram_write_bytes,
+        "burst_efficiency": useful / dram if dram else 1.0,
+    }
+    for reason in STALL_REASONS:
+        out[f"stall_{reason}_cycles"] = round(stalls[reason] * f)
+    # keep busy + stalls == active exactly after rounding
+    drift = out["active_cycles"] - out["busy_cycles"] - sum(out[f"stall_{r}_cycles"] for r in STALL_REASONS)
+    key = "stall_" + max(STALL_REASONS, key=stalls.__getitem__) + "_cycles"
+    out[key] = int(out[key]) + int(drift)
+    return out
+
+
+def op_cost(spec: DeviceSpec, op: str, rng: np.random.Generator | None = None, **shapes: Any) -> OpCost:
+    """Cost of op kind ``op`` with ``shapes`` (see :func:`.ops.op_work`)."""
+    return cost(spec, op_work(op, **shapes), rng)
