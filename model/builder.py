@@ -19,7 +19,7 @@ from .strings import StringTable
 from .table import Table
 from .trace import Trace
 
-_NO_DEPTH = 0xFFFF
+NO_DEPTH = 0xFFFF  # a slice depth to be computed by build()
 
 
 class _Columns:
@@ -67,8 +67,8 @@ class TraceBuilder:
     provisional id to the slice's row in the built trace.
     """
 
-    def __init__(self) -> None:
-        self.strings = StringTable()
+    def __init__(self, strings: StringTable | None = None) -> None:
+        self.strings = strings if strings is not None else StringTable()
         self.metadata: dict[str, Any] = {}
         self._tables = {s.name: _Columns(s) for s in (*S.TABLES, *S.TRUTH_TABLES)}
         self._n_arg_sets = 0
@@ -124,7 +124,7 @@ class TraceBuilder:
         """Add one slice; returns its provisional id. Depth is computed unless given."""
         return self._tables["slices"].add_row(
             track, start_ns, dur_ns, self.strings.intern(name), self.strings.intern(category),
-            _NO_DEPTH if depth is None else depth, correlation, self.add_args(args),
+            NO_DEPTH if depth is None else depth, correlation, self.add_args(args),
         )
 
     def add_slices(
@@ -141,7 +141,7 @@ class TraceBuilder:
 
         first = self._tables["slices"].add_batch({
             "track": full(track), "start_ns": start_ns, "dur_ns": dur_ns, "name": full(name),
-            "category": full(category), "depth": full(_NO_DEPTH) if depth is None else depth,
+            "category": full(category), "depth": full(NO_DEPTH) if depth is None else depth,
             "correlation": full(correlation), "args": full(args),
         })
         return np.arange(first, first + n, dtype=np.int64)
@@ -195,13 +195,24 @@ class TraceBuilder:
         """Record a clock domain's true parameters."""
         self._tables["truth_clocks"].add_row(clock, offset_ns, drift_ppm)
 
+    def add_rows(self, table: str, columns: Mapping[str, np.ndarray]) -> int:
+        """Bulk-add raw rows to any table (string columns as ids; slices with depth 0xFFFF get
+        computed depths); returns the provisional id of the first row."""
+        if table == "args" and len(columns["set"]):
+            self._n_arg_sets = max(self._n_arg_sets, int(np.max(columns["set"])) + 1)
+        return self._tables[table].add_batch(dict(columns))
+
+    def tables_so_far(self) -> dict[str, Table]:
+        """The rows added so far per non-empty table, unsorted, in provisional-id order."""
+        return {name: cols.table() for name, cols in self._tables.items() if cols.count}
+
     # -- build ------------------------------------------------------------------------------
     def build(self, source: str = "") -> Trace:
         """Sort, compute depths, renumber slices, and return the ``Trace``."""
         t = {name: cols.table() for name, cols in self._tables.items()}
         sl = t["slices"].columns()
         depth = sl["depth"]
-        missing = depth == _NO_DEPTH
+        missing = depth == NO_DEPTH
         if missing.any():
             depth = depth.copy()
             depth[missing] = assign_depths(sl["track"][missing], sl["start_ns"][missing], sl["dur_ns"][missing])

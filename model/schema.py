@@ -32,7 +32,11 @@ class TrackKind(IntEnum):
     @property
     def label(self) -> str:
         """Human-readable name, e.g. ``"runtime API"``."""
-        return self.name.lower().replace("_", " ").replace("api", "API").replace("pcie", "PCIe")
+        return _LABELS.get(self, self.name.lower().replace("_", " "))
+
+
+_LABELS = {TrackKind.RUNTIME_API: "runtime API", TrackKind.PCIE: "PCIe", TrackKind.DMA_ENGINE: "DMA engine",
+           TrackKind.GPU_STREAM: "GPU stream"}
 
 
 class ArgKind(IntEnum):

@@ -53,10 +53,7 @@ class StringTable:
 
     def to_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """Encode as one UTF-8 byte blob and int64 end offsets (the on-disk form)."""
-        encoded = [s.encode("utf-8") for s in self._strings]
-        blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-        offsets = np.cumsum([len(b) for b in encoded], dtype=np.int64)
-        return blob, offsets
+        return encode_strings(self._strings)
 
     @classmethod
     def from_arrays(cls, blob: np.ndarray, offsets: np.ndarray) -> StringTable:
@@ -74,3 +71,11 @@ class StringTable:
         if len(table._ids) != len(table._strings):
             raise ValueError("string table holds duplicate strings")
         return table
+
+
+def encode_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """UTF-8 encode strings into one uint8 blob and the int64 end offset of each."""
+    encoded = [s.encode("utf-8") for s in strings]
+    blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    offsets = np.cumsum([len(b) for b in encoded], dtype=np.int64)
+    return blob, offsets

@@ -8,7 +8,7 @@ from pathlib import Path
 # Must happen before anything imports Qt: without a display and without this, Qt aborts (exit 134).
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_TRACES = REPO.parent / "shared" / "traces"

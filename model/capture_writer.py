@@ -1,0 +1,211 @@
+"""Writing captures: ``write_capture`` for a whole Trace, ``CaptureWriter`` for streaming.
+
+The streaming writer appends each batch to a staging area of the file and flushes it, so its
+memory stays bounded and a writer that dies leaves a file the reader can still recover. On
+``close`` it sorts everything into the final layout (in a new file that replaces the old one
+atomically, so a crash during that step also keeps the staged data).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import schema as S
+from .builder import NO_DEPTH, TraceBuilder
+from .capture_format import (
+    CHUNK_ROWS,
+    DELTA_COLUMNS,
+    DERIVED_COLUMNS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    RUN_INDEXED,
+    chunk_first_values,
+    delta_encode,
+)
+from .errors import CaptureError
+from .h5io import H5File
+from .strings import StringTable, encode_strings
+from .trace import SliceRuns, Trace
+
+TOOL_VERSION = "0.1.0"
+
+
+def _refuse_existing(path: Path, overwrite: bool) -> None:
+    if path.exists() and not overwrite:
+        raise CaptureError(path, "already exists (use --force to overwrite it)")
+    if path.is_dir():
+        raise CaptureError(path, "is a directory")
+
+
+def _root_attrs(metadata: Mapping[str, Any], complete: bool, reason: str, finalized: bool) -> dict[str, Any]:
+    return {
+        "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "tool_version": TOOL_VERSION,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"), "chunk_rows": CHUNK_ROWS,
+        "complete": complete, "incomplete_reason": reason, "finalized": finalized,
+        "metadata": dict(metadata),
+    }
+
+
+def write_capture(trace: Trace, path: str | Path, overwrite: bool = False) -> None:
+    """Write ``trace`` to ``path`` in the capture format (docs/FORMAT.md).
+
+    Writes a temporary file beside ``path`` and renames it, so a failure never leaves half a
+    capture under the final name. Refuses to replace an existing file unless ``overwrite``."""
+    path = Path(path)
+    _refuse_existing(path, overwrite)
+    tmp = path.with_name(f".{path.name}.partial")
+    try:
+        with H5File(tmp, "w") as f:
+            _write_final(f, trace)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise CaptureError(path, f"cannot write: {e.strerror or e}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_final(f: H5File, trace: Trace) -> None:
+    f.set_attrs("/", **_root_attrs(trace.metadata, trace.complete, trace.incomplete_reason, True))
+    blob, offsets = trace.strings.to_arrays()
+    f.create("strings/blob", blob, 1 << 20)
+    f.create("strings/offsets", offsets, CHUNK_ROWS)
+    for group, tables in (("", trace.tables), ("truth/", trace.truth)):
+        for name, table in tables.items():
+            for col in table.schema.names:
+                if (name, col) in DERIVED_COLUMNS:
+                    continue
+                data = table[col]
+                if (name, col) in DELTA_COLUMNS:
+                    data = delta_encode(data)
+                f.create(f"{group}{name}/{col}", data, CHUNK_ROWS)
+    _write_indexes(f, trace)
+
+
+def _write_indexes(f: H5File, trace: Trace) -> None:
+    runs = trace.runs
+    for col, arr in (("track", runs.track), ("depth", runs.depth), ("begin", runs.begin), ("end", runs.end)):
+        f.create(f"slices/runs/{col}", arr, CHUNK_ROWS)
+    for table, key in RUN_INDEXED.items():
+        f.create(f"{table}/chunk_start", chunk_first_values(trace.tables[table][key]), CHUNK_ROWS)
+    c = SliceRuns.of(trace.counters.track, np.zeros(len(trace.counters), np.uint16))
+    for col, arr in (("track", c.track), ("begin", c.begin), ("end", c.end)):
+        f.create(f"counters/runs/{col}", arr, CHUNK_ROWS)
+
+
+class CaptureWriter:
+    """Stream a capture into ``path`` batch by batch with bounded memory.
+
+    Use the embedded ``builder``'s ``strings`` and ``add_track``/``add_counter_track``/
+    ``add_clock`` for the small tables; append the large ones with ``append(table, columns)``
+    (raw columns of ``accelview.model.schema``; string columns as ids). Slice ids are the order of
+    appending, as with TraceBuilder. ``flush()`` makes everything so far durable; ``close()``
+    finalizes. A file whose writer never closed is still readable (marked incomplete).
+    """
+
+    def __init__(self, path: str | Path, overwrite: bool = False, metadata: Mapping[str, Any] | None = None,
+                 flush_rows: int = 1 << 18) -> None:
+        self.path = Path(path)
+        _refuse_existing(self.path, overwrite)
+        self.builder = TraceBuilder()  # holds the small tables and the string table
+        self.builder.metadata.update(metadata or {})
+        self._pending: dict[str, list[dict[str, np.ndarray]]] = {}
+        self._pending_rows = 0
+        self._flush_rows = flush_rows
+        self._counts: dict[str, int] = {}
+        self._strings_written = 0
+        self._small_written: dict[str, int] = {}
+        self._f: H5File | None = H5File(self.path, "w")
+        self._f.set_attrs("/", **_root_attrs(self.builder.metadata, False, "", False))
+        self._f.flush()
+
+    @property
+    def strings(self) -> StringTable:
+        """The capture's string table."""
+        return self.builder.strings
+
+    def count(self, table: str) -> int:
+        """Rows appended so far to a streamed table."""
+        return self._counts.get(table, 0)
+
+    def append(self, table: str, columns: Mapping[str, np.ndarray]) -> int:
+        """Append rows to a large table (slices, flows, counters, instants, args, truth_*);
+        returns the first row's provisional id."""
+        sch = S.SCHEMAS[table]
+        n = len(next(iter(columns.values())))
+        cols = {c: np.broadcast_to(np.asarray(columns.get(c, NO_DEPTH if c == "depth" else -1 if c in (
+            "correlation", "args") else 0), dtype=sch.dtype(c)), (n,)) for c in sch.names}
+        self._pending.setdefault(table, []).append(cols)
+        first = self._counts.get(table, 0)
+        self._counts[table] = first + n
+        self._pending_rows += n
+        if self._pending_rows >= self._flush_rows:
+            self.flush()
+        return first
+
+    def flush(self) -> None:
+        """Write everything pending to the staging area and flush the file to disk."""
+        if self._f is None:
+            return
+        f = self._f
+        for table, batches in self._pending.items():
+            for col in S.SCHEMAS[table].names:
+                f.append(f"staging/{table}/{col}", np.concatenate([b[col] for b in batches]), CHUNK_ROWS)
+        self._pending.clear()
+        self._pending_rows = 0
+        strings = self.strings.strings()[self._strings_written:]
+        if strings:
+            blob, offsets = encode_strings(strings)
+            base = f.length("staging/strings/blob") if f.has("staging/strings/blob") else 0
+            f.append("staging/strings/blob", blob, 1 << 20)
+            f.append("staging/strings/offsets", offsets + base, CHUNK_ROWS)
+            self._strings_written += len(strings)
+        for name, table in self.builder.tables_so_far().items():
+            done = self._small_written.get(name, 0)
+            if len(table) > done:
+                for col in table.schema.names:
+                    f.append(f"staging/{name}/{col}", table[col][done:], CHUNK_ROWS)
+                self._small_written[name] = len(table)
+        f.set_attrs("/", metadata=dict(self.builder.metadata))
+        f.flush()
+
+    def close(self, complete: bool = True, reason: str = "") -> Trace:
+        """Finalize: sort the staged data into the final layout; returns the built Trace."""
+        if self._f is None:
+            raise RuntimeError("capture writer already closed")
+        self.flush()
+        trace = build_from_staging(self._f, self.builder.metadata)
+        trace.complete, trace.incomplete_reason = complete, reason
+        self._f.close()
+        self._f = None
+        write_capture(trace, self.path, overwrite=True)
+        return trace
+
+    def abandon(self) -> None:
+        """Close the file without finalizing (what a crash leaves behind, for tests)."""
+        if self._f is not None:
+            self.flush()
+            self._f.close()
+            self._f = None
+
+
+def build_from_staging(f: H5File, metadata: Mapping[str, Any]) -> Trace:
+    """Rebuild a Trace from a file's staging area (used by close() and by crash recovery)."""
+    if f.has("staging/strings/blob"):
+        strings = StringTable.from_arrays(f.read("staging/strings/blob"), f.read("staging/strings/offsets"))
+    else:
+        strings = StringTable()
+    b = TraceBuilder(strings)
+    b.metadata.update(metadata)
+    for sch in (*S.TABLES, *S.TRUTH_TABLES):
+        if f.has(f"staging/{sch.name}"):
+            n = min(f.length(f"staging/{sch.name}/{c}") for c in sch.names)  # a torn append keeps whole rows
+            b.add_rows(sch.name, {c: f.read(f"staging/{sch.name}/{c}", 0, n).astype(sch.dtype(c)) for c in sch.names})
+    return b.build(source=f.path)

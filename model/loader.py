@@ -1,0 +1,30 @@
+"""Open any file accelview reads: an HDF5 capture, or a trace of another tool via the importers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .capture_reader import Cancel, Progress, load_capture
+from .errors import CaptureError
+from .h5io import is_hdf5
+from .trace import Trace
+
+CAPTURE_SUFFIXES = (".h5", ".hdf5")
+
+
+def load_trace(path: str | Path, progress: Progress | None = None, cancel: Cancel | None = None) -> Trace:
+    """Load a capture (.h5) or an imported trace into memory.
+
+    Raises ``CaptureError`` with a one-line message for a missing, unreadable or unknown file."""
+    p = Path(path)
+    if not p.exists():
+        raise CaptureError(p, "no such file")
+    if p.is_file() and (is_hdf5(p) or p.suffix.lower() in CAPTURE_SUFFIXES):
+        return load_capture(p, progress, cancel)
+    from .importers import find_importer
+
+    importer = find_importer(p)
+    if importer is None:
+        what = "holds no trace accelview reads" if p.is_dir() else "is not a capture or a trace accelview reads"
+        raise CaptureError(p, f"{what} (expected an accelview .h5 capture, Chrome trace JSON or a PyTorch trace)")
+    return importer.load(p, progress)

@@ -1,0 +1,48 @@
+"""The accelview command: info in text and JSON, the headless message, the demo capture."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from accelview.app.cli import demo_capture, main
+from accelview.model.capture_reader import load_capture
+from accelview.model.capture_writer import write_capture
+from factories import tiny_trace
+
+
+def test_info_text(tmp_path, capsys):
+    path = tmp_path / "t.h5"
+    write_capture(tiny_trace(), path)
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "duration   46.00 µs" in out
+    assert "hôst-α" in out
+    assert "runtime API" in out and "exec unit" in out
+
+
+def test_info_json_counts_per_track_kind(tmp_path, capsys):
+    path = tmp_path / "t.h5"
+    write_capture(tiny_trace(), path)
+    assert main(["info", str(path), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["slices"] == 6 and s["flows"] == 3 and s["counter_samples"] == 10 and s["instants"] == 1
+    assert s["devices"] == [0] and s["hosts"] == ["hôst-α"]
+    assert s["per_track_kind"]["runtime API"] == {"tracks": 1, "slices": 3, "flows": 2, "counter_samples": 0}
+    assert s["per_track_kind"]["counter"]["counter_samples"] == 10
+    assert s["duration_ns"] == 46_000
+    assert s["metadata"]["device_spec"]["pcie_gen"] == 5
+
+
+def test_without_a_display_the_app_says_how_to_use_the_cli(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-m", "accelview.app.cli", "--demo"], env=env, capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "no display" in r.stderr and "accelview info" in r.stderr
+
+
+def test_demo_capture_ships_and_is_valid():
+    trace = load_capture(demo_capture())
+    assert trace.self_check() == []
+    assert len(trace.slices) > 1000 and len(trace.flows) > 0 and len(trace.counters) > 0

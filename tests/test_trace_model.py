@@ -1,0 +1,130 @@
+"""The in-memory model: builder ordering and ids, nesting depths, window queries, self_check."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from accelview.model import Table, TraceBuilder, TrackKind
+from accelview.model.nesting import assign_depths
+from accelview.model.schema import SLICES
+from factories import empty_trace, tiny_trace
+
+
+def _brute_window(trace, track, t0, t1):
+    s = trace.slices
+    end = s.start_ns + s.dur_ns
+    hit = (s.track == track) & (s.start_ns < t1) & ((end > t0) | ((s.dur_ns == 0) & (s.start_ns >= t0)))
+    return set(np.flatnonzero(hit).tolist())
+
+
+def test_builder_sorts_and_remaps_flows_to_final_ids():
+    t = tiny_trace()
+    assert t.self_check() == []
+    names = [t.strings[n] for n in t.slices.name]
+    # Flows still join the slices they were made for, after renumbering.
+    pairs = {(names[s], names[d]) for s, d in zip(t.flows.src, t.flows.dst, strict=True)}
+    assert pairs == {("memcpyAsync", "H2D 1 MiB"), ("launch", "submit gemm"), ("submit gemm", "gemm")}
+    order = np.lexsort((t.slices.start_ns, t.slices.depth, t.slices.track))
+    assert np.array_equal(order, np.arange(len(order)))
+    assert t.strings[t.truth["truth_ops"].limiter[0]] == "compute"
+    assert names[t.truth["truth_ops"].slice[0]] == "gemm"
+
+
+def test_nested_calls_get_stack_depths():
+    t = tiny_trace()
+    depth = {t.strings[n]: int(d) for n, d in zip(t.slices.name, t.slices.depth, strict=True)}
+    assert depth["step 0 — décodage"] == 0
+    assert depth["memcpyAsync"] == 1 and depth["launch"] == 1
+
+
+def test_assign_depths_never_overlaps_within_a_depth():
+    rng = np.random.default_rng(1)
+    n = 3000
+    track = rng.integers(0, 3, n).astype(np.int32)
+    start = rng.integers(0, 100_000, n)
+    dur = rng.integers(0, 5_000, n)
+    depth = assign_depths(track, start, dur)
+    for tr in range(3):
+        for d in np.unique(depth[track == tr]):
+            m = (track == tr) & (depth == d)
+            o = np.argsort(start[m], kind="stable")
+            s, e = start[m][o], (start + dur)[m][o]
+            assert (s[1:] >= e[:-1]).all()
+
+
+def test_args_round_trip_types():
+    t = tiny_trace()
+    sid = [t.strings[n] for n in t.slices.name].index("memcpyAsync")
+    assert t.args(int(t.slices.args[sid])) == {"bytes": 1 << 20, "pinned": 1, "dir": "H2D", "ratio": 0.5}
+    assert t.args(-1) == {}
+
+
+def test_window_matches_brute_force():
+    rng = np.random.default_rng(7)
+    b = TraceBuilder()
+    tracks = [b.add_track(f"t{i}", TrackKind.EXEC_UNIT) for i in range(3)]
+    for _ in range(2000):
+        b.add_slice(int(rng.choice(tracks)), int(rng.integers(0, 10**6)), int(rng.integers(0, 20_000)), "op")
+    t = b.build()
+    assert t.self_check() == []
+    for _ in range(200):
+        t0 = int(rng.integers(-1000, 10**6))
+        t1 = t0 + int(rng.integers(1, 50_000))
+        track = int(rng.choice(tracks))
+        assert set(t.window(track, t0, t1).tolist()) == _brute_window(t, track, t0, t1)
+
+
+def test_zero_length_slices_are_found_at_their_time():
+    b = TraceBuilder()
+    tr = b.add_track("t", TrackKind.EXEC_UNIT)
+    for ts in (10, 10, 20):
+        b.add_slice(tr, ts, 0, "tick")
+    t = b.build()
+    assert t.self_check() == []
+    assert len(t.window(tr, 10, 11)) == 2
+    assert len(t.window(tr, 11, 20)) == 0
+
+
+def test_empty_trace_is_valid():
+    t = empty_trace()
+    assert t.self_check() == []
+    assert t.time_bounds() == (0, 0)
+    assert len(t.window(0, 0, 100)) == 0
+
+
+def _first_pair(c):
+    """First row whose next row is on the same track and depth."""
+    same = (c["track"][1:] == c["track"][:-1]) & (c["depth"][1:] == c["depth"][:-1])
+    return int(np.flatnonzero(same)[0])
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda c: c["dur_ns"].__setitem__(0, -5), "negative duration"),
+        (lambda c: c["start_ns"].__setitem__(_first_pair(c), c["start_ns"][_first_pair(c) + 1] + 1), "out of order"),
+        (lambda c: c["track"].__setitem__(0, 999), "track that does not exist"),
+    ],
+)
+def test_self_check_reports_broken_slices(mutate, message):
+    t = tiny_trace()
+    cols = {k: v.copy() for k, v in t.slices.columns().items()}
+    mutate(cols)
+    t.tables["slices"] = Table(SLICES, cols)
+    assert any(message in p for p in t.self_check())
+
+
+def test_self_check_reports_dangling_flow():
+    b = TraceBuilder()
+    tr = b.add_track("t", TrackKind.EXEC_UNIT)
+    a = b.add_slice(tr, 0, 5, "a")
+    b.add_flow(a, 42)
+    assert any("flow 0 ends at a slice that does not exist" in p for p in b.build().self_check())
+
+
+def test_overlap_at_same_depth_is_reported():
+    b = TraceBuilder()
+    tr = b.add_track("t", TrackKind.EXEC_UNIT)
+    b.add_slice(tr, 0, 10, "a", depth=0)
+    b.add_slice(tr, 5, 10, "b", depth=0)
+    assert any("overlap at the same depth" in p for p in b.build().self_check())
