@@ -1,0 +1,164 @@
+"""Time ↔ pixel arithmetic of the timeline and the adaptive time ruler. Pure Python, no Qt.
+
+A ``TimeScale`` maps the visible window [t0, t1) (ns on the display timebase) onto ``width``
+pixels. Every zoom, pan and fit the app does goes through it, so it is tested without widgets.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+MIN_SPAN_NS = 10.0  # the deepest zoom: 10 ns across the whole view
+
+_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
+
+
+@dataclass(frozen=True)
+class TimeScale:
+    """The visible time window ``[t0, t1)`` drawn across ``width`` pixels, and the limits
+    (``lo``, ``hi``: the trace's bounds) that pan and zoom keep it near."""
+
+    t0: float
+    t1: float
+    width: int
+    lo: float = 0.0
+    hi: float = 1.0
+
+    @classmethod
+    def fit(cls, lo: float, hi: float, width: int, margin: float = 0.01) -> TimeScale:
+        """A scale showing all of [lo, hi] with a small margin on both sides."""
+        span = max(float(hi - lo), MIN_SPAN_NS)
+        pad = span * margin
+        return cls(lo - pad, lo + span + pad, max(int(width), 1), float(lo), float(lo + span))
+
+    @property
+    def span(self) -> float:
+        """Visible duration in ns."""
+        return self.t1 - self.t0
+
+    @property
+    def ns_per_px(self) -> float:
+        """Nanoseconds per pixel."""
+        return self.span / self.width
+
+    def x_of(self, t: float) -> float:
+        """The x pixel of time ``t`` (may lie outside [0, width))."""
+        return (t - self.t0) / self.ns_per_px
+
+    def t_of(self, x: float) -> float:
+        """The time at pixel ``x``."""
+        return self.t0 + x * self.ns_per_px
+
+    def with_width(self, width: int) -> TimeScale:
+        """The same window on a widget of another width."""
+        return replace(self, width=max(int(width), 1))
+
+    def with_window(self, t0: float, t1: float) -> TimeScale:
+        """Show [t0, t1), clamped to a sane span and kept near the trace's bounds."""
+        span = max(float(t1 - t0), MIN_SPAN_NS)
+        total = max(self.hi - self.lo, MIN_SPAN_NS)
+        span = min(span, total * 4)
+        mid = (t0 + t1) / 2
+        # The view may leave the trace only by half a view on either side.
+        mid = min(max(mid, self.lo - span / 2), self.hi + span / 2)
+        return replace(self, t0=mid - span / 2, t1=mid + span / 2)
+
+    def zoom(self, factor: float, at_x: float | None = None) -> TimeScale:
+        """Zoom in (factor > 1) or out (< 1) keeping the time under pixel ``at_x`` fixed
+        (the centre when None)."""
+        x = self.width / 2 if at_x is None else at_x
+        anchor = self.t_of(x)
+        span = self.span / factor
+        if span < MIN_SPAN_NS:
+            span = MIN_SPAN_NS
+        frac = x / self.width
+        t0 = anchor - frac * span
+        out = self.with_window(t0, t0 + span)
+        # Keep the anchor exactly under the cursor when clamping did not move the window.
+        return out
+
+    def pan_px(self, dx: float) -> TimeScale:
+        """Move the view by ``dx`` pixels (positive: content moves left, later times appear)."""
+        d = dx * self.ns_per_px
+        return self.with_window(self.t0 + d, self.t1 + d)
+
+    def pan_fraction(self, frac: float) -> TimeScale:
+        """Move the view by a fraction of its span."""
+        return self.pan_px(frac * self.width)
+
+
+def unit_for(span_ns: float) -> tuple[str, float]:
+    """The unit (name, ns per unit) that suits values of about ``span_ns``."""
+    a = abs(span_ns)
+    for name, scale in _UNITS:
+        if a >= scale:
+            return name, scale
+    return "ns", 1.0
+
+
+def format_duration(ns: float, digits: int = 3) -> str:
+    """A duration in the unit that suits it, with ``digits`` significant digits at most:
+    ``1.25 ms``, ``830 ns``, ``2.5 s``."""
+    if ns == 0:
+        return "0 ns"
+    name, scale = unit_for(ns)
+    v = ns / scale
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(v)))) if v else 0
+    if name == "ns":
+        decimals = 0 if float(v).is_integer() else min(decimals, 1)
+    text = f"{v:.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return f"{text} {name}"
+
+
+def format_time(ns: float, step_ns: float) -> str:
+    """A timestamp (relative to the trace start) with enough decimals to tell ticks
+    ``step_ns`` apart, in the unit of the step: ``12.350 ms``."""
+    name, scale = unit_for(step_ns)
+    step = step_ns / scale
+    decimals = 0 if step >= 1 else math.ceil(-math.log10(step) - 1e-9)
+    v = ns / scale
+    if abs(v) < 0.5 * 10 ** (-decimals):
+        v = 0.0
+    return f"{v:.{decimals}f} {name}"
+
+
+def tick_step(ns_per_px: float, min_px: float = 90.0) -> float:
+    """The smallest 1-2-5 × 10^k ns step whose ticks are at least ``min_px`` pixels apart."""
+    target = max(ns_per_px * min_px, 1.0)
+    exp = math.floor(math.log10(target))
+    for m in (1, 2, 5, 10):
+        step = m * 10.0**exp
+        if step >= target * (1 - 1e-12):
+            return max(step, 1.0)
+    return 10.0 ** (exp + 1)
+
+
+@dataclass(frozen=True)
+class Tick:
+    """One ruler tick: its pixel, time and label (empty for minor ticks)."""
+
+    x: float
+    t: float
+    label: str
+
+
+def ruler_ticks(scale: TimeScale, origin: float = 0.0, min_px: float = 90.0, minor: int = 5) -> list[Tick]:
+    """Major (labelled) and minor ticks covering the view; labels are times relative to
+    ``origin`` (the trace start), in the unit that suits the step."""
+    step = tick_step(scale.ns_per_px, min_px)
+    sub = step / minor
+    first = math.floor((scale.t0 - origin) / sub) * sub + origin
+    out: list[Tick] = []
+    n = int((scale.t1 - first) / sub) + 2
+    for i in range(n):
+        t = first + i * sub
+        if t > scale.t1:
+            break
+        rel = t - origin
+        k = rel / step
+        is_major = abs(k - round(k)) < 1e-6
+        out.append(Tick(scale.x_of(t), t, format_time(rel, step) if is_major else ""))
+    return out

@@ -1,0 +1,210 @@
+"""Level-of-detail, time↔pixel arithmetic, lane layout and navigation queries, without Qt."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from accelview.model import TraceBuilder, TrackKind
+from accelview.model.lanes import HEADER_H, ROW_H, LaneLayout
+from accelview.model.lod import TraceLOD, colour_index, counter_minmax
+from accelview.model.navigate import chain_of, find_slices, step_in_chain
+from accelview.model.synthetic import demo_trace, large_trace
+from accelview.model.timescale import (
+    MIN_SPAN_NS,
+    TimeScale,
+    format_duration,
+    format_time,
+    ruler_ticks,
+    tick_step,
+    unit_for,
+)
+
+
+def one_lane(starts, durs, names=None):
+    b = TraceBuilder()
+    t = b.add_track("lane", TrackKind.EXEC_UNIT)
+    for i, (s, d) in enumerate(zip(starts, durs, strict=True)):
+        b.add_slice(t, s, d, names[i] if names else f"k{i % 3}")
+    return b.build(), t
+
+
+# -- timescale ---------------------------------------------------------------------------------
+def test_scale_maps_both_ways_and_zoom_keeps_anchor():
+    sc = TimeScale(1000.0, 2000.0, 100, 0.0, 10_000.0)
+    assert sc.x_of(1500) == 50
+    assert sc.t_of(25) == 1250
+    z = sc.zoom(2.0, at_x=25)
+    assert z.span == pytest.approx(500)
+    assert z.t_of(25) == pytest.approx(1250)
+    assert sc.zoom(0.5).span == pytest.approx(2000)
+
+
+def test_scale_pan_and_limits():
+    sc = TimeScale.fit(0, 1000, 200)
+    assert sc.t0 < 0 < 1000 < sc.t1
+    p = sc.pan_px(20)
+    assert p.t0 == pytest.approx(sc.t0 + 20 * sc.ns_per_px)
+    far = sc.with_window(10**9, 10**9 + 100)  # cannot fly off the trace
+    assert far.t0 <= 1000 + far.span
+    deep = sc.zoom(1e9)
+    assert deep.span == pytest.approx(MIN_SPAN_NS)
+    assert sc.zoom(1e-9).span <= 4 * 1000 + 1
+
+
+def test_units_and_formatting():
+    assert unit_for(500) == ("ns", 1.0)
+    assert unit_for(2_000)[0] == "µs"
+    assert unit_for(3e6)[0] == "ms"
+    assert unit_for(4e9)[0] == "s"
+    assert format_duration(1_250_000) == "1.25 ms"
+    assert format_duration(830) == "830 ns"
+    assert format_duration(2.5e9) == "2.5 s"
+    assert format_duration(0) == "0 ns"
+    assert format_time(12_350_000, 50_000) == "12.35 ms" or format_time(12_350_000, 50_000) == "12350 µs"
+    assert format_time(1_500, 500) == "1500 ns"
+    assert format_time(2_000_000, 1_000_000) == "2 ms"
+
+
+@pytest.mark.parametrize("span", [37.0, 1e3, 7.7e5, 3e8, 1.2e11])
+def test_ruler_ticks_adapt_and_do_not_crowd(span):
+    sc = TimeScale(1000.0, 1000.0 + span, 1200, 0.0, 1e12)
+    ticks = ruler_ticks(sc, origin=1000.0, min_px=90)
+    major = [t for t in ticks if t.label]
+    assert 2 <= len(major) <= 1200 // 90 + 1
+    xs = [t.x for t in major]
+    assert all(b - a >= 89.9 for a, b in itertools.pairwise(xs))
+    assert len({t.label for t in major}) == len(major)  # distinct labels
+    step = tick_step(sc.ns_per_px, 90)
+    assert str(step)[0] in "125"
+
+
+# -- coverage ------------------------------------------------------------------------------------
+def brute_busy(starts, durs, a, b):
+    return sum(max(0, min(s + d, b) - max(s, a)) for s, d in zip(starts, durs, strict=True))
+
+
+def test_coverage_matches_brute_force_and_keeps_subpixel_slices():
+    rng = np.random.default_rng(3)
+    durs = rng.integers(1, 50, 400)
+    gaps = rng.integers(0, 80, 400)
+    starts = np.cumsum(durs + gaps) - durs
+    trace, t = one_lane(starts.tolist(), durs.tolist())
+    lod = TraceLOD(trace)
+    p = 97.0  # ns per pixel: most slices are narrower than a pixel
+    cov = lod.coverage(t, 0, 0.0, p, 200)
+    assert cov is not None
+    for i in range(0, 200, 7):
+        a, b = round(i * p), round((i + 1) * p)
+        assert cov.frac[i] == pytest.approx(brute_busy(starts, durs, a, b) / (b - a), abs=1e-6)
+        assert (cov.name[i] >= 0) == (cov.frac[i] > 0)
+    # A lone 1 ns slice in a 10 µs/px view still shows.
+    trace2, t2 = one_lane([5_000_000], [1])
+    cov2 = TraceLOD(trace2).coverage(t2, 0, 0.0, 10_000.0, 1000)
+    assert (cov2.frac > 0).sum() == 1
+
+
+def test_coverage_cache_reused_while_panning_at_one_zoom():
+    trace = large_trace(20_000, lanes=2)
+    lod = TraceLOD(trace)
+    a = lod.coverage(1, 0, 0.0, 50.0, 400)
+    entry = lod._cache[0]
+    b = lod.coverage(1, 0, 50.0 * 100, 50.0, 400)  # a quarter screen to the right
+    assert lod._cache[0] is entry
+    assert np.array_equal(a.frac[100:], b.frac[: len(a.frac) - 100])
+    lod.coverage(1, 0, 0.0, 60.0, 400)  # a zoom recomputes
+    assert lod._cache[0] is not entry
+
+
+def test_wide_slices_are_exactly_those_long_enough_in_window():
+    rng = np.random.default_rng(5)
+    durs = np.exp(rng.uniform(0, 12, 3000)).astype(np.int64) + 1
+    starts = np.cumsum(durs + rng.integers(0, 100, 3000)) - durs
+    trace, t = one_lane(starts.tolist(), durs.tolist())
+    lod = TraceLOD(trace)
+    t0, t1 = float(starts[500]), float(starts[900])
+    for min_dur in (1.0, 100.0, 5000.0, 1e5):
+        got = lod.wide_slices(t, 0, t0, t1, min_dur)
+        sl = trace.slices
+        want = np.flatnonzero((sl.dur_ns >= min_dur) & (sl.start_ns < t1) & (sl.start_ns + sl.dur_ns > t0))
+        assert np.array_equal(got, want)
+
+
+def test_hit_testing():
+    trace, t = one_lane([100, 300], [100, 50])
+    lod = TraceLOD(trace)
+    assert lod.slice_at(t, 0, 150) == 0
+    assert lod.slice_at(t, 0, 320) == 1
+    assert lod.slice_at(t, 0, 250) == -1
+    assert lod.slice_at(t, 0, 205, tol_ns=10) == 0
+    assert lod.slice_at(t, 0, 290, tol_ns=15) == 1
+    assert lod.slice_at(t, 5, 150) == -1
+
+
+def test_busy_fraction():
+    trace, t = one_lane([0, 200], [100, 100])
+    lod = TraceLOD(trace)
+    assert lod.busy_fraction(t, 0, 400) == pytest.approx(0.5)
+    assert lod.busy_fraction(t, 50, 250) == pytest.approx(0.5)
+    assert lod.busy_fraction(t, 100, 200) == 0
+
+
+def test_colours_are_stable_and_ignore_trailing_numbers():
+    assert colour_index("matmul_12") == colour_index("matmul_13") == colour_index("matmul")
+    assert 0 <= colour_index("x") < 24
+    trace, _ = one_lane([0, 10], [5, 5], ["alpha", "beta"])
+    lod = TraceLOD(trace)
+    ids = np.array([trace.strings.lookup("alpha"), -1, trace.strings.lookup("beta")])
+    c = lod.colours(ids)
+    assert c[1] == -1 and c[0] == colour_index("alpha") and c[2] == colour_index("beta")
+
+
+def test_counter_minmax_keeps_spikes_and_held_values():
+    ts = np.array([0, 10, 11, 500, 900], np.int64)
+    vals = np.array([1.0, 50.0, 2.0, 3.0, 0.5])
+    lo, hi = counter_minmax(ts, vals, 0.0, 100.0, 10)
+    assert hi[0] == 50 and lo[0] == 1  # the spike inside bucket 0 survives
+    assert lo[1] == hi[1] == 2  # held value, no sample in bucket
+    assert hi[5] == 3 and lo[5] == 2
+    assert lo[9] == 0.5
+    lo2, hi2 = counter_minmax(ts, vals, -300.0, 100.0, 3)
+    assert np.isnan(hi2[0]) and np.isnan(lo2[1])
+
+
+# -- layout and navigation -------------------------------------------------------------------------
+def test_lane_layout_follows_tree_and_hides_and_collapses():
+    tr = demo_trace(steps=2, layers=1)
+    lod = TraceLOD(tr)
+    full = LaneLayout(tr, lod)
+    names = [(tr.track_name(ln.track), ln.depth) for ln in full.lanes]
+    assert names[0] == ("host0", -1)
+    assert ("MainThread", 1) in names and ("matrix engine", 0) in names
+    assert all(ln.h in (ROW_H, HEADER_H) for ln in full.lanes)
+    ys = [ln.y for ln in full.lanes]
+    assert ys == sorted(ys)
+    ln = full.lanes[3]
+    assert full.lane_at(ln.y + 1) == ln
+    assert full.lane_of(ln.track, ln.depth) == ln
+    host = full.lanes[0].track
+    collapsed = LaneLayout(tr, lod, collapsed={host})
+    assert [x.track for x in collapsed.lanes if x.track == host] and len(collapsed.lanes) < len(full.lanes)
+    hidden = LaneLayout(tr, lod, hidden={host})
+    assert all(tr.track_name(x.track) != "MainThread" for x in hidden.lanes)
+    assert full.visible(0, 30)[0] == full.lanes[0]
+
+
+def test_search_and_chain():
+    tr = demo_trace(steps=2, layers=1)
+    hits = find_slices(tr, "ATTENTION")
+    assert {tr.strings[tr.slices.name[h]] for h in hits} == {"attention", "submit attention"}
+    assert len(hits) == 4
+    assert np.all(np.diff(tr.slices.start_ns[hits]) >= 0)
+    assert len(find_slices(tr, "")) == 0 and len(find_slices(tr, "no such kernel")) == 0
+    kernel = next(int(h) for h in hits if tr.strings[tr.slices.name[h]] == "attention")
+    chain, flows = chain_of(tr, kernel)
+    lanes = {tr.track_name(tr.slices.track[c]) for c in chain}
+    assert lanes == {"MainThread", "driver queue 0", "matrix engine"}
+    assert len(flows) == 2
+    assert step_in_chain(chain, int(chain[0]), 1) == chain[1]
+    assert step_in_chain(chain, int(chain[-1]), 1) == chain[-1]
