@@ -51,6 +51,15 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
 }
 
 
+def _metrics() -> tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]:
+    from accelview.app import cli_metrics
+
+    return "list base counters, device constants and derived metrics", cli_metrics.configure, cli_metrics.run
+
+
+COMMANDS["metrics"] = _metrics()
+
+
 def _command_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="accelview", description="Performance analysis for PCIe accelerators.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

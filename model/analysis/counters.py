@@ -1,0 +1,72 @@
+"""Base counter values out of a trace: per op (from the op slices' arguments) and per window
+(from the sampled counter tracks), ready for ``MetricRegistry.evaluate``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+from accelview.model.schema import ArgKind
+from accelview.model.trace import Trace
+
+
+def arg_values(trace: Trace, key: str, slice_ids: np.ndarray) -> np.ndarray:
+    """The numeric argument ``key`` of each slice as float (NaN where a slice lacks it)."""
+    out = np.full(len(slice_ids), np.nan)
+    k = trace.strings.lookup(key)
+    args = trace.tables["args"]
+    if k < 0 or len(args) == 0 or len(slice_ids) == 0:
+        return out
+    rows = np.flatnonzero((args.key == k) & (args.kind != ArgKind.STR))
+    lookup = np.full(int(args.set.max()) + 1, np.nan)
+    lookup[args.set[rows]] = np.where(args.kind[rows] == ArgKind.INT, args.int[rows], args.real[rows])
+    sets = trace.slices.args[slice_ids]
+    has = sets >= 0
+    out[has] = lookup[sets[has]]
+    return out
+
+
+def op_counters(trace: Trace, slice_ids: np.ndarray, names: Iterable[str]) -> dict[str, np.ndarray]:
+    """Per-op base counters of ``slice_ids``; counters no op has are left out."""
+    out = {}
+    for name in names:
+        v = arg_values(trace, name, slice_ids)
+        if not np.isnan(v).all():
+            out[name] = v
+    return out
+
+
+def counter_tracks_named(trace: Trace, name: str, device: int | None = None) -> list[int]:
+    """Ids of the counter tracks called ``name`` (on ``device``, when given)."""
+    sid = trace.strings.lookup(name)
+    if sid < 0:
+        return []
+    ct = trace.counter_tracks.track
+    mask = trace.tracks.name[ct] == sid
+    if device is not None:
+        mask &= trace.tracks.device[ct] == device
+    return [int(t) for t in ct[mask]]
+
+
+def window_sum(trace: Trace, track: int, t0: int, t1: int) -> float:
+    """Sum of a delta counter's samples in [t0, t1), the edge samples pro rata.
+
+    A sample at ts holds the amount counted over (previous ts, ts]."""
+    ts, v = trace.counter_series(track)
+    if len(ts) == 0:
+        return 0.0
+    prev = np.concatenate(([ts[0] - (ts[1] - ts[0]) if len(ts) > 1 else ts[0] - 1], ts[:-1]))
+    lo = np.maximum(prev, t0)
+    hi = np.minimum(ts, t1)
+    frac = np.clip((hi - lo) / np.maximum(ts - prev, 1), 0.0, 1.0)
+    return float((v * frac).sum())
+
+
+def window_mean(trace: Trace, track: int, t0: int, t1: int) -> float:
+    """Time-weighted mean of a gauge counter over [t0, t1) (each sample holds until the next)."""
+    ts, v = trace.counter_series(track)
+    if len(ts) == 0:
+        return float("nan")
+    nxt = np.concatenate((ts[1:], [max(int(ts[-1]), t1)]))
+    w = np.clip(np.minimum(nxt, t1) - np.maximum(ts, t0), 0, None).astype(float)
+    return float((v * w).sum() / w.sum()) if w.sum() > 0 else float(v[np.searchsorted(ts, t0, "right") - 1])
