@@ -1,0 +1,111 @@
+"""Statistics: per op name (count, total, mean, percentiles, share), per lane utilisation and
+idle gaps, and how much compute overlapped transfers. Vectorised over the slices table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from accelview.model.schema import TrackKind
+from accelview.model.trace import Trace
+
+from . import intervals as iv
+
+DEVICE_WORK = (TrackKind.EXEC_UNIT, TrackKind.GPU_STREAM)
+TRANSFERS = (TrackKind.PCIE, TrackKind.DMA_ENGINE)
+
+
+@dataclass(frozen=True)
+class OpStat:
+    """Durations of all slices of one name."""
+
+    name: str
+    count: int
+    total_ns: int
+    mean_ns: float
+    p50_ns: float
+    p95_ns: float
+    p99_ns: float
+    share: float  # of the summed duration of all slices considered
+
+
+def slices_of_kinds(trace: Trace, kinds: Iterable[TrackKind]) -> np.ndarray:
+    """Ids of the slices on tracks of the given kinds."""
+    tracks = np.flatnonzero(np.isin(trace.tracks.kind, [int(k) for k in kinds]))
+    return np.flatnonzero(np.isin(trace.slices.track, tracks))
+
+
+def in_window(trace: Trace, ids: np.ndarray, t0: int | None, t1: int | None) -> np.ndarray:
+    """The ids whose slices overlap [t0, t1) (all when no window)."""
+    if t0 is None or t1 is None:
+        return ids
+    s = trace.slices.start_ns[ids]
+    e = s + trace.slices.dur_ns[ids]
+    return ids[(s < t1) & (e > t0)]
+
+
+def op_stats(trace: Trace, ids: np.ndarray | None = None) -> list[OpStat]:
+    """Per-name statistics of the given slices (default: device work), largest total first."""
+    if ids is None:
+        ids = slices_of_kinds(trace, DEVICE_WORK)
+    if len(ids) == 0:
+        return []
+    names = trace.slices.name[ids]
+    dur = trace.slices.dur_ns[ids]
+    o = np.lexsort((dur, names))
+    names, dur = names[o], dur[o]
+    first = np.flatnonzero(np.concatenate(([True], names[1:] != names[:-1])))
+    count = np.diff(np.concatenate((first, [len(names)])))
+    totals = np.add.reduceat(dur, first)
+    grand = max(int(dur.sum()), 1)
+
+    def pct(q: float) -> np.ndarray:  # linear interpolation inside each sorted group
+        pos = first + q * (count - 1)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, first + count - 1)
+        return dur[lo] + (dur[hi] - dur[lo]) * (pos - lo)
+
+    p50, p95, p99 = pct(0.5), pct(0.95), pct(0.99)
+    out = [
+        OpStat(trace.strings[names[f]], int(c), int(t), float(t / c), float(a), float(b), float(d), float(t / grand))
+        for f, c, t, a, b, d in zip(first, count, totals, p50, p95, p99, strict=True)
+    ]
+    return sorted(out, key=lambda s: -s.total_ns)
+
+
+def busy_intervals(trace: Trace, track: int) -> tuple[np.ndarray, np.ndarray]:
+    """The union of all slices of one track (any depth)."""
+    b, e = trace.runs.begin, trace.runs.end
+    rows = [np.arange(b[i], e[i]) for i in np.flatnonzero(trace.runs.track == track)]
+    if not rows:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    r = np.concatenate(rows)
+    s = trace.slices.start_ns[r]
+    return iv.union(s, s + trace.slices.dur_ns[r])
+
+
+def lane_utilization(trace: Trace, t0: int, t1: int, kinds: Iterable[TrackKind] = DEVICE_WORK) -> dict[int, float]:
+    """Busy fraction of [t0, t1) of each track of the given kinds that has slices."""
+    out = {}
+    span = max(t1 - t0, 1)
+    for track in np.unique(trace.slices.track[slices_of_kinds(trace, kinds)]):
+        out[int(track)] = iv.total(*iv.clip(*busy_intervals(trace, int(track)), t0, t1)) / span
+    return out
+
+
+def union_of_kinds(trace: Trace, kinds: Iterable[TrackKind], t0: int, t1: int) -> tuple[np.ndarray, np.ndarray]:
+    """Time in [t0, t1) when any track of the given kinds was busy."""
+    ids = slices_of_kinds(trace, kinds)
+    s = trace.slices.start_ns[ids]
+    return iv.clip(*iv.union(s, s + trace.slices.dur_ns[ids]), t0, t1)
+
+
+def compute_transfer_overlap(trace: Trace, t0: int, t1: int) -> dict[str, float]:
+    """Transfer time, the part of it that overlapped device work, and that fraction."""
+    work = union_of_kinds(trace, DEVICE_WORK, t0, t1)
+    xfer = union_of_kinds(trace, TRANSFERS, t0, t1)
+    both = iv.total(*iv.intersection(work, xfer))
+    total = iv.total(*xfer)
+    return {"transfer_ns": total, "overlapped_ns": both, "overlap": both / total if total else 0.0,
+            "device_busy_ns": iv.total(*work)}

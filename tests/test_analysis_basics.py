@@ -1,0 +1,109 @@
+"""Statistics, interval arithmetic and the critical path on small hand-made traces."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from accelview.model import TraceBuilder, TrackKind
+from accelview.model.analysis import intervals as iv
+from accelview.model.analysis.critical_path import critical_path, dependency_graph, longest_path
+from accelview.model.analysis.stats import compute_transfer_overlap, lane_utilization, op_stats
+from factories import tiny_trace
+
+
+def _mask(starts, ends, n=1200):
+    m = np.zeros(n, bool)
+    for s, e in zip(starts, ends, strict=True):
+        m[s:e] = True
+    return m
+
+
+def test_interval_operations_match_a_pixel_mask():
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        a = rng.integers(0, 1000, 15)
+        b = rng.integers(0, 1000, 15)
+        A = iv.union(a, a + rng.integers(0, 100, 15))
+        B = iv.union(b, b + rng.integers(0, 100, 15))
+        ma, mb = _mask(*A), _mask(*B)
+        assert iv.total(*A) == ma.sum()
+        assert iv.total(*iv.intersection(A, B)) == (ma & mb).sum()
+        assert iv.total(*iv.gaps(*A, 0, 1200)) == (~ma).sum()
+
+
+def test_op_stats_counts_totals_and_percentiles():
+    b = TraceBuilder()
+    tr = b.add_track("matrix 0", TrackKind.EXEC_UNIT)
+    t = 0
+    for d in range(1, 101):  # gemm: durations 1..100
+        b.add_slice(tr, t, d, "gemm")
+        t += d
+    b.add_slice(tr, t, 5050, "softmax")
+    stats = {s.name: s for s in op_stats(b.build())}
+    g = stats["gemm"]
+    assert (g.count, g.total_ns, g.mean_ns) == (100, 5050, 50.5)
+    assert g.p50_ns == pytest.approx(50.5) and g.p99_ns == pytest.approx(99.01)
+    assert g.share == pytest.approx(0.5) and stats["softmax"].count == 1
+
+
+def test_utilization_and_overlap():
+    b = TraceBuilder()
+    mxu = b.add_track("matrix 0", TrackKind.EXEC_UNIT)
+    pcie = b.add_track("PCIe H2D", TrackKind.PCIE)
+    b.add_slice(mxu, 0, 40, "gemm")
+    b.add_slice(mxu, 60, 40, "gemm")
+    b.add_slice(pcie, 30, 40, "copy")  # overlaps gemm for 10 + 10
+    t = b.build()
+    assert lane_utilization(t, 0, 100) == {mxu: 0.8}
+    o = compute_transfer_overlap(t, 0, 100)
+    assert o["transfer_ns"] == 40 and o["overlapped_ns"] == 20 and o["overlap"] == 0.5
+
+
+def _chain():
+    """API call → submission → kernel, then a second kernel queued behind the first."""
+    b = TraceBuilder()
+    api = b.add_track("runtime API", TrackKind.RUNTIME_API)
+    q = b.add_track("queue", TrackKind.DRIVER_QUEUE)
+    mxu = b.add_track("matrix 0", TrackKind.EXEC_UNIT)
+    pcie = b.add_track("PCIe", TrackKind.PCIE)
+    step = b.add_slice(api, 0, 1000, "step")
+    launch = b.add_slice(api, 10, 20, "launch")
+    sub = b.add_slice(q, 40, 10, "submit")
+    k1 = b.add_slice(mxu, 100, 300, "gemm")
+    k2 = b.add_slice(mxu, 400, 500, "gemm2")
+    copy = b.add_slice(pcie, 0, 50, "H2D")  # off the path: it finished long before k2
+    b.add_flow(launch, sub)
+    b.add_flow(sub, k1)
+    b.add_flow(copy, k2)
+    t = b.build()
+    ids = b.final_slice_ids
+    return t, {n: int(ids[i]) for n, i in
+               (("step", step), ("launch", launch), ("sub", sub), ("k1", k1), ("k2", k2), ("copy", copy))}
+
+
+def test_critical_path_walks_back_through_queue_flows_and_parent():
+    t, s = _chain()
+    path = critical_path(t, end_slice=s["k2"])
+    assert path.slices == [s["step"], s["launch"], s["sub"], s["k1"], s["k2"]]
+    waits = [(w.start_ns, w.end_ns, w.via) for w in path.steps if w.kind == "wait"]
+    assert waits == [(30, 40, "flow"), (50, 100, "flow")]
+    assert path.length_ns == 900
+    assert path.by_resource_ns["exec unit"] == 800 and path.by_resource_ns["waiting"] == 60
+
+
+def test_networkx_longest_path_agrees_on_a_chain():
+    t, s = _chain()
+    ids = np.array([s[k] for k in ("launch", "sub", "k1", "k2", "copy")])
+    g = dependency_graph(t, ids)
+    assert g.has_edge((s["k1"], "E"), (s["k2"], "B"))
+    assert longest_path(t, ids) == [s["launch"], s["sub"], s["k1"], s["k2"]]
+
+
+def test_critical_path_of_tiny_trace_ends_at_last_slice():
+    t = tiny_trace()
+    path = critical_path(t)
+    names = [t.strings[t.slices.name[i]] for i in path.slices]
+    assert names == ["step 0 — décodage", "memcpyAsync", "launch", "submit gemm", "gemm"]
+    launch = next(p for p in path.steps if p.kind == "slice" and t.strings[t.slices.name[p.slice]] == "launch")
+    assert (launch.start_ns, launch.end_ns) == (3_000, 3_500)  # it still ran when the submission began
+    assert path.steps[-1].end_ns == t.time_bounds()[1]
