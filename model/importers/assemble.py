@@ -1,0 +1,225 @@
+"""Turn one file's collected events into tracks, slices, flows, counters and instants.
+
+The ``Lanes`` policy decides what each process and thread is (plain Chrome traces: processes
+and threads; Kineto: host threads, GPU streams, DMA engines, under a rank). Timestamps get
+the file's offset (Kineto's ``baseTimeNanoseconds``) here, so the collector never needs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..builder import TraceBuilder
+from ..schema import TrackKind
+from .collect import Collected, Interner
+from .flows import SliceIndex, chain_flows, correlation_flows
+
+INT32_MAX = 2**31 - 1
+CATEGORY_MAX = 2**15 - 1  # slices.category is int16
+
+
+@dataclass
+class Lane:
+    """What one track is: its kind, name, device number and sibling order."""
+
+    kind: TrackKind
+    name: str
+    device: int = -1
+    sort: int | None = None
+
+
+class Lanes:
+    """Plain Chrome policy: a PROCESS track per pid, a HOST_THREAD track per thread."""
+
+    def process(self, pid: Any, meta: dict[tuple, Any], cats: set[str]) -> Lane:
+        """The lane of a process."""
+        name = meta.get(("process_name", pid, None))
+        return Lane(TrackKind.PROCESS, f"{name} ({pid})" if name else f"process {pid}",
+                    sort=_sort(meta.get(("process_sort_index", pid, None))))
+
+    def thread(self, pid: Any, tid: Any, meta: dict[tuple, Any], cats: set[str], proc: Lane) -> Lane:
+        """The lane of a thread of a process."""
+        name = meta.get(("thread_name", pid, tid))
+        return Lane(TrackKind.HOST_THREAD, str(name) if name else f"thread {tid}",
+                    sort=_sort(meta.get(("thread_sort_index", pid, tid))))
+
+    def correlate(self) -> bool:
+        """Whether slices sharing a correlation id are linked host → device."""
+        return False
+
+
+def _sort(v: Any) -> int | None:
+    return max(-INT32_MAX, min(INT32_MAX, v)) if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+class Assembler:
+    """Pushes ``Collected`` files into one ``TraceBuilder`` (one per file, one builder)."""
+
+    def __init__(self, builder: TraceBuilder, names: Interner) -> None:
+        self.b = builder
+        self.names = names
+        self.name_map: list[int] = []
+
+    def map_names(self) -> np.ndarray:
+        """Local name id → trace string id, for every name interned so far."""
+        intern = self.b.strings.intern
+        keys = list(self.names)
+        self.name_map.extend(intern(s) for s in keys[len(self.name_map):])
+        return np.asarray(self.name_map, dtype=np.int32)
+
+    def add_file(self, c: Collected, lanes: Lanes, offset_ns: int = 0, parent: int = -1) -> None:
+        """Create the file's tracks under ``parent`` and add all its events."""
+        b = self.b
+        x = {k: (np.concatenate(v) if v else np.empty(0, np.int64)) for k, v in c.x.items()}
+        extra = _match_begin_end(c)
+        for k in x:
+            x[k] = np.concatenate([x[k], extra[k]]) if len(extra[k]) else x[k]
+        names = self.map_names()
+        cat_map = np.asarray([b.strings.intern(s) for s in c.cats] or [0], dtype=np.int64)
+        if (cat_map > CATEGORY_MAX).any():
+            c.stats["categories_dropped_id_overflow"] += int((cat_map > CATEGORY_MAX).sum())
+            cat_map[cat_map > CATEGORY_MAX] = 0
+        thread_keys = list(c.threads)
+        cats_of = _categories_per_thread(x["thread"], x["cat"], list(c.cats), len(thread_keys))
+        proc_track: dict[Any, int] = {}
+        proc_lane: dict[Any, Lane] = {}
+        pids = list(dict.fromkeys([k[0] for k in thread_keys] + [a[0] for a in c.asyncs] + [k[0] for k in c.counters]))
+        for pid in pids:
+            pcats = set().union(*[cats_of[i] for i, k in enumerate(thread_keys) if k[0] == pid])
+            lane = proc_lane[pid] = lanes.process(pid, c.meta, pcats)
+            proc_track[pid] = b.add_track(lane.name, lane.kind, parent, device=lane.device, sort=lane.sort)
+        thread_track = np.empty(len(thread_keys), dtype=np.int32)
+        for i, (pid, tid) in enumerate(thread_keys):
+            lane = lanes.thread(pid, tid, c.meta, cats_of[i], proc_lane[pid])
+            thread_track[i] = b.add_track(lane.name, lane.kind, proc_track[pid], device=lane.device, sort=lane.sort)
+        track = thread_track[x["thread"]] if len(thread_keys) else np.empty(0, np.int32)
+        ids = b.add_slices(track, x["ts"] + offset_ns, x["dur"], names[x["name"]], cat_map[x["cat"]],
+                           x["corr"], x["args"]) if len(track) else np.empty(0, np.int64)
+        stats = c.stats
+        stats["slices"] += len(ids)
+        if c.flows:
+            index = SliceIndex(x["thread"], x["ts"], x["dur"], ids)
+            for src, dst, cat in chain_flows(c.flows, index, stats):
+                b.add_flow(int(src), int(dst), cat)
+                stats["flows"] += 1
+        if lanes.correlate() and len(ids):
+            dev_thread = np.asarray([lanes.thread(k[0], k[1], c.meta, cats_of[i], proc_lane[k[0]]).kind
+                                     in DEVICE_KINDS for i, k in enumerate(thread_keys)], dtype=bool)
+            src, dst = correlation_flows(x["corr"], dev_thread[x["thread"]], ids)
+            for s, d in zip(src.tolist(), dst.tolist(), strict=True):
+                b.add_flow(s, d, "ac2g")
+            stats["flows"] += len(src)
+            stats["correlation_flows"] += len(src)
+        self._instants(c, proc_track, thread_track, names, cat_map, offset_ns, parent)
+        self._counters(c, proc_track, offset_ns)
+        self._asyncs(c, proc_track, names, offset_ns)
+
+    def _instants(self, c: Collected, proc_track: dict, thread_track: np.ndarray, names: np.ndarray,
+                  cat_map: np.ndarray, offset_ns: int, parent: int) -> None:
+        global_track = -1
+        rows: list[tuple] = []
+        for scope, pid, thread, ts, name, cat, args in c.instants:
+            if scope == "g":
+                if global_track < 0:
+                    global_track = self.b.add_track("global instants", TrackKind.OTHER, parent)
+                track = global_track
+            else:
+                track = proc_track[pid] if scope == "p" else int(thread_track[thread])
+            rows.append((track, ts + offset_ns, names[name], cat_map[cat], args))
+        self._add_instants(rows)
+        c.stats["instants"] += len(rows)
+
+    def _add_instants(self, rows: list[tuple]) -> None:
+        if rows:
+            cols = list(zip(*rows, strict=True))
+            self.b.add_rows("instants", {k: np.asarray(v) for k, v in
+                                         zip(("track", "ts_ns", "name", "category", "args"), cols, strict=True)})
+
+    def _counters(self, c: Collected, proc_track: dict, offset_ns: int) -> None:
+        series: dict[tuple, list[tuple[int, float]]] = {}
+        for pid, name, ts, value in c.counters:
+            series.setdefault((pid, name), []).append((ts, value))
+        for (pid, name), samples in series.items():
+            if pid not in proc_track:
+                continue
+            track = self.b.add_counter_track(name, "", parent=proc_track[pid])
+            ts, values = zip(*samples, strict=True)
+            self.b.add_counters(track, np.asarray(ts, dtype=np.int64) + offset_ns, np.asarray(values, dtype=np.float64))
+            c.stats["counter_samples"] += len(samples)
+
+    def _asyncs(self, c: Collected, proc_track: dict, names: np.ndarray, offset_ns: int) -> None:
+        tracks: dict[tuple, int] = {}
+        open_: dict[tuple, list[tuple]] = {}
+        slices: list[tuple] = []
+        instants: list[tuple] = []
+        name_id = self.names.id
+
+        def cat_id(cat: str) -> int:
+            i = self.b.strings.intern(cat)
+            return i if i <= CATEGORY_MAX else 0
+
+        for pid, cat, aid, name, ts, phase, _order, args in sorted(c.asyncs, key=lambda a: (a[4], a[6])):
+            key = (pid, cat, aid)
+            if phase == "b":
+                open_.setdefault(key, []).append((name, ts, args))
+            elif phase == "n":
+                track = self._async_track(tracks, pid, name, proc_track)
+                instants.append((track, ts + offset_ns, name_id(name), cat_id(cat), args))
+            elif open_.get(key):
+                bname, bts, bargs = open_[key].pop()
+                track = self._async_track(tracks, pid, bname, proc_track)
+                slices.append((track, bts + offset_ns, max(ts - bts, 0), name_id(bname), cat_id(cat), bargs))
+            else:
+                c.stats["async_ends_without_begin"] += 1
+        c.stats["async_begins_without_end"] += sum(len(v) for v in open_.values())
+        names = self.map_names()
+        if slices:
+            t, st, du, nm, ca, ar = (np.asarray(v) for v in zip(*slices, strict=True))
+            self.b.add_slices(t, st, du, names[nm], ca, -1, ar)
+            c.stats["async_slices"] += len(slices)
+        self._add_instants([(t, ts, names[n], ca, a) for t, ts, n, ca, a in instants])
+
+    def _async_track(self, tracks: dict, pid: Any, name: str, proc_track: dict) -> int:
+        key = (pid, name)
+        if key not in tracks:
+            tracks[key] = self.b.add_track(name, TrackKind.OTHER, proc_track.get(pid, -1))
+        return tracks[key]
+
+
+DEVICE_KINDS = {TrackKind.GPU_STREAM, TrackKind.EXEC_UNIT, TrackKind.DMA_ENGINE, TrackKind.DEVICE}
+
+
+def _categories_per_thread(thread: np.ndarray, cat: np.ndarray, cats: list[str], n: int) -> list[set[str]]:
+    out: list[set[str]] = [set() for _ in range(n)]
+    if len(thread):
+        pairs = np.unique(thread.astype(np.int64) * (len(cats) + 1) + cat)
+        for p in pairs.tolist():
+            out[p // (len(cats) + 1)].add(cats[p % (len(cats) + 1)])
+    return out
+
+
+def _match_begin_end(c: Collected) -> dict[str, np.ndarray]:
+    """Slices from B/E pairs: per thread, in time order, E closes the latest open B."""
+    rows: list[tuple] = []
+    stacks: dict[int, list[tuple]] = {}
+    last_ts = 0
+    for thread, ts, _order, is_begin, name, cat, args in sorted(c.begin_end, key=lambda e: (e[0], e[1], e[2])):
+        last_ts = max(last_ts, ts)
+        if is_begin:
+            stacks.setdefault(thread, []).append((ts, name, cat, args))
+        elif stacks.get(thread):
+            bts, name_b, cat_b, args_b = stacks[thread].pop()
+            rows.append((thread, bts, ts - bts, name_b, cat_b, -1, args_b))
+        else:
+            c.stats["end_events_without_begin"] += 1
+    for thread, stack in stacks.items():  # unclosed: they last to the end of the trace
+        for bts, name_b, cat_b, args_b in stack:
+            rows.append((thread, bts, max(last_ts - bts, 0), name_b, cat_b, -1, args_b))
+            c.stats["begin_events_without_end"] += 1
+    cols = ("thread", "ts", "dur", "name", "cat", "corr", "args")
+    dtypes = (np.int32, np.int64, np.int64, np.int32, np.int32, np.int64, np.int32)
+    return {k: np.asarray([r[i] for r in rows], dtype=dt) for i, (k, dt) in enumerate(zip(cols, dtypes, strict=True))}
+

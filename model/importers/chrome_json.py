@@ -1,0 +1,120 @@
+"""Chrome Trace Event Format importer (JSON object or array form, plain or gzipped).
+
+Reads any trace that chrome://tracing or Perfetto UI opens: complete (X) and begin/end (B/E)
+slices, instants (i/I), counters (C), async slices (b/n/e, and the legacy S/F), flows (s/t/f
+with binding points), and process/thread names and sort order (M). Other phases are skipped
+and counted in ``trace.metadata["import_stats"]``. Timestamps are µs in the file, ns in the
+model. ``import_files`` is shared with the Kineto importer, which changes only the policy
+(``Profile``): what lanes are, which args are kept, how files are placed in time.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..builder import TraceBuilder
+from ..schema import TrackKind
+from ..trace import Trace
+from .assemble import Assembler, Lanes
+from .collect import ArgColumns, Collector, Interner
+from .events import decode_batch
+from .json_stream import EventStream
+
+Progress = Callable[[float], None]
+
+
+@dataclass
+class Profile:
+    """How a family of Chrome-JSON traces maps onto the model."""
+
+    format: str = "chrome-json"
+    lanes: Lanes = field(default_factory=Lanes)
+    skip_args: frozenset[str] = frozenset()
+    skip_flow_cats: frozenset[str] = frozenset()
+    categories: tuple[str, ...] = ()  # interned first, so that their ids stay small
+
+    def root(self, meta: dict[str, Any], index: int, path: Path) -> tuple[str, str] | None:
+        """(name, host) of a track above one file's processes, or None for none."""
+        return None
+
+    def offset_ns(self, meta: dict[str, Any]) -> int:
+        """Nanoseconds added to one file's timestamps."""
+        return 0
+
+    def describe(self, builder: TraceBuilder, metas: list[dict[str, Any]], paths: Sequence[Path]) -> None:
+        """Put what the files say about themselves into ``builder.metadata``."""
+        builder.metadata["trace_metadata"] = _jsonable_scalars(metas[0]) if len(metas) == 1 else [
+            _jsonable_scalars(m) for m in metas]
+
+
+def _jsonable_scalars(meta: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in meta.items() if isinstance(v, str | int | float | bool) and len(str(v)) < 1000}
+
+
+def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | None = None,
+                 source: str = "") -> Trace:
+    """Import one or more trace files (e.g. one per rank) into one ``Trace``."""
+    b = TraceBuilder()
+    for cat in profile.categories:
+        b.strings.intern(cat)
+    names = Interner()
+    args = ArgColumns(names)
+    asm = Assembler(b, names)
+    metas: list[dict[str, Any]] = []
+    total: Counter = Counter()
+    per_file: dict[str, dict[str, int]] = {}
+    for i, path in enumerate(paths):
+        def file_progress(f: float, i: int = i) -> None:
+            if progress is not None:
+                progress((i + f) / len(paths))
+
+        collector = Collector(args, profile.skip_args, profile.skip_flow_cats)
+        stream = EventStream(path, file_progress)
+        for batch in stream.batches(decode_batch):
+            collector.add(batch)
+        meta = stream.metadata
+        metas.append(meta)
+        root = profile.root(meta, i, path)
+        parent = -1 if root is None else b.add_track(root[0], TrackKind.HOST, host=root[1])
+        asm.add_file(collector.c, profile.lanes, profile.offset_ns(meta), parent)
+        per_file[path.name] = dict(collector.c.stats)
+        total.update(collector.c.stats)
+    _add_args(b, args, asm)
+    profile.describe(b, metas, paths)
+    b.metadata["format"] = profile.format
+    stats: dict[str, Any] = dict(sorted(total.items()))
+    if len(paths) > 1:
+        stats["files"] = per_file
+    b.metadata["import_stats"] = stats
+    return b.build(source=source or str(paths[0]))
+
+
+def _add_args(b: TraceBuilder, args: ArgColumns, assembler: Assembler) -> None:
+    if not args.sets:
+        return
+    cols = args.columns()
+    names = assembler.map_names()
+    cols["key"], cols["str"] = names[cols["key"]], names[cols["str"]]
+    b.add_rows("args", cols)
+
+
+def sniff(head: bytes, path: Path) -> bool:
+    """True when ``head`` (the first decompressed bytes) looks like Chrome trace JSON, or the
+    file is named .json/.json.gz (so that a broken one gets a precise error from ``load``)."""
+    if path.name.endswith((".json", ".json.gz")):
+        return True
+    s = head.lstrip(b" \t\r\n\xef\xbb\xbf")
+    if s[:1] == b"{":
+        return b'"traceEvents"' in s
+    if s[:1] == b"[":
+        return b'"ph"' in s or s[1:].strip() in (b"", b"]")
+    return False
+
+
+def load(path: str | Path, progress: Progress | None = None) -> Trace:
+    """Import a Chrome trace JSON file (.json or .json.gz)."""
+    return import_files([Path(path)], Profile(), progress)

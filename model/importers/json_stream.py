@@ -1,0 +1,201 @@
+"""Stream the ``traceEvents`` array of a Chrome-trace JSON file in batches of complete events.
+
+A trace file is ``{"...": ..., "traceEvents": [ {...}, {...} ], "...": ...}`` (object form) or
+``[ {...}, {...} ]`` (array form, whose closing ``]`` may be missing), plain or gzipped.
+``EventStream`` reads it block by block through a streaming gunzip and hands out byte strings
+that each hold a JSON array of whole events, so that the caller decodes one batch at a time
+(memory proportional to one batch, not to the file). The top-level keys other than
+``traceEvents`` are collected in ``metadata``.
+
+A batch ends at a ``}`` that is followed by ``,`` or ``]``. Such a byte may also lie inside a
+string or a nested object; the prefix is then unbalanced JSON and ``split`` moves to the
+previous candidate. Decoding tells the two apart, so no byte-level tokenizer is needed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import msgspec
+
+from ..errors import CaptureError
+
+BLOCK = 4 << 20  # bytes read (uncompressed) per step
+_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+_WS = b" \t\r\n"
+MAX_SPLIT_TRIES = 16
+_TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
+
+
+def open_maybe_gzip(path: Path) -> tuple[BinaryIO, BinaryIO]:
+    """Open ``path`` for reading, through gunzip when it starts with the gzip magic.
+
+    Returns (stream to read, underlying raw file) so that progress can use the raw offset."""
+    raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    if raw.read(2) == b"\x1f\x8b":
+        raw.seek(0)
+        return gzip.GzipFile(fileobj=raw, mode="rb"), raw
+    raw.seek(0)
+    return raw, raw
+
+
+class EventStream:
+    """Iterate over ``batches()`` of raw JSON arrays of events; then read ``metadata``.
+
+    ``decode(batch)`` is supplied by the caller: it decodes one JSON array (bytes) and raises
+    ``msgspec.DecodeError`` when the bytes are not valid JSON (a wrong split)."""
+
+    def __init__(self, path: str | Path, progress: Callable[[float], None] | None = None,
+                 block: int | None = None) -> None:
+        self.path = Path(path)
+        self.progress = progress
+        self.block = block or BLOCK
+        self.metadata: dict[str, Any] = {}
+        self.array_form = False
+        self.bytes_read = 0
+
+    def _error(self, problem: str) -> CaptureError:
+        return CaptureError(self.path, problem)
+
+    def _reader(self) -> Iterator[bytes]:
+        try:
+            stream, raw = open_maybe_gzip(self.path)
+        except OSError as e:
+            raise self._error(f"cannot open: {e.strerror or e}") from None
+        total = max(self.path.stat().st_size, 1)
+        with raw, stream:
+            while True:
+                try:
+                    chunk = stream.read(self.block)
+                except EOFError:
+                    raise self._error("truncated: the gzip stream ends early") from None
+                except (OSError, zlib.error) as e:
+                    raise self._error(f"not a readable gzip file ({e})") from None
+                if not chunk:
+                    return
+                self.bytes_read += len(chunk)
+                if self.progress is not None:
+                    self.progress(min(raw.tell() / total, 1.0))
+                yield chunk
+
+    def batches(self, decode: Callable[[bytes], Any]) -> Iterator[Any]:
+        """Yield ``decode(b"[" + events + b"]")`` for consecutive runs of whole events."""
+        blocks = self._reader()
+        buf = self._find_events_start(blocks)
+        eof = False
+        while True:
+            if not eof:
+                nxt = next(blocks, None)
+                if nxt is None:
+                    eof = True
+                else:
+                    buf += nxt
+            buf = buf.lstrip(_WS)
+            if buf.startswith(b","):
+                buf = buf[1:].lstrip(_WS)
+            if buf.startswith(b"]"):
+                self._read_tail(buf[1:], blocks)
+                return
+            if eof and not buf:
+                if self.array_form:  # Chrome's array form may omit the closing bracket
+                    return
+                raise self._error("truncated: the traceEvents array is not closed")
+            if len(buf) < self.block and not eof:
+                continue
+            result, end, closed = self._split(buf, decode, eof)
+            if result is None:
+                if eof:
+                    raise self._error(self._describe_bad(buf))
+                continue
+            if closed:
+                yield result
+                self._read_tail(buf[end:], blocks)
+                return
+            buf = buf[end:]
+            yield result
+
+    def _split(self, buf: bytes, decode: Callable[[bytes], Any], eof: bool) -> tuple[Any, int, bool]:
+        """Decode the longest prefix of whole events: (result, bytes used, array closed);
+        (None, 0, False) when there is none yet."""
+        pos = len(buf)
+        for _ in range(MAX_SPLIT_TRIES):
+            p = buf.rfind(b"}", 0, pos)
+            if p < 0:
+                return None, 0, False
+            pos = p
+            after = buf[p + 1 : p + 65].lstrip(_WS)
+            if not after:
+                if not eof:
+                    continue
+            elif after[:1] not in (b",", b"]"):
+                continue
+            text = b"[" + buf[: p + 1] + b"]"
+            try:
+                return decode(text), p + 1, False
+            except msgspec.ValidationError:
+                raise
+            except msgspec.DecodeError as e:
+                m = _TRAILING.search(str(e))
+                if m:  # the events array closed inside this prefix: decode up to its ']'
+                    n = text.rfind(b"]", 0, int(m.group(1)) - 1) + 1  # msgspec reports 1 + the offset
+                    return decode(text[:n]), n - 1, True
+        return None, 0, False
+
+    def _describe_bad(self, buf: bytes) -> str:
+        offset = self.bytes_read - len(buf)
+        try:
+            msgspec.json.decode(b"[" + buf.rstrip(_WS).rstrip(b",") + b"]")
+        except msgspec.DecodeError as e:
+            if "truncated" in str(e).lower():
+                return f"truncated: the file ends inside an event (after byte {offset})"
+            return f"malformed JSON in traceEvents after byte {offset}: {e}"
+        return f"malformed JSON in traceEvents after byte {offset}"
+
+    def _find_events_start(self, blocks: Iterator[bytes]) -> bytes:
+        head = b""
+        for chunk in blocks:
+            head += chunk
+            s = head.lstrip(_WS + b"\xef\xbb\xbf")
+            if not s:
+                continue
+            if s[:1] == b"[":
+                self.array_form = True
+                return s[1:]
+            if s[:1] != b"{":
+                raise self._error("not Chrome trace JSON (does not start with '{' or '[')")
+            m = _EVENTS_KEY.search(s)
+            if m:
+                self.metadata.update(self._decode_object(s[: m.start()].rstrip(_WS).rstrip(b",") + b"}", "header"))
+                return s[m.end():]
+        if not head.strip(_WS):
+            raise self._error("empty file")
+        if head.lstrip(_WS)[:1] == b"{":
+            meta = self._decode_object(head, "document")
+            raise self._error(f"no traceEvents array (top-level keys: {', '.join(list(meta)[:8]) or 'none'})")
+        raise self._error("not Chrome trace JSON")
+
+    def _read_tail(self, rest: bytes, blocks: Iterator[bytes]) -> None:
+        rest += b"".join(blocks)
+        rest = rest.strip(_WS)
+        if self.array_form:
+            if rest:
+                raise self._error("unexpected data after the event array")
+            return
+        rest = rest.lstrip(b",").lstrip(_WS)
+        self.metadata.update(self._decode_object(b"{" + rest, "end"))
+
+    def _decode_object(self, text: bytes, where: str) -> dict[str, Any]:
+        try:
+            obj = msgspec.json.decode(text)
+        except msgspec.DecodeError as e:
+            if "truncated" in str(e).lower():
+                raise self._error(f"truncated: the file ends inside its {where}") from None
+            raise self._error(f"malformed JSON in the trace's {where}: {e}") from None
+        if not isinstance(obj, dict):
+            raise self._error(f"malformed trace {where}")
+        return obj

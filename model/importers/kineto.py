@@ -1,0 +1,152 @@
+"""PyTorch profiler (Kineto) traces: Chrome JSON with GPU streams, launches and ranks.
+
+On top of the Chrome importer: device processes (``"GPU 0"``, ``"MTIA 9"``) become DEVICE
+tracks whose threads are GPU streams (or DMA engines); CPU threads stay host threads with
+their CPU ops, user annotations and runtime calls nested by time. A runtime call and the
+kernels, memcpys, memsets and syncs it launched share ``args.correlation``: they are linked
+by a flow named ``ac2g`` built from that id (Kineto's own ``ac2g`` flow events are counted
+and replaced, as they include ends without a start). Each file sits under a ``rank N`` track;
+a directory of per-rank files opens as one multi-rank trace. ``baseTimeNanoseconds`` is added
+back, so timestamps are absolute ns and ranks share one timebase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..builder import TraceBuilder
+from ..errors import CaptureError
+from ..schema import TrackKind
+from ..trace import Trace
+from .assemble import Lane, Lanes, _sort
+from .chrome_json import Profile, Progress, import_files
+from .json_stream import open_maybe_gzip
+
+DEVICE_CATEGORIES = frozenset({
+    "kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "gpu_user_annotation", "mtia_ccp_events",
+    "Kernel", "Memcpy", "Memset",
+})
+HOST_CATEGORIES = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver", "mtia_runtime", "python_function")
+DEVICE_LABELS = ("GPU", "MTIA", "HPU", "XPU", "NPU")
+# Op arguments (input shapes, sequence numbers) are the bulk of a trace's bytes; they are kept
+# only with ``all_args``. Runtime and device events always keep theirs.
+SKIP_ARGS = frozenset({"cpu_op", "user_annotation", "python_function", "fwdbwd"})
+TRACE_SUFFIXES = (".json", ".json.gz")
+
+
+class KinetoLanes(Lanes):
+    """Host processes and threads; device processes with streams."""
+
+    def process(self, pid: Any, meta: dict[tuple, Any], cats: set[str]) -> Lane:
+        """A GPU/accelerator process is a DEVICE track; a host process a PROCESS track."""
+        labels = str(meta.get(("process_labels", pid, None), ""))
+        name = meta.get(("process_name", pid, None))
+        sort = _sort(meta.get(("process_sort_index", pid, None)))
+        if isinstance(pid, int) and (labels.startswith(DEVICE_LABELS) or cats & DEVICE_CATEGORIES):
+            return Lane(TrackKind.DEVICE, labels or f"GPU {pid}", device=pid, sort=sort)
+        if not isinstance(pid, int):
+            return Lane(TrackKind.OTHER, str(pid) or "trace", sort=sort)
+        return Lane(TrackKind.PROCESS, f"{name} ({pid})" if name else f"process {pid}", sort=sort)
+
+    def thread(self, pid: Any, tid: Any, meta: dict[tuple, Any], cats: set[str], proc: Lane) -> Lane:
+        """Device threads are streams (or DMA engines); host threads stay threads."""
+        name = str(meta.get(("thread_name", pid, tid), "")).strip()
+        sort = _sort(meta.get(("thread_sort_index", pid, tid)))
+        if proc.kind is TrackKind.DEVICE:
+            kind = TrackKind.DMA_ENGINE if "dma" in name.lower() else TrackKind.GPU_STREAM
+            return Lane(kind, name or f"stream {tid}", device=proc.device, sort=sort)
+        if proc.kind is TrackKind.OTHER:
+            return Lane(TrackKind.OTHER, name or str(tid), sort=sort)
+        return Lane(TrackKind.HOST_THREAD, name or f"thread {tid}", sort=sort)
+
+    def correlate(self) -> bool:
+        """Kineto links runtime calls to device work by correlation id."""
+        return True
+
+
+class KinetoProfile(Profile):
+    """The Kineto policy for ``import_files``."""
+
+    def __init__(self, all_args: bool = False) -> None:
+        super().__init__(format="kineto", lanes=KinetoLanes(), skip_args=frozenset() if all_args else SKIP_ARGS,
+                         skip_flow_cats=frozenset({"ac2g", "async_cpu_to_gpu"}),
+                         categories=(*sorted(DEVICE_CATEGORIES), *HOST_CATEGORIES, "ac2g", "fwdbwd"))
+
+    def root(self, meta: dict[str, Any], index: int, path: Path) -> tuple[str, str] | None:
+        """A ``rank N`` track (host name as its host) above each file."""
+        return f"rank {rank_of(meta, index)}", str(meta.get("host_name", ""))
+
+    def offset_ns(self, meta: dict[str, Any]) -> int:
+        """Kineto writes timestamps relative to ``baseTimeNanoseconds`` when it has one."""
+        base = meta.get("baseTimeNanoseconds", 0)
+        return base if isinstance(base, int) else 0
+
+    def describe(self, builder: TraceBuilder, metas: list[dict[str, Any]], paths: Sequence[Path]) -> None:
+        """Ranks, world size, backend and device properties into the metadata."""
+        super().describe(builder, metas, paths)
+        ranks = []
+        for i, (meta, path) in enumerate(zip(metas, paths, strict=True)):
+            info = meta.get("distributedInfo") if isinstance(meta.get("distributedInfo"), dict) else {}
+            ranks.append({"rank": rank_of(meta, i), "world_size": info.get("world_size"),
+                          "backend": info.get("backend"), "file": path.name,
+                          "host_name": meta.get("host_name"),
+                          "baseTimeNanoseconds": meta.get("baseTimeNanoseconds")})
+        builder.metadata["ranks"] = ranks
+        sizes = {r["world_size"] for r in ranks if r["world_size"] is not None}
+        builder.metadata["world_size"] = max(sizes) if sizes else len(ranks)
+        first = metas[0]
+        if isinstance(first.get("distributedInfo"), dict):
+            builder.metadata["distributedInfo"] = first["distributedInfo"]
+        if isinstance(first.get("deviceProperties"), list):
+            builder.metadata["deviceProperties"] = first["deviceProperties"]
+
+
+def rank_of(meta: dict[str, Any], index: int) -> int:
+    """The file's rank from ``distributedInfo``, else its position in the directory."""
+    info = meta.get("distributedInfo")
+    rank = info.get("rank") if isinstance(info, dict) else None
+    return rank if isinstance(rank, int) else index
+
+
+KINETO_MARKERS = (b'"schemaVersion"', b'"distributedInfo"', b'"deviceProperties"', b'"ac2g"', b'"cuda_runtime"')
+
+
+def sniff(head: bytes, path: Path) -> bool:
+    """True for a Kineto trace file, or a directory holding some."""
+    if path.is_dir():
+        return bool(rank_files(path))
+    s = head.lstrip(b" \t\r\n\xef\xbb\xbf")
+    return s[:1] == b"{" and any(m in s for m in KINETO_MARKERS)
+
+
+def read_head(path: Path, n: int = 65536) -> bytes:
+    """The first ``n`` decompressed bytes of a file (b"" when it cannot be read)."""
+    parts: list[bytes] = []
+    try:
+        stream, raw = open_maybe_gzip(path)
+        with raw, stream:
+            while sum(map(len, parts)) < n:
+                chunk = stream.read(8192)
+                if not chunk:
+                    break
+                parts.append(chunk)
+    except (OSError, EOFError):
+        pass
+    return b"".join(parts)[:n]
+
+
+def rank_files(directory: Path) -> list[Path]:
+    """The Kineto trace files directly inside ``directory``, in name order."""
+    files = sorted(p for p in directory.iterdir() if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
+    return [p for p in files if sniff(read_head(p), p)]
+
+
+def load(path: str | Path, progress: Progress | None = None, all_args: bool = False) -> Trace:
+    """Import a Kineto trace file, or a directory of per-rank files as one multi-rank trace."""
+    p = Path(path)
+    files = rank_files(p) if p.is_dir() else [p]
+    if not files:
+        raise CaptureError(p, "directory holds no PyTorch profiler (Kineto) trace files")
+    return import_files(files, KinetoProfile(all_args), progress, source=str(p))
