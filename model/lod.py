@@ -21,17 +21,20 @@ import numpy as np
 from .trace import Trace
 
 N_COLOURS = 24
+_SHIFT = 56  # class << 56 | (start - first start): starts within 2^56 ns (833 days) of a run's first
 
 
 @dataclass(frozen=True)
 class Coverage:
     """Per-pixel coverage of one lane: bucket ``i`` spans pixels [x0 + i, x0 + i + 1).
     ``frac`` is the busy fraction of the bucket (0..1); ``name`` the string id of a slice in
-    it (the one covering its left edge, else the first starting in it), -1 when empty."""
+    it (the one covering its left edge, else the first starting in it), -1 when empty;
+    ``colour`` that name's palette index (-1 when empty)."""
 
     x0: float
     frac: np.ndarray
     name: np.ndarray
+    colour: np.ndarray
 
 
 class RunIndex:
@@ -53,9 +56,15 @@ class RunIndex:
         self.by_class = np.argsort(cls, kind="stable").astype(np.int32)
         sorted_cls = cls[self.by_class]
         self.classes = np.unique(sorted_cls) if len(cls) else np.empty(0, np.uint8)
-        self.class_lo = np.searchsorted(sorted_cls, self.classes, "left")
-        self.class_hi = np.searchsorted(sorted_cls, self.classes, "right")
-        self.class_starts = self.start[self.by_class]
+        class_lo = np.searchsorted(sorted_cls, self.classes, "left")
+        class_hi = np.searchsorted(sorted_cls, self.classes, "right")
+        self._class_list = [(int(c), int(lo), int(hi)) for c, lo, hi in zip(self.classes, class_lo, class_hi,
+                                                                                  strict=True) if c > 0]
+        self.max_dur = int(self.dur.max()) if len(self.dur) else 0
+        # One sorted key (class, start) so all classes are searched with one call each way.
+        self.t_min = int(self.start[0]) if len(self.start) else 0
+        self.class_key = (sorted_cls.astype(np.int64) << _SHIFT) + np.clip(
+            self.start[self.by_class] - self.t_min, 0, (1 << _SHIFT) - 1)
 
     def _busy(self, t: np.ndarray, j: np.ndarray) -> np.ndarray:
         jm = np.maximum(j - 1, 0)
@@ -95,23 +104,30 @@ class RunIndex:
 
     def wide(self, t0: int, t1: int, min_dur: float) -> np.ndarray:
         """Rows (trace slice ids) of slices overlapping [t0, t1) that last ≥ ``min_dur`` ns,
-        sorted by start. Only duration classes that can reach ``min_dur`` are searched, and in
-        each only the window, so the work is bounded by what fits on screen."""
-        parts = []
-        for c, lo, hi in zip(self.classes.tolist(), self.class_lo.tolist(), self.class_hi.tolist(), strict=True):
-            if c == 0 or (1 << c) <= min_dur:  # every slice of class c is shorter than 2^c
-                continue
-            st = self.class_starts[lo:hi]
-            a = lo + int(np.searchsorted(st, np.int64(t0 - (1 << c)), "left"))
-            b = lo + int(np.searchsorted(st, np.int64(t1), "left"))
-            if b > a:
-                rows = self.by_class[a:b]
-                keep = (self.dur[rows] >= min_dur) & (self.start[rows] + self.dur[rows] > t0)
-                parts.append(rows[keep])
-        if not parts:
+        sorted by start. When the window holds few slices they are filtered directly;
+        otherwise only duration classes that can reach ``min_dur`` are searched, each within
+        the window, so the work is bounded by what fits on screen either way."""
+        if self.max_dur < min_dur or not len(self.start):
             return np.empty(0, np.int64)
-        rows = np.concatenate(parts)
-        rows.sort()
+        a = int(np.searchsorted(self.start, t0 - self.max_dur, "left"))
+        b = int(np.searchsorted(self.start, t1, "left"))
+        if b - a <= 4096:
+            rows = np.arange(a, b)
+        else:
+            sel = [(c, lo, hi) for c, lo, hi in self._class_list if (1 << c) > min_dur]
+            if not sel:
+                return np.empty(0, np.int64)
+            los = np.array([(c << _SHIFT) + max(t0 - (1 << c) - self.t_min, 0) for c, _, _ in sel], np.int64)
+            his = np.array([(c << _SHIFT) + min(max(t1 - self.t_min, 0), (1 << _SHIFT) - 1) for c, _, _ in sel],
+                           np.int64)
+            lo = np.searchsorted(self.class_key, los, "left")
+            n = np.maximum(np.searchsorted(self.class_key, his, "left") - lo, 0)
+            total = int(n.sum())
+            if not total:
+                return np.empty(0, np.int64)
+            rows = self.by_class[np.repeat(lo - np.cumsum(n) + n, n) + np.arange(total)]
+            rows.sort()
+        rows = rows[(self.dur[rows] >= min_dur) & (self.start[rows] + self.dur[rows] > t0)]
         return rows.astype(np.int64) + self.begin
 
     def at(self, t: float, tol_ns: float = 0.0) -> int:
@@ -138,7 +154,7 @@ class TraceLOD:
         runs = trace.runs
         self._run_of = {(int(t), int(d)): i for i, (t, d) in enumerate(zip(runs.track, runs.depth, strict=True))}
         self._index: dict[int, RunIndex] = {}
-        self._cache: dict[int, tuple[float, int, int, np.ndarray, np.ndarray]] = {}
+        self._cache: dict[int, tuple[float, int, int, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._colour = np.full(len(trace.strings), -1, np.int16)
 
     def depth_count(self, track: int) -> int:
@@ -171,10 +187,10 @@ class TraceLOD:
             pad = width // 2
             g0, g1 = k0 - pad, k1 + pad
             frac, names = idx.coverage(g0, g1 - g0, ns_per_px)
-            hit = self._cache[r] = (ns_per_px, g0, g1, frac, names)
-        _, g0, _, frac, names = hit
-        a = k0 - g0
-        return Coverage(k0 - t0 / ns_per_px, frac[a : a + width + 1], names[a : a + width + 1])
+            hit = self._cache[r] = (ns_per_px, g0, g1, frac, names, self.colours(names))
+        _, g0, _, frac, names, cols = hit
+        a, b = k0 - g0, k0 - g0 + width + 1
+        return Coverage(k0 - t0 / ns_per_px, frac[a:b], names[a:b], cols[a:b])
 
     def wide_slices(self, track: int, depth: int, t0: float, t1: float, min_dur: float) -> np.ndarray:
         """Slice ids of a lane overlapping the view that last at least ``min_dur`` ns."""

@@ -1,0 +1,159 @@
+"""Counter panels under the timeline: one strip per chosen counter track, sharing the
+timeline's time axis (same gutter, same ``TimeScale``), drawn as per-pixel min/max bands so
+spikes narrower than a pixel survive zooming out; and the list model to choose them."""
+
+from __future__ import annotations
+
+import numpy as np
+from accelview.model.lod import counter_minmax
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPaintEvent
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from .paint import GUTTER_W
+from .state import ViewState
+from .theme import Theme
+
+STRIP_H = 56
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class CounterListModel(QAbstractListModel):
+    """The trace's counter tracks, checkable: checked ones get a strip."""
+
+    def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.tracks: list[int] = []
+        self.checked: list[int] = []
+        state.trace_changed.connect(self.reload)
+        self.reload()
+
+    def reload(self) -> None:
+        """Re-read the counter tracks; the first three start checked."""
+        self.beginResetModel()
+        tr = self.state.trace
+        self.tracks = [int(t) for t in tr.counter_tracks.track] if tr is not None else []
+        self.checked = self.tracks[:3]
+        self.endResetModel()
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.tracks)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid() or not 0 <= index.row() < len(self.tracks):
+            return None
+        t = self.tracks[index.row()]
+        tr = self.state.trace
+        if role == Qt.ItemDataRole.DisplayRole:
+            unit = tr.strings[tr.counter_tracks.unit[index.row()]]
+            return f"{tr.track_name(t)} ({unit})" if unit else tr.track_name(t)
+        if role == Qt.ItemDataRole.CheckStateRole:
+            return Qt.CheckState.Checked if t in self.checked else Qt.CheckState.Unchecked
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return tr.strings[tr.counter_tracks.description[index.row()]] or None
+        return None
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsUserCheckable
+
+    def setData(self, index: _Index, value: object, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if not index.isValid() or role != Qt.ItemDataRole.CheckStateRole:
+            return False
+        t = self.tracks[index.row()]
+        on = value in (Qt.CheckState.Checked, Qt.CheckState.Checked.value, 2, True)
+        if on and t not in self.checked:
+            self.checked.append(t)
+        elif not on and t in self.checked:
+            self.checked.remove(t)
+        self.dataChanged.emit(index, index, [role])
+        return True
+
+
+class CounterPanel(QWidget):
+    """Stacked counter strips drawn on the timeline's time axis."""
+
+    def __init__(self, state: ViewState, model: CounterListModel, theme: Theme,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.model = model
+        self.theme = theme
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        for sig in (state.scale_changed, state.trace_changed, state.range_changed):
+            sig.connect(self.update)
+        model.dataChanged.connect(self._strips_changed)
+        model.modelReset.connect(self._strips_changed)
+        self._strips_changed()
+
+    def set_theme(self, theme: Theme) -> None:
+        """Repaint in another theme."""
+        self.theme = theme
+        self.update()
+
+    def _strips_changed(self) -> None:
+        self.setFixedHeight(max(len(self.model.checked), 1) * STRIP_H + 2)
+        self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        self.paint(p, self.width(), self.height())
+        p.end()
+
+    def paint(self, p: QPainter, w: int, h: int) -> None:
+        """Draw all strips into a w×h area."""
+        th, st = self.theme, self.state
+        p.fillRect(QRectF(0, 0, w, h), th.c("bg"))
+        p.fillRect(QRectF(0, 0, GUTTER_W, h), th.c("gutter"))
+        if st.trace is None or not self.model.checked:
+            p.setPen(th.c("dim"))
+            p.drawText(QRectF(8, 0, w, h), Qt.AlignmentFlag.AlignVCenter, "No counters selected")
+            return
+        sc = st.scale
+        colours = th.slice_colours
+        for i, track in enumerate(self.model.checked):
+            y = i * STRIP_H
+            p.setPen(th.c("grid"))
+            p.drawLine(0, y, w, y)
+            ts, vals = st.trace.counter_series(track)
+            lo, hi = counter_minmax(ts, vals, sc.t0, sc.ns_per_px, sc.width)
+            finite = np.isfinite(hi)
+            top = float(np.nanmax(hi)) if finite.any() else 0.0
+            vmax = top if top > 0 else 1.0
+            col = colours[(track * 7) % len(colours)]
+            self._strip_image(p, lo, hi, vmax, col, y + 6, STRIP_H - 10)
+            row = self.model.tracks.index(track)
+            unit = st.trace.strings[st.trace.counter_tracks.unit[row]]
+            p.setPen(th.c("text"))
+            p.setFont(QFont("DejaVu Sans", 8))
+            p.drawText(QRectF(10, y + 4, GUTTER_W - 14, 16), Qt.AlignmentFlag.AlignVCenter,
+                       st.trace.track_name(track))
+            p.setPen(th.c("dim"))
+            p.setFont(QFont("DejaVu Sans", 7))
+            p.drawText(QRectF(10, y + 20, GUTTER_W - 14, 16), Qt.AlignmentFlag.AlignVCenter,
+                       f"max in view {top:.4g} {unit}")
+        if st.range:
+            a, b = st.range
+            x0, x1 = GUTTER_W + sc.x_of(a), GUTTER_W + sc.x_of(b)
+            p.fillRect(QRectF(x0, 0, max(x1 - x0, 1), h), th.c("range_fill", 40))
+
+    def _strip_image(self, p: QPainter, lo: np.ndarray, hi: np.ndarray, vmax: float, col: QColor,
+                     y: float, sh: int) -> None:
+        """Fill each pixel column from the baseline to its max (translucent) and from min to
+        max (solid), as one image."""
+        n = len(hi)
+        rows = np.arange(sh, dtype=np.float32)[:, None]
+        ok = np.isfinite(hi)
+        ytop = np.where(ok, sh - 1 - np.nan_to_num(hi) / vmax * (sh - 1), sh)
+        ybot = np.where(ok, sh - 1 - np.nan_to_num(lo) / vmax * (sh - 1), sh)
+        band = (rows >= np.floor(ytop)[None, :]) & (rows <= np.ceil(ybot)[None, :])
+        area = rows >= ytop[None, :]
+        img = np.zeros((sh, n), np.uint32)
+        rgb = (col.red() << 16) | (col.green() << 8) | col.blue()
+        img[area] = (0x55 << 24) | rgb
+        img[band] = (0xFF << 24) | rgb
+        q = QImage(img.data, n, sh, n * 4, QImage.Format.Format_ARGB32)  # translucent: not premultiplied
+        p.drawImage(QRectF(GUTTER_W, y, n, sh), q)

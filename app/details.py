@@ -1,0 +1,93 @@
+"""The details panel: the selected slice's name, lane, timing and args, and the slices of its
+dependency chain as links (activating one selects it on the timeline)."""
+
+from __future__ import annotations
+
+from accelview.model.schema import TrackKind
+from accelview.model.timescale import format_duration
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import QTreeView, QWidget
+
+from .state import ViewState
+
+SLICE_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def _row(parent: QStandardItemModel | QStandardItem, key: str, value: str, sid: int | None = None,
+         bold: bool = False) -> QStandardItem:
+    k, v = QStandardItem(key), QStandardItem(value)
+    for it in (k, v):
+        it.setEditable(False)
+        if sid is not None:
+            it.setData(sid, SLICE_ROLE)
+        if bold:
+            f = it.font()
+            f.setBold(True)
+            it.setFont(f)
+    parent.appendRow([k, v])
+    return k
+
+
+class DetailsPanel(QTreeView):
+    """Property/value rows of the selection; chain rows carry their slice id."""
+
+    def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.items = QStandardItemModel(self)
+        self.setModel(self.items)
+        self.setAlternatingRowColors(True)
+        self.setUniformRowHeights(True)
+        state.selection_changed.connect(self.refresh)
+        state.trace_changed.connect(self.refresh)
+        self.activated.connect(self._activate)
+        self.doubleClicked.connect(self._activate)
+        self.refresh()
+
+    def texts(self, column: int = 1) -> list[str]:
+        """The top-level texts of one column (for tests and copying)."""
+        return [self.items.item(i, column).text() for i in range(self.items.rowCount())]
+
+    def refresh(self) -> None:
+        """Show the current selection (or a hint when none)."""
+        self.items.clear()
+        self.items.setHorizontalHeaderLabels(["Property", "Value"])
+        self.setColumnWidth(0, 130)
+        st = self.state
+        if st.trace is None or st.selected < 0:
+            _row(self.items, "(nothing selected)", "click a slice")
+            return
+        tr, sid = st.trace, st.selected
+        sl = tr.slices
+        track = int(sl.track[sid])
+        rows = [
+            ("Name", tr.strings[sl.name[sid]]),
+            ("Category", tr.strings[sl.category[sid]]),
+            ("Lane", f"{tr.track_name(track)} ({TrackKind(int(tr.tracks.kind[track])).label})"),
+            ("Start", format_duration(float(sl.start_ns[sid] - st.origin), 6)),
+            ("Duration", format_duration(float(sl.dur_ns[sid]), 4)),
+            ("Depth", str(int(sl.depth[sid]))),
+            ("Correlation", str(int(sl.correlation[sid])) if sl.correlation[sid] >= 0 else "—"),
+            ("Slice id", str(sid)),
+        ]
+        for k, v in rows:
+            _row(self.items, k, v)
+        args = tr.args(int(sl.args[sid]))
+        if args:
+            top = _row(self.items, "Args", str(len(args)))
+            for k, v in args.items():
+                _row(top, k, f"{v:,}" if isinstance(v, int) else str(v))
+            self.expand(top.index())
+        if len(st.chain) > 1:
+            top = _row(self.items, "Chain", f"{len(st.chain)} slices  ([ / ] to step)")
+            for c in st.chain.tolist():
+                text = f"{tr.strings[sl.name[c]]}  ·  {format_duration(float(sl.dur_ns[c]))}"
+                _row(top, tr.track_name(int(sl.track[c])), text, sid=c, bold=c == sid)
+            self.expand(top.index())
+
+    def _activate(self, index: QModelIndex) -> None:
+        sid = index.data(SLICE_ROLE)
+        if sid is not None and sid != self.state.selected:
+            self.state.select(int(sid))
+            self.state.fit_selection()

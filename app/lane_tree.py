@@ -1,0 +1,117 @@
+"""The lane tree on the left: the trace's tracks as a tree (hosts → processes → threads,
+devices → units) with a check box per track to show or hide it; collapsing a group in the
+tree collapses it on the timeline."""
+
+from __future__ import annotations
+
+from accelview.model.lanes import track_children
+from accelview.model.schema import TrackKind
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import QTreeView, QWidget
+
+from .state import ViewState
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class LaneTreeModel(QAbstractItemModel):
+    """Two columns (name, kind); the check state of column 0 is the track's visibility.
+    Each index's internal id is its track id."""
+
+    HEADERS = ("Lane", "Kind")
+
+    def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self._kids: dict[int, list[int]] = {}
+        self._parent: dict[int, int] = {}
+        state.trace_changed.connect(self.reload)
+        self.reload()
+
+    def reload(self) -> None:
+        """Re-read the track tree of the current trace."""
+        self.beginResetModel()
+        tr = self.state.trace
+        self._kids = track_children(tr) if tr is not None else {}
+        self._parent = {c: p for p, cs in self._kids.items() for c in cs}
+        self.endResetModel()
+
+    def track_of(self, index: _Index) -> int:
+        """The track id of an index (-1 for the root)."""
+        return int(index.internalId()) if index.isValid() else -1
+
+    def index(self, row: int, column: int, parent: _Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        kids = self._kids.get(self.track_of(parent), [])
+        if not (0 <= row < len(kids) and 0 <= column < len(self.HEADERS)):
+            return QModelIndex()
+        return self.createIndex(row, column, kids[row])
+
+    def parent(self, index: _Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if not index.isValid():
+            return QModelIndex()
+        p = self._parent.get(self.track_of(index), -1)
+        if p < 0:
+            return QModelIndex()
+        gp = self._parent.get(p, -1)
+        return self.createIndex(self._kids[gp].index(p), 0, p)
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        return len(self._kids.get(self.track_of(parent), []))
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
+                and 0 <= section < len(self.HEADERS):
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid() or self.state.trace is None:
+            return None
+        t = self.track_of(index)
+        tr = self.state.trace
+        if role == Qt.ItemDataRole.DisplayRole:
+            return tr.track_name(t) if index.column() == 0 else TrackKind(int(tr.tracks.kind[t])).label
+        if role == Qt.ItemDataRole.CheckStateRole and index.column() == 0:
+            return Qt.CheckState.Unchecked if t in self.state.hidden else Qt.CheckState.Checked
+        if role == Qt.ItemDataRole.ToolTipRole:
+            host = tr.strings[tr.tracks.host[t]]
+            return f"{tr.track_name(t)} — {TrackKind(int(tr.tracks.kind[t])).label}" + (f" on {host}" if host else "")
+        return None
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        f = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return f | Qt.ItemFlag.ItemIsUserCheckable if index.column() == 0 else f
+
+    def setData(self, index: _Index, value: object, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if not index.isValid() or role != Qt.ItemDataRole.CheckStateRole or index.column() != 0:
+            return False
+        visible = value in (Qt.CheckState.Checked, Qt.CheckState.Checked.value, 2, True)
+        self.state.set_hidden(self.track_of(index), not visible)
+        self.dataChanged.emit(index, index, [role])
+        return True
+
+
+class LaneTreeView(QTreeView):
+    """The tree view over ``LaneTreeModel``; expanding or collapsing a group does the same
+    on the timeline."""
+
+    def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.lanes = LaneTreeModel(state, self)
+        self.setModel(self.lanes)
+        self.setHeaderHidden(False)
+        self.setUniformRowHeights(True)
+        self.setColumnWidth(0, 170)
+        self.lanes.modelReset.connect(self.expandAll)
+        self.collapsed.connect(lambda ix: state.set_collapsed(self.lanes.track_of(ix), True))
+        self.expanded.connect(lambda ix: state.set_collapsed(self.lanes.track_of(ix), False))
+        self.expandAll()

@@ -1,0 +1,87 @@
+"""Loading a file in a worker thread: the window stays responsive, a progress dialog shows
+how far it got and can cancel; the result or a one-line error comes back as a signal."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from accelview.model import AccelviewError, Trace
+from PySide6.QtCore import QObject, QThread, Signal
+
+
+def _default_loader() -> Callable[..., Trace]:
+    from accelview.model.loader import load_trace
+
+    return load_trace
+
+
+class _Worker(QObject):
+    progressed = Signal(float)
+    loaded = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+
+    def __init__(self, path: str, loader: Callable[..., Trace], stop: threading.Event) -> None:
+        super().__init__()
+        self.path, self.loader, self.stop = path, loader, stop
+
+    def run(self) -> None:
+        try:
+            trace = self.loader(self.path, progress=self.progressed.emit, cancel=self.stop.is_set)
+        except AccelviewError as e:
+            if self.stop.is_set():
+                self.cancelled.emit()
+            else:
+                self.failed.emit(str(e))
+            return
+        except Exception as e:  # a bug in a reader must not take the window down
+            self.failed.emit(f"{self.path}: could not be read ({type(e).__name__}: {e})")
+            return
+        if self.stop.is_set():
+            self.cancelled.emit()
+        else:
+            self.loaded.emit(trace)
+
+
+class LoadJob(QObject):
+    """One file being loaded on its own thread. Connect to ``loaded`` (the Trace), ``failed``
+    (the message), ``cancelled`` and ``progressed`` (0..1), then call ``start()``."""
+
+    progressed = Signal(float)
+    loaded = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+    finished = Signal()
+
+    def __init__(self, path: str, loader: Callable[..., Trace] | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.path = path
+        self._stop = threading.Event()
+        self._thread = QThread()
+        self._worker = _Worker(path, loader or _default_loader(), self._stop)
+        self._worker.moveToThread(self._thread)
+        self._thread.started.connect(self._worker.run)
+        self._worker.progressed.connect(self.progressed)
+        for sig, mine in ((self._worker.loaded, self.loaded), (self._worker.failed, self.failed),
+                          (self._worker.cancelled, self.cancelled)):
+            sig.connect(mine)
+            sig.connect(self._thread.quit)
+        self._thread.finished.connect(self.finished)
+
+    def start(self) -> None:
+        """Start loading."""
+        self._thread.start()
+
+    def cancel(self) -> None:
+        """Ask the loader to stop at its next check."""
+        self._stop.set()
+
+    def wait(self, ms: int = 30000) -> bool:
+        """Block until the thread ends (tests and shutdown)."""
+        return self._thread.wait(ms)
+
+    @property
+    def running(self) -> bool:
+        """True while the worker thread runs."""
+        return self._thread.isRunning()

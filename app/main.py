@@ -1,0 +1,37 @@
+"""Entry points of the GUI: ``run_app`` for the command line, ``make_main_window`` for tests."""
+
+from __future__ import annotations
+
+import sys
+
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication
+
+from .window import MainWindow
+
+
+def _app() -> QApplication:
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(sys.argv[:1])
+    app.setApplicationName("accelview")
+    app.setOrganizationName("accelview")
+    return app  # type: ignore[return-value]
+
+
+def make_main_window(theme: str | None = None) -> MainWindow:
+    """A main window with no file open (a QApplication must exist)."""
+    return MainWindow(theme=theme)
+
+
+def run_app(path: str | None = None) -> int:
+    """Create the application and the main window, open ``path`` if given, and run the event
+    loop; returns the exit code."""
+    app = _app()
+    win = make_main_window()
+    app.setWindowIcon(QIcon(win.icon_path()))
+    win.resize(1600, 1000)
+    win.show()
+    if path:
+        win.open_path(path)
+    return int(app.exec())

@@ -1,0 +1,341 @@
+"""Paints the timeline (ruler, lane names, slices, selection, chain flows, search hits, ranges)
+onto any QPainter: the widget's and the offscreen renderer's. What to draw comes from the
+model's level-of-detail index; this module only turns it into pixels.
+
+Per lane a frame draws one 1-pixel-high image row of per-pixel coverage (every slice,
+however thin, shows) and then the slices wide enough to be boxes, with their names.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from accelview.model.lanes import Lane
+from accelview.model.schema import TrackKind
+from accelview.model.timescale import format_duration, ruler_ticks
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QPen, QPolygonF
+
+from .state import ViewState
+from .theme import Theme
+
+RULER_H = 30
+GUTTER_W = 220
+MIN_BOX_PX = 3.0  # slices at least this wide are drawn as boxes
+MIN_LABEL_PX = 28.0
+LEVELS = 16  # shades of partial pixel coverage
+
+
+class TimelinePainter:
+    """Draws one frame of the timeline for a ``ViewState`` in a ``Theme``."""
+
+    def __init__(self, state: ViewState, theme: Theme) -> None:
+        self.state = state
+        self.set_theme(theme)
+        self.font = QFont("DejaVu Sans", 8)
+        self.bold = QFont("DejaVu Sans", 8, QFont.Weight.Bold)
+        self.small = QFont("DejaVu Sans", 7)
+        self.fm = QFontMetricsF(self.font)
+        self._elide: dict[tuple[int, int], str] = {}
+
+    def set_theme(self, theme: Theme) -> None:
+        """Switch colours."""
+        self.theme = theme
+        self._bg_key = None
+        self.colours = theme.slice_colours
+        pal, bg = theme.palette_argb(), theme.bg_rgb()
+        # lut[(colour + 1) * LEVELS + level]: palette colours from faint (level 1) to full;
+        # code 0 is transparent and the last entry the separator between boxes.
+        k = (0.4 + 0.6 * np.arange(LEVELS) / (LEVELS - 1))[None, :, None]
+        mix = (bg + (pal[:, None, :] - bg) * k).reshape(-1, 3)
+        mix = np.concatenate([np.repeat(bg[None], LEVELS, 0), mix, (bg * 0.55)[None]]).astype(np.uint32)
+        self.lut = ((0xFF << 24) | (mix[:, 0] << 16) | (mix[:, 1] << 8) | mix[:, 2]).astype(np.uint32)
+        self.lut[:LEVELS] = 0
+        self.sep_code = len(self.lut) - 1
+        self._bg_key: tuple | None = None
+
+    # -- geometry -------------------------------------------------------------------------------
+    @staticmethod
+    def content_width(widget_width: int) -> int:
+        """Pixels of time axis for a widget of this width."""
+        return max(widget_width - GUTTER_W, 1)
+
+    def lane_y(self, lane: Lane, scroll_y: float) -> float:
+        """Widget y of a lane's top."""
+        return RULER_H + lane.y - scroll_y
+
+    # -- frame ----------------------------------------------------------------------------------
+    def paint(self, p: QPainter, w: int, h: int, scroll_y: float = 0.0, hover_x: float | None = None) -> None:
+        """Draw a whole frame into a w×h area."""
+        th = self.theme
+        p.fillRect(QRectF(0, 0, w, h), th.c("bg"))
+        st = self.state
+        if st.trace is None or st.layout is None or st.lod is None:
+            p.setPen(th.c("dim"))
+            p.setFont(QFont("DejaVu Sans", 11))
+            p.drawText(QRectF(0, 0, w, h), Qt.AlignmentFlag.AlignCenter,
+                       "Open a capture: File → Open, or drop a .h5 / trace .json file here")
+            return
+        lanes = st.layout.visible(scroll_y, scroll_y + h - RULER_H)
+        self._ticks = ruler_ticks(st.scale, st.origin)
+        p.drawImage(0, 0, self._background(lanes, w, h, scroll_y))
+        p.save()
+        p.setClipRect(QRectF(GUTTER_W, RULER_H, w - GUTTER_W, h - RULER_H))
+        self._grid(p, h)
+        self._marks_and_range(p, h)
+        self._slices(p, lanes, scroll_y)
+        self._search_hits(p, lanes, scroll_y)
+        self._chain(p, scroll_y)
+        if hover_x is not None and hover_x >= GUTTER_W:
+            p.setPen(QPen(th.c("dim", 160), 1))
+            p.drawLine(QPointF(hover_x, RULER_H), QPointF(hover_x, h))
+        p.restore()
+        self._ruler(p, w)
+
+    def _background(self, lanes: list[Lane], w: int, h: int, scroll_y: float) -> QImage:
+        """Lane stripes and the names gutter: they change with the layout, scrolling and the
+        range selection, not with zoom and pan, so they are drawn once into a cached image."""
+        st = self.state
+        key = (id(st.layout), id(st.trace), scroll_y, w, h, self.theme.name, st.range, frozenset(st.collapsed))
+        if key != self._bg_key:
+            img = QImage(w, h, QImage.Format.Format_RGB32)
+            img.fill(self.theme.c("bg"))
+            p = QPainter(img)
+            p.setClipRect(QRectF(0, RULER_H, w, h - RULER_H))
+            self._lanes_background(p, lanes, w, scroll_y)
+            p.setClipRect(QRectF(0, RULER_H, GUTTER_W, h - RULER_H))
+            self._gutter(p, lanes, scroll_y)
+            p.end()
+            self._bg_img, self._bg_key = img, key
+        return self._bg_img
+
+    def _lanes_background(self, p: QPainter, lanes: list[Lane], w: int, scroll_y: float) -> None:
+        th = self.theme
+        for ln in lanes:
+            y = self.lane_y(ln, scroll_y)
+            if ln.depth < 0:
+                p.fillRect(QRectF(0, y, w, ln.h), th.c("header"))
+            elif ln.track % 2:
+                p.fillRect(QRectF(0, y, w, ln.h), th.c("lane_alt"))
+        p.fillRect(QRectF(0, RULER_H, GUTTER_W, 100000), th.c("gutter", 120))
+
+    def _grid(self, p: QPainter, h: int) -> None:
+        p.setPen(QPen(self.theme.c("grid"), 1))
+        xs = [GUTTER_W + round(t.x) + 0.5 for t in self._ticks if t.label]
+        p.drawLines([QLineF(x, RULER_H, x, h) for x in xs])
+
+    def _slices(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
+        """Every lane's coverage as one image row (slices as wide as boxes included, with a
+        dark separator at each box's start), then the names of boxes wide enough to hold one.
+        Per-slice Qt calls are made only for labels."""
+        st = self.state
+        sc, sl, lod = st.scale, st.trace.slices, st.lod
+        rows = [ln for ln in lanes if ln.depth >= 0]
+        if not rows:
+            return
+        width = sc.width + 1
+        frac = np.zeros((len(rows), width), np.float32)
+        col = np.full((len(rows), width), -1, np.int16)
+        x0 = 0.0
+        for i, ln in enumerate(rows):
+            cov = lod.coverage(ln.track, ln.depth, sc.t0, sc.ns_per_px, sc.width)
+            if cov is not None:
+                n = min(len(cov.frac), width)
+                frac[i, :n], col[i, :n], x0 = cov.frac[:n], cov.colour[:n], cov.x0
+        sep = np.zeros((len(rows), width), bool)
+        labels: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
+        min_dur = MIN_BOX_PX * sc.ns_per_px
+        for i, ln in enumerate(rows):
+            ids = lod.wide_slices(ln.track, ln.depth, sc.t0, sc.t1, min_dur)
+            if not len(ids):
+                continue
+            xs = (sl.start_ns[ids] - sc.t0) / sc.ns_per_px
+            ws = sl.dur_ns[ids] / sc.ns_per_px
+            ix = np.floor(xs[ws > 6] - x0).astype(np.int64)
+            sep[i, ix[(ix >= 0) & (ix < width)]] = True
+            big = ws >= MIN_LABEL_PX
+            if big.any():
+                labels.append((i, ids[big], xs[big], ws[big]))
+        # One gather through a (colour, busy level) lookup table turns the lane rows into pixels.
+        level = np.ceil(np.clip(frac, 0, 1) * (LEVELS - 1)).astype(np.int32)
+        code = np.where(level > 0, (col.astype(np.int32) + 1) * LEVELS + level, 0)
+        code[sep & (level > 0)] = self.sep_code
+        img = np.ascontiguousarray(self.lut[code])
+        qimg = QImage(img.data, width, len(rows), width * 4, QImage.Format.Format_ARGB32_Premultiplied)
+        for i, ln in enumerate(rows):
+            y = self.lane_y(ln, scroll_y)
+            p.drawImage(QRectF(GUTTER_W + x0, y + 1, width, ln.h - 2), qimg, QRectF(0, i, width, 1))
+        p.setFont(self.font)
+        p.setPen(self.theme.slice_text())
+        for i, ids, xs, ws in labels:
+            y = self.lane_y(rows[i], scroll_y)
+            for sid, x, w in zip(ids.tolist(), xs.tolist(), ws.tolist(), strict=True):
+                a, b = max(x, 0.0), min(x + w, float(sc.width))
+                if b - a < MIN_LABEL_PX:
+                    continue
+                text = self._elided(int(sl.name[sid]), b - a - 6)
+                if text:
+                    p.drawText(QRectF(GUTTER_W + a + 4, y, b - a - 6, rows[i].h), Qt.AlignmentFlag.AlignVCenter, text)
+
+    def _elided(self, name_id: int, width: float) -> str:
+        key = (name_id, int(width) // 6)
+        out = self._elide.get(key)
+        if out is None:
+            name = self.state.trace.strings[name_id]
+            out = self.fm.elidedText(name, Qt.TextElideMode.ElideRight, key[1] * 6)
+            if out == "…":
+                out = ""
+            if len(self._elide) > 20000:
+                self._elide.clear()
+            self._elide[key] = out
+        return out
+
+    def slice_rect(self, sid: int, scroll_y: float) -> QRectF | None:
+        """The widget rect of a slice, None when its lane is not shown."""
+        st = self.state
+        sl = st.trace.slices
+        ln = st.layout.lane_of(int(sl.track[sid]), int(sl.depth[sid]))
+        if ln is None:
+            return None
+        x = st.scale.x_of(float(sl.start_ns[sid]))
+        w = max(float(sl.dur_ns[sid]) / st.scale.ns_per_px, 1.0)
+        return QRectF(GUTTER_W + x, self.lane_y(ln, scroll_y) + 1, w, ln.h - 2)
+
+    def _search_hits(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
+        st = self.state
+        if not len(st.hits):
+            return
+        sl, sc = st.trace.slices, st.scale
+        starts = sl.start_ns[st.hits]
+        a = int(np.searchsorted(starts, np.int64(sc.t0 - sc.span), "left"))
+        b = int(np.searchsorted(starts, np.int64(sc.t1), "right"))
+        ids = st.hits[a:b]
+        ids = ids[sl.start_ns[ids] + sl.dur_ns[ids] >= sc.t0]
+        if not len(ids):
+            return
+        xs = np.floor((sl.start_ns[ids] - sc.t0) / sc.ns_per_px).astype(np.int64)
+        keys = np.stack([sl.track[ids].astype(np.int64), sl.depth[ids].astype(np.int64), xs])
+        _, first = np.unique(keys, axis=1, return_index=True)  # one outline per lane pixel
+        pen = QPen(self.theme.c("search"), 2)
+        p.setPen(pen)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        for sid in ids[first][:4000].tolist():
+            r = self.slice_rect(sid, scroll_y)
+            if r is not None:
+                p.drawRect(r.adjusted(-1, -1, 1, 1))
+
+    def _chain(self, p: QPainter, scroll_y: float) -> None:
+        st = self.state
+        if st.selected < 0:
+            return
+        th = self.theme
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.setPen(QPen(th.c("accent"), 2))
+        for sid in st.chain.tolist():
+            if sid != st.selected:
+                r = self.slice_rect(sid, scroll_y)
+                if r is not None:
+                    p.drawRect(r.adjusted(-1, -1, 1, 1))
+        fl = st.trace.flows
+        pen = QPen(th.c("accent"), 1.6)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        for row in st.chain_flows.tolist():
+            a = self.slice_rect(int(fl.src[row]), scroll_y)
+            b = self.slice_rect(int(fl.dst[row]), scroll_y)
+            if a is None or b is None:
+                continue
+            src = QPointF(a.right(), a.center().y())
+            dst = QPointF(b.left(), b.center().y())
+            path = QPainterPath(src)
+            dx = max(abs(dst.x() - src.x()) * 0.5, 12.0)
+            path.cubicTo(QPointF(src.x() + dx, src.y()), QPointF(dst.x() - dx, dst.y()), dst)
+            p.setPen(pen)
+            p.drawPath(path)
+            head = QPolygonF([dst, QPointF(dst.x() - 7, dst.y() - 4), QPointF(dst.x() - 7, dst.y() + 4)])
+            p.setBrush(QBrush(th.c("accent")))
+            p.drawPolygon(head)
+            p.setBrush(Qt.BrushStyle.NoBrush)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        r = self.slice_rect(st.selected, scroll_y)
+        if r is not None:
+            p.setPen(QPen(th.c("select"), 2))
+            p.drawRect(r.adjusted(-1, -1, 1, 1))
+
+    def _marks_and_range(self, p: QPainter, h: int) -> None:
+        st, th = self.state, self.theme
+        for (a, b), col in [*((m, "mark") for m in st.marks), *(((st.range, "range_fill"),) if st.range else ())]:
+            x0 = GUTTER_W + st.scale.x_of(a)
+            x1 = GUTTER_W + st.scale.x_of(b)
+            p.fillRect(QRectF(x0, RULER_H, max(x1 - x0, 1), h - RULER_H), th.c(col, 40))
+            p.setPen(QPen(th.c(col), 1))
+            p.drawLine(QPointF(x0, RULER_H), QPointF(x0, h))
+            p.drawLine(QPointF(x1, RULER_H), QPointF(x1, h))
+
+    def _gutter(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
+        st, th = self.state, self.theme
+        tr = st.trace.tracks
+        rng = st.range
+        for ln in lanes:
+            y = self.lane_y(ln, scroll_y)
+            indent = 8 + 12 * ln.level
+            if ln.depth < 0:
+                p.setFont(self.bold)
+                p.setPen(th.c("text"))
+                mark = "▸ " if ln.track in st.collapsed else "▾ "
+                p.drawText(QRectF(indent, y, GUTTER_W - indent - 4, ln.h), Qt.AlignmentFlag.AlignVCenter,
+                           mark + st.trace.track_name(ln.track))
+            elif ln.depth == 0:
+                p.setFont(self.font)
+                p.setPen(th.c("text"))
+                name = st.trace.track_name(ln.track)
+                right = 48 if rng else 4
+                p.drawText(QRectF(indent + 12, y, GUTTER_W - indent - 12 - right, ln.h), Qt.AlignmentFlag.AlignVCenter,
+                           self.fm.elidedText(name, Qt.TextElideMode.ElideRight, GUTTER_W - indent - 14 - right))
+                kind = TrackKind(int(tr.kind[ln.track]))
+                swatch = self.colours[(int(kind) * 5) % len(self.colours)]
+                p.fillRect(QRectF(indent + 2, y + ln.h / 2 - 3, 6, 6), swatch)
+                if rng:
+                    frac = st.lod.busy_fraction(ln.track, *rng)
+                    p.setPen(th.c("accent") if frac > 0 else th.c("dim"))
+                    p.drawText(QRectF(GUTTER_W - 48, y, 44, ln.h),
+                               Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, f"{frac * 100:.0f}%")
+        p.setPen(QPen(th.c("grid"), 1))
+        p.drawLine(QPointF(GUTTER_W - 0.5, RULER_H), QPointF(GUTTER_W - 0.5, RULER_H + 100000))
+
+    def _ruler(self, p: QPainter, w: int) -> None:
+        st, th = self.state, self.theme
+        sc = st.scale
+        p.fillRect(QRectF(0, 0, w, RULER_H), th.c("ruler"))
+        p.setPen(QPen(th.c("grid"), 1))
+        p.drawLine(QPointF(0, RULER_H - 0.5), QPointF(w, RULER_H - 0.5))
+        p.setFont(self.small)
+        p.setPen(th.c("dim"))
+        p.drawText(QRectF(8, 0, GUTTER_W - 12, RULER_H), Qt.AlignmentFlag.AlignVCenter,
+                   f"view {format_duration(sc.span)}")
+        p.save()
+        p.setClipRect(QRectF(GUTTER_W, 0, w - GUTTER_W, RULER_H))
+        major = [(GUTTER_W + round(t.x) + 0.5, t.label) for t in self._ticks if t.label]
+        minor = [GUTTER_W + round(t.x) + 0.5 for t in self._ticks if not t.label]
+        p.setPen(QPen(th.c("grid"), 1))
+        p.drawLines([QLineF(x, RULER_H - 5, x, RULER_H) for x in minor])
+        p.setPen(QPen(th.c("dim"), 1))
+        p.drawLines([QLineF(x, RULER_H - 12, x, RULER_H) for x, _ in major])
+        p.setPen(th.c("text"))
+        for x, label in major:
+            p.drawText(QRectF(x + 4, 2, 120, RULER_H - 10), Qt.AlignmentFlag.AlignVCenter, label)
+        if len(st.hits):
+            xs = np.unique(((st.trace.slices.start_ns[st.hits] - sc.t0) / sc.ns_per_px).astype(np.int64))
+            xs = xs[(xs >= 0) & (xs <= sc.width)][:3000] + GUTTER_W + 0.5
+            p.setPen(QPen(th.c("search"), 1))
+            p.drawLines([QLineF(x, 0, x, 5) for x in xs.tolist()])
+        if st.range:
+            a, b = st.range
+            x0, x1 = GUTTER_W + sc.x_of(a), GUTTER_W + sc.x_of(b)
+            p.fillRect(QRectF(x0, RULER_H - 8, max(x1 - x0, 1), 8), th.c("range_fill", 160))
+            label = f"Δ {format_duration(b - a)}"
+            tw = self.fm.horizontalAdvance(label) + 10
+            cx = min(max((x0 + x1) / 2 - tw / 2, GUTTER_W), w - tw)
+            p.fillRect(QRectF(cx, 3, tw, 15), th.c("range_fill"))
+            p.setPen(th.c("bg"))
+            p.setFont(self.bold)
+            p.drawText(QRectF(cx, 3, tw, 15), Qt.AlignmentFlag.AlignCenter, label)
+        p.restore()

@@ -1,0 +1,77 @@
+"""The search box: finds slices by name (the model does the finding), shows the count and the
+current hit, and steps through hits with Enter / Shift+Enter or the arrows."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
+
+from .state import ViewState
+
+
+class SearchLine(QLineEdit):
+    """A line edit where Shift+Enter means 'previous'."""
+
+    def __init__(self, bar: SearchBar) -> None:
+        super().__init__(bar)
+        self.bar = bar
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            back = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            self.bar.step(-1 if back else 1)
+        elif event.key() == Qt.Key.Key_Escape:
+            self.clear()
+        else:
+            super().keyPressEvent(event)
+
+
+class SearchBar(QWidget):
+    """Search field, result count and previous/next buttons."""
+
+    def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.edit = SearchLine(self)
+        self.edit.setPlaceholderText("Search slices by name  (Ctrl+F)")
+        self.edit.setClearButtonEnabled(True)
+        self.edit.setMinimumWidth(260)
+        self.count = QLabel("", self)
+        self.count.setMinimumWidth(90)
+        self.prev = QToolButton(self)
+        self.prev.setText("▲")
+        self.prev.setToolTip("Previous result (Shift+Enter)")
+        self.next = QToolButton(self)
+        self.next.setText("▼")
+        self.next.setToolTip("Next result (Enter)")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        for w in (self.edit, self.count, self.prev, self.next):
+            lay.addWidget(w)
+        self.edit.textChanged.connect(self.state.search)
+        self.prev.clicked.connect(lambda: self.step(-1))
+        self.next.clicked.connect(lambda: self.step(1))
+        state.search_changed.connect(self._update_count)
+        state.trace_changed.connect(self._trace_changed)
+
+    def _trace_changed(self) -> None:
+        if self.edit.text():
+            self.state.search(self.edit.text())
+
+    def step(self, direction: int) -> None:
+        """Go to the next (+1) or previous (-1) hit."""
+        if self.state.search_text != self.edit.text():
+            self.state.search(self.edit.text())
+        self.state.step_hit(direction)
+
+    def _update_count(self) -> None:
+        n = len(self.state.hits)
+        if not self.state.search_text:
+            self.count.setText("")
+        elif n == 0:
+            self.count.setText("no results")
+        elif self.state.hit_index < 0:
+            self.count.setText(f"{n:,} results")
+        else:
+            self.count.setText(f"{self.state.hit_index + 1:,} / {n:,}")

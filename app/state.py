@@ -1,0 +1,151 @@
+"""The view state shared by the timeline, counter panels, details and status bar: the trace,
+its level-of-detail index and lane layout, the visible window, the selection and its chain,
+the range selection, marks and search hits. Widgets change it; its signals redraw the others."""
+
+from __future__ import annotations
+
+import numpy as np
+from accelview.model import Trace
+from accelview.model.lanes import LaneLayout
+from accelview.model.lod import TraceLOD
+from accelview.model.navigate import chain_of, find_slices
+from accelview.model.timescale import TimeScale
+from PySide6.QtCore import QObject, Signal
+
+
+class ViewState(QObject):
+    """Everything the views of one open trace agree on."""
+
+    trace_changed = Signal()
+    scale_changed = Signal()
+    layout_changed = Signal()
+    selection_changed = Signal()
+    range_changed = Signal()
+    search_changed = Signal()
+
+    def __init__(self, trace: Trace | None = None) -> None:
+        super().__init__()
+        self.trace: Trace | None = None
+        self.lod: TraceLOD | None = None
+        self.layout: LaneLayout | None = None
+        self.scale = TimeScale(0.0, 1000.0, 800, 0.0, 1000.0)
+        self.origin = 0
+        self.hidden: set[int] = set()
+        self.collapsed: set[int] = set()
+        self.selected = -1
+        self.chain = np.empty(0, np.int64)
+        self.chain_flows = np.empty(0, np.int64)
+        self.range: tuple[float, float] | None = None
+        self.marks: list[tuple[float, float]] = []
+        self.hits = np.empty(0, np.int64)
+        self.hit_index = -1
+        self.search_text = ""
+        if trace is not None:
+            self.set_trace(trace)
+
+    def set_trace(self, trace: Trace) -> None:
+        """Show a new trace, fitted to the view, with nothing selected."""
+        self.trace = trace
+        self.lod = TraceLOD(trace)
+        self.hidden, self.collapsed = set(), set()
+        lo, hi = trace.time_bounds()
+        self.origin = lo
+        self.scale = TimeScale.fit(lo, hi, self.scale.width)
+        self.selected, self.range, self.marks = -1, None, []
+        self.chain = self.chain_flows = np.empty(0, np.int64)
+        self.hits, self.hit_index, self.search_text = np.empty(0, np.int64), -1, ""
+        self.relayout()
+        self.trace_changed.emit()
+        self.scale_changed.emit()
+        self.selection_changed.emit()
+
+    def relayout(self) -> None:
+        """Recompute the lane layout after a show/hide or collapse."""
+        if self.trace is not None and self.lod is not None:
+            self.layout = LaneLayout(self.trace, self.lod, self.hidden, self.collapsed)
+            self.layout_changed.emit()
+
+    def set_hidden(self, track: int, hidden: bool) -> None:
+        """Show or hide one track (and its children)."""
+        (self.hidden.add if hidden else self.hidden.discard)(track)
+        self.relayout()
+
+    def set_collapsed(self, track: int, collapsed: bool) -> None:
+        """Collapse or expand a group track."""
+        (self.collapsed.add if collapsed else self.collapsed.discard)(track)
+        self.relayout()
+
+    def set_scale(self, scale: TimeScale) -> None:
+        """Change the visible window."""
+        if scale != self.scale:
+            self.scale = scale
+            self.scale_changed.emit()
+
+    def set_width(self, width: int) -> None:
+        """The timeline's drawing width changed."""
+        self.set_scale(self.scale.with_width(width))
+
+    def show_window(self, t0: float, t1: float, pad: float = 0.05) -> None:
+        """Fit [t0, t1) into the view with a margin."""
+        span = max(t1 - t0, 1.0)
+        self.set_scale(self.scale.with_window(t0 - span * pad, t1 + span * pad))
+
+    def select(self, slice_id: int) -> None:
+        """Select a slice (-1: none) and compute its dependency chain."""
+        self.selected = int(slice_id)
+        if self.trace is not None and slice_id >= 0:
+            self.chain, self.chain_flows = chain_of(self.trace, slice_id)
+        else:
+            self.chain = self.chain_flows = np.empty(0, np.int64)
+        self.selection_changed.emit()
+
+    def set_range(self, rng: tuple[float, float] | None) -> None:
+        """Set (or clear) the range selection."""
+        if rng is not None:
+            a, b = sorted(rng)
+            rng = (a, b)
+        self.range = rng
+        self.range_changed.emit()
+
+    def add_mark(self) -> None:
+        """Mark the range selection (or the selected slice's extent) for later reference."""
+        if self.range is not None:
+            self.marks.append(self.range)
+        elif self.trace is not None and self.selected >= 0:
+            s = float(self.trace.slices.start_ns[self.selected])
+            self.marks.append((s, s + float(self.trace.slices.dur_ns[self.selected])))
+        self.range_changed.emit()
+
+    def fit_selection(self) -> None:
+        """Zoom to the range selection, else the selected slice, else the whole trace."""
+        if self.range is not None:
+            self.show_window(*self.range, pad=0.02)
+        elif self.trace is not None and self.selected >= 0:
+            s = float(self.trace.slices.start_ns[self.selected])
+            self.show_window(s, s + float(self.trace.slices.dur_ns[self.selected]), pad=0.25)
+        elif self.trace is not None:
+            lo, hi = self.trace.time_bounds()
+            self.set_scale(type(self.scale).fit(lo, hi, self.scale.width))
+
+    def search(self, text: str) -> int:
+        """Find slices by name; returns the number of hits."""
+        self.search_text = text
+        self.hits = find_slices(self.trace, text) if self.trace is not None and text.strip() else np.empty(0, np.int64)
+        self.hit_index = -1
+        self.search_changed.emit()
+        return len(self.hits)
+
+    def step_hit(self, step: int) -> int:
+        """Select the next (+1) or previous (-1) search hit and bring it into view."""
+        if not len(self.hits) or self.trace is None:
+            return -1
+        self.hit_index = (self.hit_index + step) % len(self.hits)
+        sid = int(self.hits[self.hit_index])
+        self.select(sid)
+        s = float(self.trace.slices.start_ns[sid])
+        d = float(self.trace.slices.dur_ns[sid])
+        if not (self.scale.t0 <= s and s + d <= self.scale.t1) or d < self.scale.ns_per_px:
+            span = max(self.scale.span, d * 4) if d * 4 > self.scale.span else self.scale.span
+            self.show_window(s + d / 2 - span / 2, s + d / 2 + span / 2, pad=0.0)
+        self.search_changed.emit()
+        return sid

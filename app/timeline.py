@@ -1,0 +1,196 @@
+"""The timeline widget: paints through ``TimelinePainter`` and turns keys, wheel and mouse into
+changes of the shared ``ViewState`` (zoom, pan, select, range select, marks)."""
+
+from __future__ import annotations
+
+from accelview.model.navigate import step_in_chain
+from accelview.model.timescale import format_duration
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent, QWheelEvent
+from PySide6.QtWidgets import QScrollBar, QSizePolicy, QToolTip, QWidget
+
+from .paint import GUTTER_W, RULER_H, TimelinePainter
+from .state import ViewState
+from .theme import Theme
+
+ZOOM_STEP = 1.3
+PAN_STEP = 0.15
+DRAG_SLOP = 4
+
+
+class TimelineWidget(QWidget):
+    """The lanes of slices under a time ruler. ``hovered`` carries the time under the cursor
+    (NaN when it leaves)."""
+
+    hovered = Signal(float)
+
+    def __init__(self, state: ViewState, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.painter = TimelinePainter(state, theme)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setMouseTracking(True)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setMinimumSize(400, 200)
+        self.vbar = QScrollBar(Qt.Orientation.Vertical)
+        self.vbar.valueChanged.connect(self.update)
+        self._press: QPointF | None = None
+        self._press_scale = None
+        self._mode = ""  # "", "pan", "range"
+        self._hover_x: float | None = None
+        for sig in (state.scale_changed, state.selection_changed, state.range_changed, state.search_changed,
+                    state.trace_changed):
+            sig.connect(self.update)
+        state.layout_changed.connect(self._layout_changed)
+        state.trace_changed.connect(self._layout_changed)
+
+    # -- geometry ---------------------------------------------------------------------------------
+    def set_theme(self, theme: Theme) -> None:
+        """Repaint in another theme."""
+        self.painter.set_theme(theme)
+        self.update()
+
+    def _layout_changed(self) -> None:
+        h = self.state.layout.height if self.state.layout else 0
+        self.vbar.setRange(0, max(h - (self.height() - RULER_H) + 20, 0))
+        self.vbar.setPageStep(max(self.height() - RULER_H, 1))
+        self.update()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        self.state.set_width(self.painter.content_width(self.width()))
+        self._layout_changed()
+        super().resizeEvent(event)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        p = QPainter(self)
+        self.painter.paint(p, self.width(), self.height(), self.vbar.value(), self._hover_x)
+        p.end()
+
+    def _x(self, pos: QPointF) -> float:
+        return pos.x() - GUTTER_W
+
+    def slice_at(self, pos: QPointF) -> int:
+        """The slice under a widget position, or -1."""
+        st = self.state
+        if st.layout is None or st.lod is None or pos.x() < GUTTER_W or pos.y() < RULER_H:
+            return -1
+        ln = st.layout.lane_at(pos.y() - RULER_H + self.vbar.value())
+        if ln is None or ln.depth < 0:
+            return -1
+        t = st.scale.t_of(self._x(pos))
+        return st.lod.slice_at(ln.track, ln.depth, t, tol_ns=2 * st.scale.ns_per_px)
+
+    # -- keys -------------------------------------------------------------------------------------
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        st = self.state
+        k = event.key()
+        at = self._hover_x - GUTTER_W if self._hover_x is not None else None
+        if k == Qt.Key.Key_W:
+            st.set_scale(st.scale.zoom(ZOOM_STEP, at))
+        elif k == Qt.Key.Key_S:
+            st.set_scale(st.scale.zoom(1 / ZOOM_STEP, at))
+        elif k == Qt.Key.Key_A:
+            st.set_scale(st.scale.pan_fraction(-PAN_STEP))
+        elif k == Qt.Key.Key_D:
+            st.set_scale(st.scale.pan_fraction(PAN_STEP))
+        elif k == Qt.Key.Key_F:
+            st.fit_selection()
+        elif k == Qt.Key.Key_M:
+            st.add_mark()
+        elif k in (Qt.Key.Key_BracketRight, Qt.Key.Key_BracketLeft) and st.selected >= 0:
+            sid = step_in_chain(st.chain, st.selected, 1 if k == Qt.Key.Key_BracketRight else -1)
+            st.select(sid)  # a chain member's chain is the same chain
+            self._reveal(sid)
+        elif k == Qt.Key.Key_Escape:
+            st.set_range(None)
+            st.select(-1)
+        else:
+            super().keyPressEvent(event)
+
+    def _reveal(self, sid: int) -> None:
+        st = self.state
+        s = float(st.trace.slices.start_ns[sid])
+        e = s + float(st.trace.slices.dur_ns[sid])
+        if s < st.scale.t0 or e > st.scale.t1:
+            mid = (s + e) / 2
+            st.set_scale(st.scale.with_window(mid - st.scale.span / 2, mid + st.scale.span / 2))
+
+    # -- wheel and mouse --------------------------------------------------------------------------
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        st = self.state
+        d = event.angleDelta()
+        mods = event.modifiers()
+        if mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.AltModifier):
+            self.vbar.setValue(self.vbar.value() - (d.y() or d.x()) // 2)
+        elif abs(d.x()) > abs(d.y()):
+            st.set_scale(st.scale.pan_px(-d.x() / 2))
+        elif d.y():
+            st.set_scale(st.scale.zoom(ZOOM_STEP ** (d.y() / 120), self._x(event.position())))
+        event.accept()
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._press = event.position()
+            self._press_scale = self.state.scale
+            self._mode = ""
+            if event.position().x() < GUTTER_W:
+                self._toggle_group(event.position())
+                self._press = None
+
+    def _toggle_group(self, pos: QPointF) -> None:
+        st = self.state
+        if st.layout is None:
+            return
+        ln = st.layout.lane_at(pos.y() - RULER_H + self.vbar.value())
+        if ln is not None and ln.depth < 0:
+            st.set_collapsed(ln.track, ln.track not in st.collapsed)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        pos = event.position()
+        self._hover_x = pos.x()
+        st = self.state
+        if self._press is not None and self._press_scale is not None:
+            dx = pos.x() - self._press.x()
+            if not self._mode and (abs(dx) > DRAG_SLOP or abs(pos.y() - self._press.y()) > DRAG_SLOP):
+                self._mode = "range" if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else "pan"
+            if self._mode == "pan":
+                st.set_scale(self._press_scale.pan_px(-dx))
+                self.vbar.setValue(self.vbar.value() - int(pos.y() - self._press.y()))
+                self._press = QPointF(self._press.x(), pos.y())
+            elif self._mode == "range":
+                sc = self._press_scale
+                st.set_range((sc.t_of(self._x(self._press)), st.scale.t_of(self._x(pos))))
+        elif st.trace is not None:
+            sid = self.slice_at(pos)
+            if sid >= 0:
+                QToolTip.showText(event.globalPosition().toPoint(), self._tooltip(sid), self)
+            else:
+                QToolTip.hideText()
+        self.hovered.emit(st.scale.t_of(self._x(pos)) if pos.x() >= GUTTER_W else float("nan"))
+        self.update()
+
+    def _tooltip(self, sid: int) -> str:
+        st = self.state
+        sl = st.trace.slices
+        name = st.trace.strings[sl.name[sid]]
+        start = format_duration(float(sl.start_ns[sid] - st.origin))
+        return f"<b>{name}</b><br>{format_duration(float(sl.dur_ns[sid]))} · at {start}"
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self._press is not None:
+            if not self._mode:
+                self.state.select(self.slice_at(event.position()))
+            self._press = None
+            self._mode = ""
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        sid = self.slice_at(event.position())
+        if sid >= 0:
+            self.state.select(sid)
+            self.state.fit_selection()
+
+    def leaveEvent(self, event) -> None:
+        self._hover_x = None
+        self.hovered.emit(float("nan"))
+        self.update()
+        super().leaveEvent(event)

@@ -1,0 +1,294 @@
+"""The main window: timeline in the centre with counter panels under it on the same time axis,
+the lane tree and counter list on the left, details on the right, search in the toolbar,
+File → Open / recent files / drag-and-drop, loading in a worker thread, themes, status bar."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+from accelview.model import Trace
+from accelview.model.timescale import format_duration
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMainWindow,
+    QMessageBox,
+    QProgressDialog,
+    QSplitter,
+    QToolBar,
+    QWidget,
+)
+
+from .counters import CounterListModel, CounterPanel
+from .details import DetailsPanel
+from .lane_tree import LaneTreeView
+from .loading import LoadJob
+from .search import SearchBar
+from .state import ViewState
+from .theme import THEMES, stylesheet
+from .timeline import TimelineWidget
+
+MAX_RECENT = 8
+FILE_FILTER = "Captures and traces (*.h5 *.hdf5 *.json *.json.gz *.pt.trace.json);;All files (*)"
+KEYS_HELP = (
+    "W / S  zoom in / out at the cursor      A / D  pan left / right\n"
+    "Wheel  zoom at the cursor      Shift+wheel  scroll lanes      Drag  pan\n"
+    "Shift+drag  select a range (duration and per-lane busy %)      F  fit selection      M  mark range\n"
+    "Click  select a slice and its dependency chain      [ / ]  step along the chain\n"
+    "Ctrl+F  search      Enter / Shift+Enter  next / previous result      Esc  clear"
+)
+
+
+class MainWindow(QMainWindow):
+    """The accelview window. ``set_trace`` shows a loaded trace; ``open_path`` loads a file."""
+
+    def __init__(self, theme: str | None = None, settings: QSettings | None = None,
+                 loader: Callable[..., Trace] | None = None) -> None:
+        super().__init__()
+        self.settings = settings or QSettings("accelview", "accelview")
+        self.loader = loader
+        self.theme = THEMES.get(theme or str(self.settings.value("theme", "dark")), THEMES["dark"])
+        self.state = ViewState()
+        self.job: LoadJob | None = None
+        self.progress: QProgressDialog | None = None
+        self.error_box: QMessageBox | None = None
+        self.setWindowTitle("accelview")
+        self.setWindowIcon(QIcon(self.icon_path()))
+        self.setAcceptDrops(True)
+        self._build_views()
+        self._build_actions()
+        self._build_status()
+        self.apply_theme(self.theme.name)
+
+    # -- construction ---------------------------------------------------------------------------
+    def _build_views(self) -> None:
+        st = self.state
+        self.timeline = TimelineWidget(st, self.theme)
+        self.counter_model = CounterListModel(st, self)
+        self.counters = CounterPanel(st, self.counter_model, self.theme)
+        top = QWidget()
+        lay = QHBoxLayout(top)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.timeline)
+        lay.addWidget(self.timeline.vbar)
+        bottom = QWidget()
+        lay2 = QHBoxLayout(bottom)
+        lay2.setContentsMargins(0, 0, 0, 0)
+        lay2.setSpacing(0)
+        lay2.addWidget(self.counters)
+        self._bar_spacer = QWidget()  # keeps the counters' time axis under the timeline's
+        lay2.addWidget(self._bar_spacer)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(top)
+        split.addWidget(bottom)
+        split.setStretchFactor(0, 1)
+        split.setChildrenCollapsible(False)
+        self.setCentralWidget(split)
+
+        self.lane_view = LaneTreeView(st)
+        self.counter_list = QListView()
+        self.counter_list.setModel(self.counter_model)
+        self.details = DetailsPanel(st)
+        self.docks = {}
+        for name, w, area in (("Lanes", self.lane_view, Qt.DockWidgetArea.LeftDockWidgetArea),
+                              ("Counters", self.counter_list, Qt.DockWidgetArea.LeftDockWidgetArea),
+                              ("Details", self.details, Qt.DockWidgetArea.RightDockWidgetArea)):
+            dock = QDockWidget(name, self)
+            dock.setObjectName(name)
+            dock.setWidget(w)
+            self.addDockWidget(area, dock)
+            self.docks[name] = dock
+        self.resizeDocks([self.docks["Lanes"], self.docks["Details"]], [250, 330], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["Lanes"], self.docks["Counters"]], [500, 140], Qt.Orientation.Vertical)
+
+    def _build_actions(self) -> None:
+        fm = self.menuBar().addMenu("&File")
+        self.open_action = QAction("&Open…", self, shortcut=QKeySequence.StandardKey.Open, triggered=self.open_dialog)
+        fm.addAction(self.open_action)
+        self.recent_menu = fm.addMenu("Open &Recent")
+        fm.addSeparator()
+        fm.addAction(QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit, triggered=self.close))
+        vm = self.menuBar().addMenu("&View")
+        fit = QAction("&Fit all", self, shortcut="Ctrl+0", triggered=self._fit_all)
+        vm.addAction(fit)
+        self.theme_action = QAction("&Light theme", self, checkable=True, shortcut="Ctrl+T")
+        self.theme_action.toggled.connect(lambda on: self.apply_theme("light" if on else "dark"))
+        vm.addAction(self.theme_action)
+        vm.addSeparator()
+        for dock in self.docks.values():
+            vm.addAction(dock.toggleViewAction())
+        hm = self.menuBar().addMenu("&Help")
+        hm.addAction(QAction("&Keyboard shortcuts", self, shortcut="F1",
+                             triggered=lambda: QMessageBox.information(self, "Keyboard shortcuts", KEYS_HELP)))
+        tb = QToolBar("Main", self)
+        tb.setObjectName("main-toolbar")
+        tb.setMovable(False)
+        tb.addAction(self.open_action)
+        tb.addAction(fit)
+        tb.addSeparator()
+        self.search = SearchBar(self.state)
+        tb.addWidget(self.search)
+        self.addToolBar(tb)
+        focus = QAction(self, shortcut=QKeySequence.StandardKey.Find, triggered=lambda: self.search.edit.setFocus())
+        self.addAction(focus)
+        self._refresh_recent()
+
+    def _build_status(self) -> None:
+        sb = self.statusBar()
+        self.cursor_label = QLabel("")
+        self.selection_label = QLabel("")
+        self.range_label = QLabel("")
+        self.view_label = QLabel("")
+        sb.addWidget(self.cursor_label, 1)
+        sb.addWidget(self.selection_label, 2)
+        sb.addPermanentWidget(self.range_label)
+        sb.addPermanentWidget(self.view_label)
+        self.timeline.hovered.connect(self._show_cursor)
+        self.state.selection_changed.connect(self._show_selection)
+        self.state.range_changed.connect(self._show_range)
+        self.state.scale_changed.connect(self._show_view)
+
+    # -- status ---------------------------------------------------------------------------------
+    def _show_cursor(self, t: float) -> None:
+        self.cursor_label.setText("" if math.isnan(t) else f"⌖ {format_duration(t - self.state.origin, 6)}")
+
+    def _show_selection(self) -> None:
+        st = self.state
+        if st.trace is None or st.selected < 0:
+            self.selection_label.setText("")
+            return
+        sl = st.trace.slices
+        name = st.trace.strings[sl.name[st.selected]]
+        self.selection_label.setText(
+            f"{name} · {format_duration(float(sl.dur_ns[st.selected]))} · chain of {len(st.chain)}")
+
+    def _show_range(self) -> None:
+        r = self.state.range
+        self.range_label.setText("" if r is None else f"range Δ {format_duration(r[1] - r[0])}")
+
+    def _show_view(self) -> None:
+        self.view_label.setText(f"view {format_duration(self.state.scale.span)}")
+
+    # -- themes ---------------------------------------------------------------------------------
+    @staticmethod
+    def icon_path() -> str:
+        """Path of the app icon."""
+        return str(resources.files("accelview.resources").joinpath("icon.svg"))
+
+    def apply_theme(self, name: str) -> None:
+        """Switch between the dark and light theme (remembered in the settings)."""
+        self.theme = THEMES.get(name, THEMES["dark"])
+        self.setStyleSheet(stylesheet(self.theme.name))
+        self.timeline.set_theme(self.theme)
+        self.counters.set_theme(self.theme)
+        self.settings.setValue("theme", self.theme.name)
+        self.theme_action.blockSignals(True)
+        self.theme_action.setChecked(self.theme.name == "light")
+        self.theme_action.blockSignals(False)
+
+    def showEvent(self, event) -> None:
+        self._bar_spacer.setFixedWidth(self.timeline.vbar.sizeHint().width())
+        super().showEvent(event)
+
+    # -- files ----------------------------------------------------------------------------------
+    def set_trace(self, trace: Trace, title: str = "") -> None:
+        """Show a trace that is already in memory."""
+        self.state.set_trace(trace)
+        self.setWindowTitle(f"accelview — {title or trace.source or 'trace'}")
+        self._show_view()
+
+    def _fit_all(self) -> None:
+        self.state.set_range(None)
+        self.state.select(-1)
+        self.state.fit_selection()
+
+    def open_dialog(self) -> None:
+        """File → Open."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open capture or trace", "", FILE_FILTER)
+        if path:
+            self.open_path(path)
+
+    def open_path(self, path: str) -> LoadJob:
+        """Load a file on a worker thread; the current view stays until it succeeds."""
+        if self.job is not None and self.job.running:
+            self.job.cancel()
+        job = LoadJob(path, self.loader, self)
+        self.job = job
+        self.progress = QProgressDialog(f"Loading {Path(path).name}…", "Cancel", 0, 1000, self)
+        self.progress.setWindowTitle("accelview")
+        self.progress.setMinimumDuration(300)
+        self.progress.setAutoClose(False)
+        self.progress.setAutoReset(False)
+        self.progress.canceled.connect(job.cancel)
+        job.progressed.connect(lambda f: self.progress and self.progress.setValue(int(max(0.0, min(f, 1.0)) * 1000)))
+        job.loaded.connect(lambda tr: self._loaded(path, tr))
+        job.failed.connect(self._failed)
+        job.cancelled.connect(lambda: self.statusBar().showMessage(f"Loading {path} cancelled", 5000))
+        job.finished.connect(self._job_done)
+        job.start()
+        return job
+
+    def _job_done(self) -> None:
+        if self.progress is not None:
+            self.progress.reset()
+            self.progress.hide()
+
+    def _loaded(self, path: str, trace: Trace) -> None:
+        self.set_trace(trace, Path(path).name)
+        self.add_recent(path)
+        self.statusBar().showMessage(f"Opened {path}: {len(trace.slices):,} slices", 5000)
+
+    def _failed(self, message: str) -> None:
+        """Show a bad-file dialog; the trace on screen stays as it was."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Cannot open file", message, QMessageBox.StandardButton.Ok, self)
+        box.setInformativeText("The current view is unchanged.")
+        self.error_box = box
+        box.open()
+
+    # -- recent files ---------------------------------------------------------------------------
+    def recent_files(self) -> list[str]:
+        """Recently opened files, newest first."""
+        v = self.settings.value("recent", [])
+        if isinstance(v, str):
+            v = [v]
+        return [str(x) for x in (v or [])]
+
+    def add_recent(self, path: str) -> None:
+        """Put a file at the top of the recent list."""
+        p = str(Path(path).resolve())
+        items = [p] + [x for x in self.recent_files() if x != p]
+        self.settings.setValue("recent", items[:MAX_RECENT])
+        self._refresh_recent()
+
+    def _refresh_recent(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for f in files:
+            self.recent_menu.addAction(QAction(f, self, triggered=lambda _=False, f=f: self.open_path(f)))
+        self.recent_menu.setEnabled(bool(files))
+
+    # -- drag and drop --------------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_path(paths[0])
+
+    def closeEvent(self, event) -> None:
+        if self.job is not None and self.job.running:
+            self.job.cancel()
+            self.job.wait(5000)
+        super().closeEvent(event)

@@ -1,0 +1,37 @@
+"""Paints a few thousand frames: PySide6 6.12.0 on Python 3.11 drops a reference to None on
+every void Qt call and aborts after a few thousand (shared/MEASURED.md). A bad wheel fails here,
+not in a user's session."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from accelview.app.paint import TimelinePainter
+from accelview.app.state import ViewState
+from accelview.app.theme import DARK, LIGHT
+from accelview.model.synthetic import demo_trace
+from PySide6.QtGui import QImage, QPainter
+
+
+def test_thousands_of_frames(qapp):
+    st = ViewState()
+    painter = TimelinePainter(st, DARK)
+    w, h = 480, 260
+    st.scale = st.scale.with_width(painter.content_width(w))
+    st.set_trace(demo_trace(steps=2, layers=1))
+    st.select(40)
+    st.set_range((st.scale.t0 + st.scale.span * 0.2, st.scale.t0 + st.scale.span * 0.4))
+    st.search("matmul")
+    img = QImage(w, h, QImage.Format.Format_RGB32)
+    for i in range(1200):
+        if i % 50 == 0:
+            st.set_scale(st.scale.zoom(1.15 if (i // 300) % 2 == 0 else 1 / 1.15))
+            painter.set_theme(LIGHT if i % 100 else DARK)
+        else:
+            st.set_scale(st.scale.pan_px(3 if (i // 150) % 2 else -3))
+        p = QPainter(img)
+        painter.paint(p, w, h, 0.0, 100.0 + i % 300)
+        p.end()
+    assert not img.isNull()

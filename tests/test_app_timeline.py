@@ -1,0 +1,192 @@
+"""The timeline widget: zoom and pan by keys, wheel and drag; select a slice and see its chain
+and details; range select with per-lane busy %; fit and mark; counter panels follow."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+import pytest
+from accelview.app.main import make_main_window
+from accelview.app.paint import GUTTER_W, RULER_H
+from accelview.model.synthetic import demo_trace
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QImage, QMouseEvent, QPainter, QWheelEvent
+from PySide6.QtWidgets import QApplication
+
+
+@pytest.fixture
+def win(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    w = make_main_window("dark")
+    w.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    w.set_trace(demo_trace(steps=3, layers=2))
+    return w
+
+
+def widget_pos(w, sid):
+    """Centre of a slice on the timeline widget."""
+    r = w.timeline.painter.slice_rect(sid, w.timeline.vbar.value())
+    return r.center()
+
+
+def mouse(widget, kind, pos, button=Qt.MouseButton.LeftButton, buttons=None, mods=Qt.KeyboardModifier.NoModifier):
+    buttons = button if buttons is None else buttons
+    ev = QMouseEvent(kind, QPointF(pos), QPointF(widget.mapToGlobal(QPoint(int(pos.x()), int(pos.y())))),
+                     button, buttons, mods)
+    QApplication.sendEvent(widget, ev)
+
+
+def drag(widget, a, b, mods=Qt.KeyboardModifier.NoModifier):
+    mouse(widget, QMouseEvent.Type.MouseButtonPress, a, mods=mods)
+    for f in (0.3, 0.7, 1.0):
+        p = QPointF(a.x() + (b.x() - a.x()) * f, a.y() + (b.y() - a.y()) * f)
+        mouse(widget, QMouseEvent.Type.MouseMove, p, Qt.MouseButton.NoButton, Qt.MouseButton.LeftButton, mods)
+    mouse(widget, QMouseEvent.Type.MouseButtonRelease, b, buttons=Qt.MouseButton.NoButton, mods=mods)
+
+
+def test_keys_zoom_and_pan(win, qtbot):
+    st = win.state
+    span = st.scale.span
+    qtbot.keyClick(win.timeline, Qt.Key.Key_W)
+    assert st.scale.span < span
+    qtbot.keyClick(win.timeline, Qt.Key.Key_S)
+    qtbot.keyClick(win.timeline, Qt.Key.Key_S)
+    assert st.scale.span > span * 0.99
+    qtbot.keyClick(win.timeline, Qt.Key.Key_W)
+    qtbot.keyClick(win.timeline, Qt.Key.Key_W)
+    t0 = st.scale.t0
+    qtbot.keyClick(win.timeline, Qt.Key.Key_D)
+    assert st.scale.t0 > t0
+    qtbot.keyClick(win.timeline, Qt.Key.Key_A)
+    assert st.scale.t0 == pytest.approx(t0)
+
+
+def test_wheel_zooms_at_cursor_and_drag_pans(win):
+    st, tl = win.state, win.timeline
+    pos = QPointF(GUTTER_W + 300, RULER_H + 40)
+    t_under = st.scale.t_of(300)
+    ev = QWheelEvent(pos, QPointF(tl.mapToGlobal(pos.toPoint())), QPoint(0, 0), QPoint(0, 240),
+                     Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    span = st.scale.span
+    QApplication.sendEvent(tl, ev)
+    assert st.scale.span < span / 1.5
+    assert st.scale.t_of(300) == pytest.approx(t_under, rel=1e-9, abs=1.0)
+    t0 = st.scale.t0
+    drag(tl, QPointF(GUTTER_W + 500, RULER_H + 300), QPointF(GUTTER_W + 400, RULER_H + 300))
+    assert st.scale.t0 == pytest.approx(t0 + 100 * st.scale.ns_per_px, rel=1e-6)
+    assert st.selected == -1 and st.range is None
+
+
+def test_click_selects_slice_with_chain_and_details(win, qtbot):
+    st, tr = win.state, win.state.trace
+    k = tr.strings.lookup("attention")
+    sid = int(np.flatnonzero(tr.slices.name == k)[0])
+    st.show_window(float(tr.slices.start_ns[sid]) - 60_000, float(tr.slices.start_ns[sid]) + 60_000)
+    pos = widget_pos(win, sid)
+    mouse(win.timeline, QMouseEvent.Type.MouseButtonPress, pos)
+    mouse(win.timeline, QMouseEvent.Type.MouseButtonRelease, pos, buttons=Qt.MouseButton.NoButton)
+    assert st.selected == sid
+    lanes = {tr.track_name(int(tr.slices.track[c])) for c in st.chain}
+    assert lanes == {"MainThread", "driver queue 0", "matrix engine"}
+    assert len(st.chain_flows) == 2
+    assert "attention" in win.details.texts()
+    assert "attention" in win.selection_label.text()
+    chain_rows = win.details.items.item(win.details.items.rowCount() - 1, 0)
+    assert chain_rows.text() == "Chain" and chain_rows.rowCount() == 3
+    other = chain_rows.child(0, 1).index()
+    win.details.activated.emit(other)
+    assert st.selected == int(st.chain[0])
+    assert "accelLaunchKernel" in win.selection_label.text()
+    # Keys step along the chain: ] goes to the next slice by start time.
+    first = int(st.chain[0])
+    st.select(first)
+    qtbot.keyClick(win.timeline, Qt.Key.Key_BracketRight)
+    assert st.selected == int(st.chain[1])
+    # The frame with the chain paints (arrows and outlines) without trouble.
+    img = win.timeline.grab()
+    assert not img.isNull()
+    qtbot.keyClick(win.timeline, Qt.Key.Key_Escape)
+    assert st.selected == -1
+
+
+def test_shift_drag_selects_range_fit_and_mark(win, qtbot):
+    st = win.state
+    a, b = QPointF(GUTTER_W + 200, RULER_H + 100), QPointF(GUTTER_W + 500, RULER_H + 100)
+    drag(win.timeline, a, b, Qt.KeyboardModifier.ShiftModifier)
+    assert st.range is not None
+    r0, r1 = st.range
+    assert r1 - r0 == pytest.approx(300 * st.scale.ns_per_px, rel=1e-6)
+    assert "range" in win.range_label.text()
+    main = next(t for t in range(len(st.trace.tracks)) if st.trace.track_name(t) == "MainThread")
+    assert 0 < st.lod.busy_fraction(main, r0, r1) <= 1
+    win.timeline.grab()  # paints the per-lane busy % in the gutter
+    qtbot.keyClick(win.timeline, Qt.Key.Key_F)
+    assert st.scale.t0 < r0 < r1 < st.scale.t1
+    assert st.scale.span == pytest.approx((r1 - r0) * 1.04, rel=1e-6)
+    qtbot.keyClick(win.timeline, Qt.Key.Key_M)
+    assert st.marks == [(r0, r1)]
+
+
+def test_counter_panel_follows_the_timeline(win):
+    st = win.state
+    panel = win.counters
+    assert panel.model.checked
+    track = panel.model.checked[0]
+    ts, vals = st.trace.counter_series(track)
+    i = int(np.argmax(vals))
+    t = float(ts[i])
+    for span in (2e6, 2e5):
+        st.show_window(t - span / 2, t + span / 2, pad=0)
+        img = QImage(panel.width(), panel.height(), QImage.Format.Format_RGB32)
+        p = QPainter(img)
+        panel.paint(p, img.width(), img.height())
+        p.end()
+        x = int(GUTTER_W + st.scale.x_of(t)) + 1
+        bg = img.pixelColor(x, 2)
+        col = [img.pixelColor(x, y) for y in range(8, 50)]
+        assert any(c != bg for c in col), f"no counter drawn at the spike's x for span {span}"
+        # The timeline maps the same time to the same x: both draw from the one shared scale.
+        assert win.timeline.painter.state.scale is panel.state.scale
+
+
+def test_search_counts_highlights_and_steps(win, qtbot):
+    st = win.state
+    qtbot.keyClicks(win.search.edit, "layernorm")
+    n = len(st.hits)
+    assert n == 2 * 3 * 2  # a kernel and its submission per layer and step
+    assert win.search.count.text() == f"{n} results"
+    qtbot.keyClick(win.search.edit, Qt.Key.Key_Return)
+    assert st.selected == int(st.hits[0])
+    assert win.search.count.text() == f"1 / {n}"
+    qtbot.keyClick(win.search.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert st.selected == int(st.hits[-1])
+    sl = st.trace.slices
+    assert st.scale.t0 <= sl.start_ns[st.selected] <= st.scale.t1
+    win.timeline.grab()  # paints the highlights
+    win.search.edit.clear()
+    assert len(st.hits) == 0 and win.search.count.text() == ""
+
+
+def test_lane_tree_hides_and_collapses(win):
+    st = win.state
+    model = win.lane_view.lanes
+    root = model.index(0, 0)
+    host = model.track_of(root)
+    n = len(st.layout.lanes)
+    child = model.index(0, 0, root)
+    model.setData(child, Qt.CheckState.Unchecked.value, Qt.ItemDataRole.CheckStateRole)
+    assert model.track_of(child) in st.hidden and len(st.layout.lanes) < n
+    model.setData(child, Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole)
+    assert len(st.layout.lanes) == n
+    win.lane_view.collapse(root)
+    assert host in st.collapsed and len(st.layout.lanes) < n
+    win.lane_view.expand(root)
+    assert len(st.layout.lanes) == n

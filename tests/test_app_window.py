@@ -1,0 +1,153 @@
+"""The main window's files: open in a worker thread, drop a file, the bad-file dialog, cancel,
+recent files, themes; every item model passes the model tester; offscreen rendering."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import threading
+import time
+
+import pytest
+from accelview.app.counters import CounterListModel
+from accelview.app.lane_tree import LaneTreeModel
+from accelview.app.render import render_png
+from accelview.app.state import ViewState
+from accelview.app.window import MainWindow
+from accelview.model import CaptureError
+from accelview.model.synthetic import demo_trace
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
+from PySide6.QtWidgets import QApplication, QPushButton
+
+
+def fake_loader(trace):
+    def load(path, progress=None, cancel=None):
+        if str(path).endswith(".bad"):
+            raise CaptureError(path, "is not a capture or a trace accelview reads")
+        for i in range(5):
+            if progress:
+                progress(i / 5)
+        return trace
+
+    return load
+
+
+@pytest.fixture
+def win(qtbot, tmp_path):
+    w = MainWindow(theme="dark", settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat),
+                   loader=fake_loader(demo_trace(steps=2, layers=1)))
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    return w
+
+
+def test_open_real_capture_file(qtbot, tmp_path):
+    capture_writer = pytest.importorskip("accelview.model.capture_writer")
+    path = tmp_path / "run.h5"
+    trace = demo_trace(steps=2, layers=1)
+    capture_writer.write_capture(trace, path)
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    with qtbot.waitSignal(w.state.trace_changed, timeout=20000):
+        w.open_path(str(path))
+    assert len(w.state.trace.slices) == len(trace.slices)
+    assert "run.h5" in w.windowTitle()
+    assert w.recent_files()[0].endswith("run.h5")
+    assert w.recent_menu.actions()[0].text().endswith("run.h5")
+
+
+def test_drop_opens_file(win, qtbot, tmp_path):
+    path = tmp_path / "dropped.h5"
+    path.write_bytes(b"x")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    enter = QDragEnterEvent(QPoint(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(win, enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
+    with qtbot.waitSignal(win.state.trace_changed, timeout=10000):
+        QApplication.sendEvent(win, drop)
+    assert win.state.trace is not None
+    assert win.recent_files()[0].endswith("dropped.h5")
+
+
+def test_bad_file_shows_dialog_and_keeps_view(win, qtbot):
+    good = demo_trace(steps=1, layers=1)
+    win.set_trace(good)
+    scale = win.state.scale
+    job = win.open_path("/nowhere/broken.bad")
+    with qtbot.waitSignal(job.finished, timeout=10000):
+        pass
+    qtbot.waitUntil(lambda: win.error_box is not None and win.error_box.isVisible(), timeout=5000)
+    assert "broken.bad" in win.error_box.text() and "not a capture" in win.error_box.text()
+    assert win.state.trace is good and win.state.scale == scale
+    win.error_box.close()
+
+
+def test_real_loader_error_for_missing_file(qtbot, tmp_path):
+    pytest.importorskip("accelview.model.loader")
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    job = w.open_path(str(tmp_path / "missing.h5"))
+    with qtbot.waitSignal(job.failed, timeout=10000) as blocker:
+        pass
+    assert "missing.h5" in blocker.args[0]
+
+
+def test_cancel_loading_keeps_window_responsive(qtbot, tmp_path):
+    started = threading.Event()
+
+    def slow(path, progress=None, cancel=None):
+        started.set()
+        while not cancel():
+            time.sleep(0.01)
+        raise CaptureError(path, "loading cancelled")
+
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), loader=slow)
+    qtbot.addWidget(w)
+    job = w.open_path("/some/big.h5")
+    assert started.wait(5)
+    QApplication.processEvents()  # the event loop runs while the worker loads
+    button = w.progress.findChild(QPushButton)
+    with qtbot.waitSignal(job.cancelled, timeout=5000):
+        button.click()
+    job.wait()
+    assert w.state.trace is None
+
+
+def test_theme_switch_and_recent_list(win):
+    win.apply_theme("light")
+    assert win.settings.value("theme") == "light" and win.theme_action.isChecked()
+    assert "#fbfbfc" in win.styleSheet()
+    win.apply_theme("dark")
+    for i in range(12):
+        win.add_recent(f"/tmp/f{i}.h5")
+    files = win.recent_files()
+    assert len(files) == 8 and files[0].endswith("f11.h5")
+
+
+def test_item_models_pass_model_tester(qtmodeltester, win):
+    st = ViewState(demo_trace(steps=1, layers=1))
+    qtmodeltester.check(LaneTreeModel(st))
+    qtmodeltester.check(CounterListModel(st))
+    qtmodeltester.check(LaneTreeModel(ViewState()))
+    win.state.set_trace(st.trace)
+    win.state.select(5)
+    qtmodeltester.check(win.details.model())
+
+
+def test_render_png(tmp_path, qapp):
+    tr = demo_trace(steps=2, layers=1)
+    out = tmp_path / "shot.png"
+    times = render_png(tr, str(out), size=(640, 360), timing=True, frames=3)
+    assert len(times) == 3 and all(t > 0 for t in times)
+    img = QImage(str(out))
+    assert (img.width(), img.height()) == (640, 360)
+    lo, hi = tr.time_bounds()
+    assert render_png(tr, str(out), window=(lo, lo + (hi - lo) / 10), size=(320, 200)) == []
