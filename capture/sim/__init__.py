@@ -1,4 +1,16 @@
-"""The accelerator simulator: device specs, PCIe, HBM, op costs and clocks.
+"""The accelerator simulator: a PCIe-attached inference accelerator, its driver and runtime API.
+
+Scripts use the runtime API (docs/SIMULATOR.md)::
+
+    from accelview.capture import sim
+
+    with sim.session(spec="gen5x16-141g", seed=0) as s:
+        dev = sim.device(0)
+        w = dev.alloc((4096, 4096), "bf16")
+        dev.copy(w, sim.host_buffer((4096, 4096), "bf16", pinned=True))
+        dev.launch("gemm", m=1, n=4096, k=4096)
+        dev.synchronize()
+    trace = s.trace()
 
 The physics lives in small modules, each importable on its own:
 
@@ -11,5 +23,30 @@ The physics lives in small modules, each importable on its own:
 - :mod:`.llm` - the ops of a decoder-only transformer's prefill and decode steps;
 - :mod:`.clock` - a device clock with its own frequency, offset and drift.
 
+and the event-driven side in :mod:`.engine` (queues, units, DMA, link sharing),
+:mod:`.runtime`/:mod:`.copies` (the API), :mod:`.tracewriter` (the capture and its truth).
 docs/SIMULATOR.md describes the models and the published figures they agree with.
 """
+
+from .api import current, device, device_count, host_buffer, reset, session
+from .buffers import DeviceBuffer, HostBuffer
+from .runtime import Device, Event, Simulator, Stream
+from .specs import DeviceSpec, list_presets, load_spec
+
+__all__ = [
+    "Device",
+    "DeviceBuffer",
+    "DeviceSpec",
+    "Event",
+    "HostBuffer",
+    "Simulator",
+    "Stream",
+    "current",
+    "device",
+    "device_count",
+    "host_buffer",
+    "list_presets",
+    "load_spec",
+    "reset",
+    "session",
+]

@@ -1,0 +1,61 @@
+"""Module-level runtime API: the current session and the calls scripts make on it.
+
+``from accelview.capture import sim`` then ``sim.device(0)``, ``sim.host_buffer(...)``. The
+calls go to the *current* session: the one a ``with sim.session(...)`` block (or the
+profiler running the script) opened, else a default one created on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .buffers import HostBuffer
+from .runtime import Device, Simulator
+from .specs import DeviceSpec
+
+_stack: list[Simulator] = []
+
+
+@contextmanager
+def session(spec: str | DeviceSpec = "gen5x16-141g", devices: int = 1, seed: int = 0, deterministic: bool = True,
+            counter_period_ns: int = 10_000, script_gap_ns: int = 0) -> Iterator[Simulator]:
+    """Open a simulated session and make it current inside the ``with`` block.
+
+    ``spec`` is a preset name or a spec file; ``deterministic`` models host time between calls
+    instead of measuring it, so identical inputs give identical captures.
+    """
+    sim = Simulator(spec, devices, seed, deterministic, counter_period_ns, script_gap_ns)
+    _stack.append(sim)
+    try:
+        yield sim
+    finally:
+        _stack.remove(sim)
+
+
+def current() -> Simulator:
+    """The current session (a default one is created when none is open)."""
+    if not _stack:
+        _stack.append(Simulator())
+    return _stack[-1]
+
+
+def reset() -> None:
+    """Forget every session (the next call creates a fresh default one)."""
+    _stack.clear()
+
+
+def device(index: int = 0) -> Device:
+    """Device ``index`` of the current session."""
+    return current().device(index)
+
+
+def device_count() -> int:
+    """Number of devices in the current session."""
+    return len(current().devices)
+
+
+def host_buffer(shape: int | tuple[int, ...], dtype: Any = "bf16", pinned: bool = True) -> HostBuffer:
+    """Host memory of the current session: ``pinned=False`` for pageable memory."""
+    return current().host_buffer(shape, dtype, pinned)

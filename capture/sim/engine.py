@@ -1,0 +1,257 @@
+"""The device side: an event-driven simulation of one device's queues, units, DMA and link.
+
+Times are true host nanoseconds (floats); the recorder later turns them into device ticks.
+Each stream is an in-order queue. Its head starts when the command processor has seen it
+(submit + doorbell), its predecessor has finished, the events it waits on have fired and
+its resource is free: the execution unit of its kind (matrix, vector, collective: one op at
+a time each, different units overlap) or, for copies, any free DMA engine. A DMA job has a
+fixed setup phase, a data phase that shares its link direction equally with the other data
+phases in flight (fluid sharing), and a fixed completion phase.
+
+Every finished command keeps the constraint that bound its start (``cause``): ``host``
+(not yet submitted), ``pcie`` (after a transfer), ``sync`` (an event or another unit's op),
+``resource`` (its unit or engine was busy). The recorder derives idle-time truth from it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from .costs import OpCost
+from .pcie import Link
+from .specs import DeviceSpec
+from .transfer import DmaJob
+
+EXEC_UNITS = ("matrix", "vector", "collective")
+_EPS_BYTES = 1e-3
+
+
+@dataclass(eq=False)
+class EventState:
+    """A point in a stream that others can wait on."""
+
+    stream: int
+    done_ns: float | None = None
+    tag: str = "sync"  # what the stream was waiting for just before it: 'pcie' or 'sync'
+
+
+@dataclass(eq=False)
+class Command:
+    """One driver-queue entry and, once run, what happened to it."""
+
+    cid: int  # correlation id shared with the API call
+    kind: str  # 'op' | 'copy' | 'record' | 'wait'
+    stream: int
+    submit_ns: float
+    visible_ns: float
+    name: str
+    cost: OpCost | None = None
+    job: DmaJob | None = None
+    direction: str = ""  # copies: 'h2d' | 'd2h' | 'd2d'
+    fixed_ns: float = 0.0  # d2d copies: whole duration
+    event: EventState | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    start_ns: float = math.nan
+    end_ns: float = math.nan
+    engine: int = -1
+    cause: str = ""
+    data_start_ns: float = math.nan
+    data_end_ns: float = math.nan
+    segments: list[tuple[float, float, float, int]] = field(default_factory=list)  # (t0, t1, bytes, sharers)
+    # internal state of a running copy
+    phase: str = ""
+    phase_end: float = math.inf
+    remaining: float = 0.0
+    done: bool = False  # finished (an op knows its end time from the moment it starts)
+
+
+class DeviceEngine:
+    """One device's simulated hardware; ``advance(t)`` runs it up to host time ``t``."""
+
+    def __init__(self, spec: DeviceSpec, n_streams: int = 1) -> None:
+        self.spec = spec
+        self.link = Link.from_spec(spec)
+        self.bandwidth = {d: self.link.bulk_bandwidth(d) * 1e-9 for d in ("h2d", "d2h")}  # bytes/ns
+        self.now = 0.0
+        self.streams: list[deque[Command]] = [deque() for _ in range(n_streams)]
+        self.prev_end: list[float] = [-math.inf] * n_streams
+        self.prev_tag: list[str] = ["host"] * n_streams
+        self.units: dict[str, Command | None] = dict.fromkeys(EXEC_UNITS)
+        self.dma: list[Command | None] = [None] * spec.pcie.dma_engines
+        self.active: dict[str, list[Command]] = {"h2d": [], "d2h": []}
+        self.finished: list[Command] = []
+
+    def add_stream(self) -> int:
+        """A new in-order queue; returns its index."""
+        self.streams.append(deque())
+        self.prev_end.append(-math.inf)
+        self.prev_tag.append("host")
+        return len(self.streams) - 1
+
+    def submit(self, cmd: Command) -> None:
+        """Queue ``cmd`` on its stream (the caller has advanced the engine to its submit time)."""
+        self.streams[cmd.stream].append(cmd)
+
+    def pending(self, stream: int | None = None) -> int:
+        """Commands submitted and not finished, on one stream or all."""
+        if stream is None:
+            return sum(len(q) for q in self.streams)
+        return len(self.streams[stream])
+
+    # -- running -------------------------------------------------------------------------------
+    def advance(self, until: float) -> None:
+        """Process everything that happens up to ``until``."""
+        while True:
+            self._dispatch()
+            t = self._next_time()
+            if t > until:
+                break
+            self._step(t)
+        self._progress(max(self.now, until))
+
+    def run_until(self, cmd: Command) -> float:
+        """Run until ``cmd`` has finished; return its end time."""
+        while not cmd.done:
+            self._dispatch()
+            if cmd.done:
+                break
+            t = self._next_time()
+            if t == math.inf:
+                raise RuntimeError(f"device deadlock: {cmd.name!r} can never run (waiting on an event "
+                                   "that is never recorded?)")
+            self._step(t)
+        return cmd.end_ns
+
+    def run_until_idle(self) -> float:
+        """Run until every queue is empty; return the time the last command finished."""
+        last = -math.inf
+        for q in self.streams:
+            if q:
+                last = max(last, self.run_until(q[-1]))
+        return max(last, max(self.prev_end, default=-math.inf))
+
+    # -- internals -----------------------------------------------------------------------------
+    def _next_time(self) -> float:
+        t = math.inf
+        for cmd in self.units.values():
+            if cmd is not None:
+                t = min(t, cmd.end_ns)
+        for cmd in self.dma:
+            if cmd is not None and cmd.phase != "data":
+                t = min(t, cmd.phase_end)
+        for d, act in self.active.items():
+            if act:
+                rate = self.bandwidth[d] / len(act)
+                t = min(t, self.now + min(c.remaining for c in act) / rate)
+        for q in self.streams:
+            if q and math.isnan(q[0].start_ns) and q[0].visible_ns > self.now:
+                t = min(t, q[0].visible_ns)
+        return max(t, self.now)
+
+    def _progress(self, t: float) -> None:
+        """Move fluid data phases forward to ``t``."""
+        dt = t - self.now
+        if dt > 0:
+            for d, act in self.active.items():
+                if act:
+                    moved = self.bandwidth[d] / len(act) * dt
+                    for c in act:
+                        step = min(moved, c.remaining)
+                        c.remaining -= step
+                        c.segments.append((self.now, t, step, len(act)))
+        self.now = max(self.now, t)
+
+    def _step(self, t: float) -> None:
+        self._progress(t)
+        for unit, cmd in self.units.items():
+            if cmd is not None and cmd.end_ns <= t:
+                self.units[unit] = None
+                self._finish(cmd)
+        for act in self.active.values():
+            for c in [c for c in act if c.remaining <= _EPS_BYTES]:
+                act.remove(c)
+                c.data_end_ns = t
+                c.phase, c.phase_end = "completion", t + (c.job.completion_ns if c.job else 0.0)
+        for i, cmd in enumerate(self.dma):
+            if cmd is None or cmd.phase == "data" or cmd.phase_end > t:
+                continue
+            if cmd.phase == "setup" and cmd.direction != "d2d" and cmd.job and cmd.job.nbytes > 0:
+                cmd.phase, cmd.phase_end, cmd.data_start_ns = "data", math.inf, t
+                cmd.remaining = float(cmd.job.nbytes)
+                self.active[cmd.direction].append(cmd)
+            elif cmd.phase == "setup" and cmd.direction != "d2d":  # zero bytes: straight to completion
+                cmd.data_start_ns = cmd.data_end_ns = t
+                cmd.phase, cmd.phase_end = "completion", t + (cmd.job.completion_ns if cmd.job else 0.0)
+            else:
+                cmd.end_ns = t
+                self.dma[i] = None
+                self._finish(cmd)
+
+    def _finish(self, cmd: Command) -> None:
+        q = self.streams[cmd.stream]
+        assert q and q[0] is cmd, "commands finish in stream order"
+        q.popleft()
+        cmd.done = True
+        self.prev_end[cmd.stream] = cmd.end_ns
+        self.prev_tag[cmd.stream] = "pcie" if cmd.kind == "copy" else (
+            cmd.cause if cmd.kind in ("record", "wait") else "sync")
+        if cmd.kind == "record" and cmd.event is not None:
+            cmd.event.done_ns = cmd.end_ns
+            cmd.event.tag = cmd.cause if cmd.cause in ("pcie", "sync") else "sync"
+        self.finished.append(cmd)
+
+    def _ready(self, cmd: Command) -> bool:
+        if cmd.visible_ns > self.now:
+            return False
+        return not (cmd.kind == "wait" and cmd.event is not None and cmd.event.done_ns is None)
+
+    def _cause(self, cmd: Command) -> str:
+        s = cmd.stream
+        constraints = [(cmd.visible_ns, "host"), (self.prev_end[s], self.prev_tag[s])]
+        if cmd.kind == "wait" and cmd.event is not None and cmd.event.done_ns is not None:
+            constraints.append((cmd.event.done_ns, cmd.event.tag))
+        t, why = max(constraints, key=lambda c: c[0])
+        if why not in ("host", "pcie"):
+            why = "sync"
+        return "resource" if self.now > t + 1e-9 else why
+
+    def _dispatch(self) -> None:
+        progress = True
+        while progress:
+            progress = False
+            heads = [q[0] for q in self.streams if q and math.isnan(q[0].start_ns) and self._ready(q[0])]
+            heads.sort(key=lambda c: (max(c.visible_ns, self.prev_end[c.stream]), c.stream))
+            for cmd in heads:
+                if self._start(cmd):
+                    progress = True
+
+    def _start(self, cmd: Command) -> bool:
+        cause = self._cause(cmd)
+        if cmd.kind in ("record", "wait"):
+            cmd.start_ns = cmd.end_ns = self.now
+            cmd.cause = self.prev_tag[cmd.stream] if cmd.kind == "record" else cause
+            if cmd.kind == "wait" and cmd.event is not None and cmd.event.done_ns is not None \
+                    and cmd.event.done_ns >= self.prev_end[cmd.stream]:
+                cmd.cause = cmd.event.tag
+            self._finish(cmd)
+            return True
+        if cmd.kind == "op":
+            unit = cmd.cost.unit if cmd.cost else "vector"
+            if self.units[unit] is not None:
+                return False
+            cmd.start_ns, cmd.cause = self.now, cause
+            cmd.end_ns = self.now + (cmd.cost.duration_ns if cmd.cost else 0.0)
+            self.units[unit] = cmd
+            return True
+        free = [i for i, c in enumerate(self.dma) if c is None]
+        if not free:
+            return False
+        cmd.engine = free[0]
+        cmd.start_ns, cmd.cause = self.now, cause
+        cmd.phase = "setup"
+        cmd.phase_end = self.now + (cmd.fixed_ns if cmd.direction == "d2d" else (cmd.job.setup_ns if cmd.job else 0))
+        self.dma[cmd.engine] = cmd
+        return True

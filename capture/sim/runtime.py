@@ -1,0 +1,243 @@
+"""The runtime API user scripts call: devices, buffers, streams, events, copies and launches.
+
+::
+
+    from accelview.capture import sim
+
+    with sim.session(spec="gen5x16-141g", seed=0) as s:
+        dev = sim.device(0)
+        w = dev.alloc((4096, 4096), "bf16")
+        h = sim.host_buffer((4096, 4096), "bf16", pinned=True)
+        st = dev.stream()
+        dev.copy(w, h, stream=st)                    # async on a stream
+        dev.launch("gemm", stream=st, m=1, n=4096, k=4096, weights=w)
+        dev.synchronize()
+    trace = s.trace()
+
+Every call costs modelled host time (``spec.host.*_api_ns``) and submits commands to the
+device's driver queue (a ring of ``spec.host.queue_depth`` entries: a full ring blocks the
+host). Host waits on the device advance host time virtually (see :mod:`.hostclock`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import copies
+from .buffers import DeviceBuffer, HostBuffer, device_buffer, host_buffer
+from .clock import DeviceClock
+from .costs import op_cost
+from .engine import Command, DeviceEngine, EventState
+from .hostclock import HostClock
+from .hostlog import HostLog, Submission
+from .specs import DeviceSpec, load_spec
+
+
+class Simulator:
+    """One simulated process: a host thread, its clock, and ``devices`` identical devices."""
+
+    def __init__(self, spec: str | DeviceSpec = "gen5x16-141g", devices: int = 1, seed: int = 0,
+                 deterministic: bool = True, counter_period_ns: int = 10_000, script_gap_ns: int = 0) -> None:
+        self.spec = spec if isinstance(spec, DeviceSpec) else load_spec(spec)
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self.clock = HostClock(deterministic, script_gap_ns=script_gap_ns)
+        self.counter_period_ns = int(counter_period_ns)
+        self.log = HostLog()
+        self._cid = 0
+        clock_rng = np.random.default_rng([seed, 1])
+        self.devices = [Device(self, i, clock_rng) for i in range(devices)]
+
+    def next_cid(self) -> int:
+        """A fresh correlation id."""
+        self._cid += 1
+        return self._cid
+
+    def device(self, index: int = 0) -> Device:
+        """Device ``index``."""
+        if not 0 <= index < len(self.devices):
+            raise ValueError(f"no device {index}: this session has {len(self.devices)}")
+        return self.devices[index]
+
+    def host_buffer(self, shape: int | tuple[int, ...], dtype: Any = "bf16", pinned: bool = True) -> HostBuffer:
+        """Host memory for copies (no data is allocated)."""
+        return host_buffer(shape, dtype, pinned)
+
+    def finish(self) -> int:
+        """Let every device drain its queues; returns the host time at the end."""
+        for dev in self.devices:
+            dev.engine.run_until_idle()
+        return self.clock.now
+
+    def trace(self) -> Any:
+        """Finish and build the capture as a ``Trace`` (see :mod:`.tracewriter`)."""
+        from .tracewriter import build_trace
+
+        self.finish()
+        return build_trace(self)
+
+
+class Event:
+    """A marker recorded in a stream; other streams and the host can wait for it."""
+
+    def __init__(self, stream: Stream, state: EventState, cmd: Command) -> None:
+        self.stream, self.state, self.command = stream, state, cmd
+
+    def synchronize(self) -> None:
+        """Block the host until the event has fired."""
+        dev = self.stream.device
+        dev.host_wait("event_synchronize", lambda: dev.engine.run_until(self.command))
+
+    def query(self) -> bool:
+        """Whether the event has fired by now (host time), without blocking."""
+        dev = self.stream.device
+        dev.engine.advance(dev.sim.clock.now)
+        return self.state.done_ns is not None
+
+
+class Stream:
+    """An in-order queue of device work."""
+
+    def __init__(self, device: Device, index: int) -> None:
+        self.device, self.index = device, index
+
+    def record_event(self) -> Event:
+        """Record an event at the current end of this stream."""
+        dev = self.device
+        state = EventState(self.index)
+        cmd = dev.submit("record", self, "record_event", dev.spec.host.event_api_ns, event=state)
+        return Event(self, state, cmd)
+
+    def wait_event(self, event: Event) -> None:
+        """Make later work on this stream wait until ``event`` has fired."""
+        if event.stream.device is not self.device:
+            raise ValueError("wait_event: the event belongs to another device (cross-device events are "
+                             "not simulated yet)")
+        self.device.submit("wait", self, "wait_event", self.device.spec.host.event_api_ns, event=event.state)
+
+    def synchronize(self) -> None:
+        """Block the host until everything queued on this stream has finished."""
+        dev = self.device
+        q = dev.engine.streams[self.index]
+        if q:
+            last = q[-1]
+            dev.host_wait("stream_synchronize", lambda: dev.engine.run_until(last))
+        else:
+            dev.host_wait("stream_synchronize", lambda: dev.sim.clock.now)
+
+
+class Device:
+    """One simulated accelerator."""
+
+    def __init__(self, sim: Simulator, index: int, clock_rng: np.random.Generator) -> None:
+        self.sim, self.index, self.spec = sim, index, sim.spec
+        self.engine = DeviceEngine(self.spec, 1)
+        freq = round(self.spec.timing.timer_mhz * 1e6)
+        self.clock = DeviceClock(freq, int(clock_rng.integers(0, 5_000_000_000)),
+                                 float(clock_rng.uniform(-30, 30)), sim.clock.start_ns)
+        self.default_stream = Stream(self, 0)
+        self.streams = [self.default_stream]
+        self.hbm_used = 0
+        self._next_address = 1 << 20
+
+    def __repr__(self) -> str:
+        return f"Device({self.index}, {self.spec.name})"
+
+    # -- memory and streams --------------------------------------------------------------------
+    def alloc(self, shape: int | tuple[int, ...], dtype: Any = "bf16") -> DeviceBuffer:
+        """Allocate HBM; raises ``MemoryError`` when the device is full."""
+        buf = device_buffer(self, shape, dtype, self._next_address)
+        if self.hbm_used + buf.nbytes > self.spec.hbm_bytes:
+            raise MemoryError(f"device {self.index}: cannot allocate {buf.nbytes} B, "
+                              f"{self.spec.hbm_bytes - self.hbm_used} B of HBM free")
+        self.hbm_used += buf.nbytes
+        self._next_address += (buf.nbytes + 255) // 256 * 256
+        self._host_call("alloc", self.spec.host.event_api_ns, bytes=buf.nbytes)
+        return buf
+
+    def free(self, buf: DeviceBuffer) -> None:
+        """Return a buffer's HBM."""
+        if not buf.freed:
+            buf.freed = True
+            self.hbm_used -= buf.nbytes
+
+    def stream(self) -> Stream:
+        """A new stream on this device."""
+        s = Stream(self, self.engine.add_stream())
+        self.streams.append(s)
+        return s
+
+    # -- work ----------------------------------------------------------------------------------
+    def launch(self, op: str, stream: Stream | None = None, name: str | None = None, **shapes: Any) -> None:
+        """Launch op kind ``op`` (see :mod:`.ops`) asynchronously; buffer arguments are accepted
+        and recorded but do not change the cost."""
+        buffers = {k: v for k, v in shapes.items() if isinstance(v, DeviceBuffer)}
+        dims = {k: v for k, v in shapes.items() if k not in buffers}
+        cost = op_cost(self.spec, op, self.sim.rng, **dims)
+        args = {"op": op, **dims, **{k: f"{v.nbytes} B @ {v.address:#x}" for k, v in buffers.items()}}
+        self.submit("op", stream or self.default_stream, name or op, self.spec.host.launch_api_ns, cost=cost,
+                    args=args, api_name=f"launch {name or op}")
+
+    def copy(self, dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer,
+             stream: Stream | None = None) -> None:
+        """Copy ``src`` into ``dst``; direction from the buffers. On a stream: asynchronous
+        (pageable H2D returns once staged, pageable D2H once complete); without: synchronous."""
+        copies.copy(self, dst, src, stream)
+
+    def synchronize(self) -> None:
+        """Block the host until all work on this device has finished."""
+        self.host_wait("device_synchronize", self.engine.run_until_idle)
+
+    # -- plumbing shared with copies -----------------------------------------------------------
+    def _host_call(self, name: str, cost_ns: float, **args: Any) -> None:
+        clock = self.sim.clock
+        start = clock.enter_call()
+        end = clock.spend(cost_ns)
+        self.sim.log.call(start, end, name, -1, **args)
+        clock.exit_call()
+
+    def enqueue(self, kind: str, stream: Stream, name: str, cid: int, chunk: int = -1, **fields: Any) -> Command:
+        """Write one command into ``stream``'s ring at the current host time (blocking while the
+        ring is full) and ring the doorbell."""
+        clock, engine = self.sim.clock, self.engine
+        engine.advance(clock.now)
+        depth = self.spec.host.queue_depth
+        while engine.pending(stream.index) >= depth:
+            blocked = clock.now
+            clock.wait_until(engine.run_until(engine.streams[stream.index][0]))
+            self.sim.log.wait(blocked, clock.now)
+            engine.advance(clock.now)
+        now = clock.now
+        visible = now + round(self.spec.timing.doorbell_ns)
+        cmd = Command(cid, kind, stream.index, now, visible, name, **fields)
+        engine.submit(cmd)
+        self.sim.log.submissions.append(Submission(self.index, stream.index, now, visible, name, cid, chunk))
+        return cmd
+
+    def submit(self, kind: str, stream: Stream, name: str, api_ns: float, api_name: str | None = None,
+               **fields: Any) -> Command:
+        """One asynchronous API call that submits one command."""
+        clock = self.sim.clock
+        cid = self.sim.next_cid()
+        start = clock.enter_call()
+        clock.spend(api_ns)
+        cmd = self.enqueue(kind, stream, name, cid, **fields)
+        self.sim.log.call(start, clock.now, api_name or name, cid, stream=stream.index)
+        clock.exit_call()
+        return cmd
+
+    def host_wait(self, name: str, until: Any) -> None:
+        """A blocking API call: the host waits for ``until()`` (a device time) plus the interrupt."""
+        clock = self.sim.clock
+        start = clock.enter_call()
+        self.engine.advance(clock.now)
+        done = until()
+        blocked = clock.spend(self.spec.host.sync_api_ns)
+        if done is not None and done > -np.inf:
+            clock.wait_until(done + self.spec.timing.interrupt_ns)
+        self.sim.log.wait(blocked, clock.now)
+        self.engine.advance(clock.now)
+        self.sim.log.call(start, clock.now, name, -1)
+        clock.exit_call()
