@@ -1,0 +1,110 @@
+"""Sampled device counters of a finished run: busy, HBM bytes, PCIe bytes/TLPs, credit stalls.
+
+Values are per sampling window ``[t, t + period)`` and stamped at the window's start. They
+are computed from the same commands the slices come from, so over any set of whole windows
+they add up to what the ops and transfers moved (tested).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .engine import Command
+from .sampling import window_sums
+from .specs import DeviceSpec
+
+
+@dataclass(frozen=True)
+class CounterSeries:
+    """One counter's values per window."""
+
+    name: str
+    unit: str
+    block: str
+    description: str
+    values: np.ndarray
+
+
+class _Acc:
+    """Intervals with amounts, gathered per counter."""
+
+    def __init__(self) -> None:
+        self.s: list[float] = []
+        self.e: list[float] = []
+        self.a: list[float] = []
+
+    def add(self, s: float, e: float, a: float) -> None:
+        self.s.append(s)
+        self.e.append(e)
+        self.a.append(a)
+
+    def sums(self, edges: np.ndarray) -> np.ndarray:
+        return window_sums(np.array(self.s), np.array(self.e), np.array(self.a), edges)
+
+
+def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.ndarray) -> list[CounterSeries]:
+    """All sampled counters of one device over the windows between ``edges`` (true host ns)."""
+    busy = {u: _Acc() for u in ("matrix", "vector", "dma")}
+    hbm = {"read": _Acc(), "write": _Acc()}
+    wire = {"h2d": _Acc(), "d2h": _Acc()}
+    tlps = {"h2d": _Acc(), "d2h": _Acc()}
+    stall = {"h2d": _Acc(), "d2h": _Acc()}
+    cycles_per_ns = spec.clock_hz * 1e-9
+    for c in commands:
+        if c.kind == "op" and c.cost is not None:
+            busy[c.cost.unit if c.cost.unit in busy else "vector"].add(c.start_ns, c.end_ns, c.end_ns - c.start_ns)
+            body = c.start_ns + c.cost.launch_ns
+            hbm["read"].add(body, c.end_ns, c.cost.dram_read_bytes)
+            hbm["write"].add(body, c.end_ns, c.cost.dram_write_bytes)
+        elif c.kind == "copy":
+            busy["dma"].add(c.start_ns, c.end_ns, (c.end_ns - c.start_ns) / spec.pcie.dma_engines)
+            nbytes = int(c.args.get("bytes", 0))
+            if c.direction == "d2d":
+                hbm["read"].add(c.start_ns, c.end_ns, nbytes)
+                hbm["write"].add(c.start_ns, c.end_ns, nbytes)
+                continue
+            job = c.job
+            if job is None:
+                continue
+            hbm["write" if c.direction == "h2d" else "read"].add(c.data_start_ns, c.data_end_ns, job.nbytes)
+            other = "d2h" if c.direction == "h2d" else "h2d"
+            if job.nbytes == 0:
+                t = c.data_start_ns
+                wire[c.direction].add(t, t, job.data_wire_bytes)
+                tlps[c.direction].add(t, t, job.data_tlps)
+                wire[other].add(t, t, job.reverse_wire_bytes)
+                tlps[other].add(t, t, job.reverse_tlps)
+                continue
+            for t0, t1, moved, sharers in c.segments:
+                f = moved / job.nbytes
+                wire[c.direction].add(t0, t1, job.data_wire_bytes * f)
+                tlps[c.direction].add(t0, t1, job.data_tlps * f)
+                wire[other].add(t0, t1, job.reverse_wire_bytes * f)
+                tlps[other].add(t0, t1, job.reverse_tlps * f)
+                if sharers > 1:
+                    stall[c.direction].add(t0, t1, (t1 - t0) * (1 - 1 / sharers) * cycles_per_ns)
+    period = float(edges[1] - edges[0]) if len(edges) > 1 else 1.0
+    out = [
+        CounterSeries("matrix busy", "%", "matrix", "time the matrix unit ran an op", busy["matrix"].sums(edges)
+                      / period * 100),
+        CounterSeries("vector busy", "%", "vector", "time the vector unit ran an op", busy["vector"].sums(edges)
+                      / period * 100),
+        CounterSeries("DMA busy", "%", "dma", "mean over DMA engines of the time they ran a copy",
+                      busy["dma"].sums(edges) / period * 100),
+        CounterSeries("HBM read bytes", "B", "hbm", "bytes read from HBM (whole bursts)", hbm["read"].sums(edges)),
+        CounterSeries("HBM write bytes", "B", "hbm", "bytes written to HBM (whole bursts)",
+                      hbm["write"].sums(edges)),
+    ]
+    for d in ("h2d", "d2h"):
+        label = d.upper()
+        out += [
+            CounterSeries(f"PCIe {label} bytes", "B", "pcie", f"bytes on the wire {label}, "
+                          "TLP headers included", wire[d].sums(edges)),
+            CounterSeries(f"PCIe {label} TLPs", "TLPs", "pcie", f"TLPs sent {label}", tlps[d].sums(edges)),
+            CounterSeries(f"PCIe {label} credit stall cycles", "cycles", "pcie",
+                          f"DMA-engine cycles waiting for link credits {label} (link shared)", stall[d].sums(edges)),
+        ]
+    return out

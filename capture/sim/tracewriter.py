@@ -1,0 +1,181 @@
+"""Turn a finished simulated session into a ``Trace``: tracks, slices, flows, counters, truth.
+
+What a real driver and device would report goes into the trace's tables: host API calls and
+staging memcpy's (host clock), driver submissions, device op / DMA / PCIe slices and sampled
+counters (device timestamps converted to the host timebase through the clock estimate made
+from sync samples). What only the simulator knows goes into truth: each op's true limiter,
+each device idle interval's true cause, and each device clock's true parameters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from accelview.model import Trace, TraceBuilder, TrackKind
+
+from .clocksync import estimate, take_samples, true_alignment
+from .devcounters import device_counters
+from .engine import Command
+from .pcie import Link
+from .sampling import level_at, window_edges
+
+if TYPE_CHECKING:
+    from .runtime import Device, Simulator
+
+HOST_NAME = "sim-host"
+
+
+def _metadata(sim: Simulator) -> dict[str, Any]:
+    spec = sim.spec
+    link = Link.from_spec(spec)
+    return {
+        "device_spec": {
+            **dataclasses.asdict(spec),
+            "peak_flops": {d: spec.matrix_flops(d) for d in ("bf16", "fp8", "fp32")},
+            "vector_peak_flops": {d: spec.vector_flops(d) for d in ("bf16", "fp8", "fp32")},
+            "hbm_bytes_per_s": spec.hbm_bytes_per_s,
+            "pcie_bytes_per_s": {d: link.bulk_bandwidth(d) for d in ("h2d", "d2h")},
+        },
+        "capture": {"simulator": True, "seed": sim.seed, "deterministic": sim.clock.deterministic,
+                    "devices": len(sim.devices), "counter_period_ns": sim.counter_period_ns},
+    }
+
+
+def build_trace(sim: Simulator) -> Trace:
+    """The capture of a finished session (call ``sim.finish()`` first)."""
+    b = TraceBuilder()
+    b.metadata.update(_metadata(sim))
+    b.add_clock("host monotonic", reference=True)
+    host = b.add_track(HOST_NAME, TrackKind.HOST, host=HOST_NAME)
+    proc = b.add_track("python (simulated)", TrackKind.PROCESS, parent=host, host=HOST_NAME)
+    thread = b.add_track("main thread", TrackKind.HOST_THREAD, parent=proc, host=HOST_NAME)
+    api = b.add_track("runtime API", TrackKind.RUNTIME_API, parent=thread, host=HOST_NAME)
+    api_ids: dict[int, int] = {}
+    for call in sim.log.calls:
+        sid = b.add_slice(api, call.start_ns, call.end_ns - call.start_ns, call.name, "runtime",
+                          correlation=call.cid, args=call.args)
+        if call.cid > 0:
+            api_ids[call.cid] = sid
+    for m in sim.log.memcpys:
+        b.add_slice(api, m.start_ns, m.end_ns - m.start_ns, m.name, "host memcpy", correlation=m.cid, args=m.args)
+    end = max([sim.clock.now, *(c.end_ns for d in sim.devices for c in d.engine.finished)])
+    edges = window_edges(sim.clock.start_ns, end, sim.counter_period_ns)
+    queues: dict[tuple[int, int], int] = {}
+    sub_ids: dict[tuple[int, int, int], int] = {}
+    for s in sim.log.submissions:
+        key = (s.device, s.stream)
+        if key not in queues:
+            queues[key] = b.add_track(f"device {s.device} queue {s.stream}", TrackKind.DRIVER_QUEUE, parent=proc,
+                                      host=HOST_NAME, device=s.device)
+        sid = b.add_slice(queues[key], s.submit_ns, s.visible_ns - s.submit_ns, f"submit {s.name}", "driver",
+                          correlation=s.cid)
+        sub_ids[(s.device, s.cid, s.chunk)] = sid
+        if s.cid in api_ids:
+            b.add_flow(api_ids[s.cid], sid, "submit")
+    rng = np.random.default_rng([sim.seed, 2])
+    for dev in sim.devices:
+        _device(b, sim, dev, host, sub_ids, edges, rng)
+        for (d, stream), track in queues.items():
+            if d == dev.index:
+                _queue_depth(b, dev, stream, track, edges)
+    return b.build(source="simulator")
+
+
+def _queue_depth(b: TraceBuilder, dev: Device, stream: int, parent: int, edges: np.ndarray) -> None:
+    cmds = [c for c in dev.engine.finished if c.stream == stream]
+    depth = level_at(np.array([c.submit_ns for c in cmds]), np.array([c.end_ns for c in cmds]), edges[:-1])
+    track = b.add_counter_track(f"device {dev.index} queue {stream} depth", "entries", "driver",
+                                "commands submitted and not finished", parent=parent, host=HOST_NAME,
+                                device=dev.index)
+    b.add_counters(track, edges[:-1].astype(np.int64), depth.astype(np.float64))
+
+
+def _device(b: TraceBuilder, sim: Simulator, dev: Device, host: int, sub_ids: dict, edges: np.ndarray,
+            rng: np.random.Generator) -> None:
+    cmds = dev.engine.finished
+    t0, t1 = sim.clock.start_ns, int(edges[-1])
+    samples = take_samples(dev.clock, t0, t1, rng)
+    est = estimate(dev.clock, samples)
+    clock = b.add_clock(f"device {dev.index} timer", False, est.offset_ns, est.drift_ppm, est.error_ns)
+    for send, ticks, recv in zip(samples.ref_send_ns.tolist(), samples.domain_ticks.tolist(),
+                                 samples.ref_recv_ns.tolist(), strict=True):
+        b.add_clock_sample(clock, send, ticks, recv)
+    b.add_truth_clock(clock, *true_alignment(dev.clock))
+
+    def to_ref(t: np.ndarray) -> np.ndarray:
+        ticks = dev.clock.to_ticks(np.rint(np.asarray(t, dtype=np.float64)).astype(np.int64))
+        return est.to_ref(dev.clock.ticks_to_device_ns(ticks))
+
+    d = dev.index
+    top = b.add_track(f"device {d} ({dev.spec.name})", TrackKind.DEVICE, parent=-1, device=d, clock=clock)
+    units = {u: b.add_track(u, TrackKind.EXEC_UNIT, parent=top, device=d, clock=clock) for u in ("matrix", "vector")}
+    if any(c.kind == "op" and c.cost is not None and c.cost.unit == "collective" for c in cmds):
+        units["collective"] = b.add_track("collective", TrackKind.EXEC_UNIT, parent=top, device=d, clock=clock)
+    dmas = [b.add_track(f"DMA {i}", TrackKind.DMA_ENGINE, parent=top, device=d, clock=clock)
+            for i in range(dev.spec.pcie.dma_engines)]
+    pcie = {x: b.add_track(f"PCIe {x.upper()}", TrackKind.PCIE, parent=top, device=d, clock=clock)
+            for x in ("h2d", "d2h")}
+    starts = to_ref(np.array([c.start_ns for c in cmds]))
+    ends = to_ref(np.array([c.end_ns for c in cmds]))
+    dstarts = to_ref(np.array([c.data_start_ns if not math.isnan(c.data_start_ns) else 0.0 for c in cmds]))
+    dends = to_ref(np.array([c.data_end_ns if not math.isnan(c.data_end_ns) else 0.0 for c in cmds]))
+    op_ids: list[tuple[Command, int]] = []
+    for i, c in enumerate(cmds):
+        s, e = int(starts[i]), int(ends[i])
+        sub = sub_ids.get((d, c.cid, int(c.args.get("chunk", -1))))
+        if c.kind == "op" and c.cost is not None:
+            args = {**c.args, **c.cost.counters, "bytes_read": c.cost.bytes_read,
+                    "bytes_written": c.cost.bytes_written, "dtype": c.cost.work.dtype}
+            sid = b.add_slice(units[c.cost.unit], s, e - s, c.name, "op", correlation=c.cid, args=args)
+            b.add_truth_op(sid, c.cost.limiter)
+            op_ids.append((c, sid))
+        elif c.kind == "copy":
+            job = c.job
+            args = dict(c.args, direction=c.direction, engine=c.engine)
+            if job is not None:
+                args.update(descriptors=job.descriptors, tlps=job.data_tlps, wire_bytes=job.data_wire_bytes)
+            sid = b.add_slice(dmas[c.engine], s, e - s, c.name, "copy", correlation=c.cid, args=args)
+            if c.direction in pcie and not math.isnan(c.data_start_ns):
+                ds, de = int(dstarts[i]), int(dends[i])
+                pid = b.add_slice(pcie[c.direction], ds, de - ds, c.name, "pcie", correlation=c.cid,
+                                  args={"bytes": job.nbytes if job else 0})
+                b.add_flow(sid, pid, "transfer")
+        else:
+            b.add_instant(top, s, "event recorded" if c.kind == "record" else "event waited", "sync",
+                          args={"stream": c.stream})
+            continue
+        if sub is not None:
+            b.add_flow(sub, sid, "execute")
+    _idle_truth(b, sim, top, [c for c, _ in op_ids], to_ref)
+    ts = to_ref(edges[:-1])
+    for series in device_counters(dev.spec, cmds, edges):
+        track = b.add_counter_track(f"device {d} {series.name}", series.unit, series.block, series.description,
+                                    parent=top, device=d, clock=clock)
+        b.add_counters(track, ts, series.values)
+
+
+def _idle_truth(b: TraceBuilder, sim: Simulator, track: int, ops: list[Command], to_ref: Any) -> None:
+    """Every gap between device ops (no execution unit busy) with the cause of the op ending it."""
+    if not ops:
+        return
+    ops = sorted(ops, key=lambda c: c.start_ns)
+    waits = sim.log.waits
+    gaps: list[tuple[float, float, str]] = []
+    busy_until = ops[0].end_ns
+    for c in ops[1:]:
+        if c.start_ns > busy_until:
+            cause = c.cause if c.cause in ("host", "pcie", "sync") else "sync"
+            if cause == "host" and any(ws <= c.start_ns and we >= busy_until for ws, we in waits):
+                cause = "sync"
+            gaps.append((busy_until, c.start_ns, cause))
+        busy_until = max(busy_until, c.end_ns)
+    if not gaps:
+        return
+    g0 = to_ref(np.array([g[0] for g in gaps]))
+    g1 = to_ref(np.array([g[1] for g in gaps]))
+    for a, z, (_, _, cause) in zip(g0.tolist(), g1.tolist(), gaps, strict=True):
+        if z > a:
+            b.add_truth_idle(track, a, z, cause)
