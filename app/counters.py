@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from accelview.model.lod import counter_minmax
+from accelview.model.timescale import format_value
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
@@ -123,7 +124,7 @@ class CounterPanel(QWidget):
             finite = np.isfinite(hi)
             top = float(np.nanmax(hi)) if finite.any() else 0.0
             vmax = top if top > 0 else 1.0
-            col = colours[(track * 7) % len(colours)]
+            col = colours[(0, 1, 4, 6, 2, 8, 5, 9)[i % 8]]
             self._strip_image(p, lo, hi, vmax, col, y + 6, STRIP_H - 10)
             row = self.model.tracks.index(track)
             unit = st.trace.strings[st.trace.counter_tracks.unit[row]]
@@ -134,7 +135,7 @@ class CounterPanel(QWidget):
             p.setPen(th.c("dim"))
             p.setFont(QFont("DejaVu Sans", 7))
             p.drawText(QRectF(10, y + 20, GUTTER_W - 14, 16), Qt.AlignmentFlag.AlignVCenter,
-                       f"max in view {top:.4g} {unit}")
+                       f"max in view {format_value(top, unit)}")
         if st.range:
             a, b = st.range
             x0, x1 = GUTTER_W + sc.x_of(a), GUTTER_W + sc.x_of(b)

@@ -56,7 +56,7 @@ class DetailsPanel(QTreeView):
         self.setColumnWidth(0, 130)
         st = self.state
         if st.trace is None or st.selected < 0:
-            _row(self.items, "(nothing selected)", "click a slice")
+            _row(self.items, "No selection", "click a slice")
             return
         tr, sid = st.trace, st.selected
         sl = tr.slices

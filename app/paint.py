@@ -319,23 +319,28 @@ class TimelinePainter:
         p.drawLines([QLineF(x, RULER_H - 5, x, RULER_H) for x in minor])
         p.setPen(QPen(th.c("dim"), 1))
         p.drawLines([QLineF(x, RULER_H - 12, x, RULER_H) for x, _ in major])
-        p.setPen(th.c("text"))
-        for x, label in major:
-            p.drawText(QRectF(x + 4, 2, 120, RULER_H - 10), Qt.AlignmentFlag.AlignVCenter, label)
-        if len(st.hits):
-            xs = np.unique(((st.trace.slices.start_ns[st.hits] - sc.t0) / sc.ns_per_px).astype(np.int64))
-            xs = xs[(xs >= 0) & (xs <= sc.width)][:3000] + GUTTER_W + 0.5
-            p.setPen(QPen(th.c("search"), 1))
-            p.drawLines([QLineF(x, 0, x, 5) for x in xs.tolist()])
+        badge = None
         if st.range:
             a, b = st.range
             x0, x1 = GUTTER_W + sc.x_of(a), GUTTER_W + sc.x_of(b)
             p.fillRect(QRectF(x0, RULER_H - 8, max(x1 - x0, 1), 8), th.c("range_fill", 160))
             label = f"Δ {format_duration(b - a)}"
-            tw = self.fm.horizontalAdvance(label) + 10
+            tw = self.fm.horizontalAdvance(label) + 12
             cx = min(max((x0 + x1) / 2 - tw / 2, GUTTER_W), w - tw)
-            p.fillRect(QRectF(cx, 3, tw, 15), th.c("range_fill"))
+            badge = (QRectF(cx, 3, tw, 16), label)
+        p.setPen(th.c("text"))
+        for x, label in major:
+            r = QRectF(x + 4, 2, self.fm.horizontalAdvance(label) + 2, RULER_H - 10)
+            if badge is None or not r.intersects(badge[0].adjusted(-4, 0, 4, 0)):
+                p.drawText(r, Qt.AlignmentFlag.AlignVCenter, label)
+        if len(st.hits):
+            xs = np.unique(((st.trace.slices.start_ns[st.hits] - sc.t0) / sc.ns_per_px).astype(np.int64))
+            xs = xs[(xs >= 0) & (xs <= sc.width)][:3000] + GUTTER_W + 0.5
+            p.setPen(QPen(th.c("search"), 1))
+            p.drawLines([QLineF(x, 0, x, 5) for x in xs.tolist()])
+        if badge is not None:
+            p.fillRect(badge[0], th.c("range_fill"))
             p.setPen(th.c("bg"))
             p.setFont(self.bold)
-            p.drawText(QRectF(cx, 3, tw, 15), Qt.AlignmentFlag.AlignCenter, label)
+            p.drawText(badge[0], Qt.AlignmentFlag.AlignCenter, badge[1])
         p.restore()

@@ -113,10 +113,10 @@ def format_duration(ns: float, digits: int = 3) -> str:
     return f"{text} {name}"
 
 
-def format_time(ns: float, step_ns: float) -> str:
+def format_time(ns: float, step_ns: float, unit_ns: float | None = None) -> str:
     """A timestamp (relative to the trace start) with enough decimals to tell ticks
-    ``step_ns`` apart, in the unit of the step: ``12.350 ms``."""
-    name, scale = unit_for(step_ns)
+    ``step_ns`` apart, in the unit that suits ``unit_ns`` (default: the step): ``12.35 ms``."""
+    name, scale = unit_for(step_ns if unit_ns is None else max(abs(unit_ns), step_ns))
     step = step_ns / scale
     decimals = 0 if step >= 1 else math.ceil(-math.log10(step) - 1e-9)
     v = ns / scale
@@ -149,6 +149,7 @@ def ruler_ticks(scale: TimeScale, origin: float = 0.0, min_px: float = 90.0, min
     """Major (labelled) and minor ticks covering the view; labels are times relative to
     ``origin`` (the trace start), in the unit that suits the step."""
     step = tick_step(scale.ns_per_px, min_px)
+    unit = max(abs(scale.t0 - origin), abs(scale.t1 - origin), step)  # one unit across the ruler
     sub = step / minor
     first = math.floor((scale.t0 - origin) / sub) * sub + origin
     out: list[Tick] = []
@@ -160,5 +161,20 @@ def ruler_ticks(scale: TimeScale, origin: float = 0.0, min_px: float = 90.0, min
         rel = t - origin
         k = rel / step
         is_major = abs(k - round(k)) < 1e-6
-        out.append(Tick(scale.x_of(t), t, format_time(rel, step) if is_major else ""))
+        out.append(Tick(scale.x_of(t), t, format_time(rel, step, unit) if is_major else ""))
     return out
+
+
+_SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def format_value(v: float, unit: str = "") -> str:
+    """A counter value with its unit, SI-prefixed when the unit has no prefix yet:
+    ``4.63 TB/s``, ``57.5 %``, ``1474 GB/s``."""
+    if unit == "%" or (len(unit) > 1 and unit[0] in "kMGTPmµn" and unit[1] in "BHF"):
+        return f"{v:.4g} {unit}".rstrip()
+    a = abs(v)
+    for scale, prefix in _SI:
+        if a >= scale:
+            return f"{v / scale:.3g} {prefix}{unit}"
+    return f"{v:.3g} {unit}".rstrip()

@@ -208,3 +208,34 @@ def test_search_and_chain():
     assert len(flows) == 2
     assert step_in_chain(chain, int(chain[0]), 1) == chain[1]
     assert step_in_chain(chain, int(chain[-1]), 1) == chain[-1]
+
+
+def test_ruler_uses_one_unit_and_counter_values_get_si_prefixes():
+    from accelview.model.timescale import format_value
+
+    sc = TimeScale(3_000_000.0, 5_000_000.0, 1200, 0.0, 1e9)
+    labels = [t.label for t in ruler_ticks(sc, 0.0) if t.label]
+    assert labels and all(lab.endswith(" ms") for lab in labels)
+    assert "3.5 ms" in labels or "4 ms" in labels or "4.0 ms" in labels
+    assert format_value(4.63e12, "B/s") == "4.63 TB/s"
+    assert format_value(57.5, "%") == "57.5 %"
+    assert format_value(1474.0, "GB/s") == "1474 GB/s"
+    assert format_value(12.0, "B") == "12 B"
+
+
+def test_wide_slices_through_the_class_index():
+    rng = np.random.default_rng(9)
+    n = 20_000
+    durs = np.where(rng.random(n) < 0.01, rng.integers(5_000, 50_000, n), rng.integers(1, 40, n)).astype(np.int64)
+    starts = np.cumsum(durs + rng.integers(0, 20, n)) - durs
+    b = TraceBuilder()
+    t = b.add_track("lane", TrackKind.EXEC_UNIT)
+    b.add_slices(t, starts, durs, np.full(n, b.strings.intern("k"), np.int32), depth=np.zeros(n, np.uint16))
+    trace = b.build()
+    lod = TraceLOD(trace)
+    t0, t1 = float(starts[100]), float(starts[n - 100])  # > 4096 slices in the window
+    sl = trace.slices
+    for min_dur in (100.0, 4_000.0, 30_000.0):
+        got = lod.wide_slices(t, 0, t0, t1, min_dur)
+        want = np.flatnonzero((sl.dur_ns >= min_dur) & (sl.start_ns < t1) & (sl.start_ns + sl.dur_ns > t0))
+        assert np.array_equal(got, want)

@@ -1,0 +1,112 @@
+"""Screenshots of the real main window for the docs, drawn offscreen:
+
+    QT_QPA_PLATFORM=offscreen python -m accelview.app.screenshots [CAPTURE] [--out docs/screenshots]
+
+Without CAPTURE it opens the packaged demo capture (resources/demo.h5), or builds the synthetic
+demo trace when that cannot be read."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from accelview.model import Trace
+
+
+def _demo() -> Trace:
+    try:
+        from accelview.model.loader import load_trace
+
+        return load_trace(str(resources.files("accelview.resources").joinpath("demo.h5")))
+    except Exception:  # no reader or no demo capture yet: the synthetic demo shows the same views
+        from accelview.model.synthetic import demo_trace
+
+        return demo_trace()
+
+
+def _pick(trace: Trace, min_chain: int = 3) -> int:
+    """A slice on a device lane whose dependency chain spans a few lanes (a good selection)."""
+    from accelview.model.navigate import chain_of
+
+    sl = trace.slices
+    order = np.argsort(-sl.dur_ns.astype(np.int64), kind="stable")[:400]
+    for sid in sorted(order.tolist(), key=lambda s: int(sl.start_ns[s])):
+        chain, flows = chain_of(trace, sid)
+        if len(chain) >= min_chain and len(flows) >= 2:
+            return sid
+    return int(order[0]) if len(order) else -1
+
+
+def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000)) -> list[Path]:
+    """Write the screenshots; returns their paths."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from .window import MainWindow
+
+    app = QApplication.instance() or QApplication([])
+    out.mkdir(parents=True, exist_ok=True)
+    settings = QSettings(str(out / ".screenshots.ini"), QSettings.Format.IniFormat)
+    win = MainWindow(theme="dark", settings=settings)
+    win.resize(*size)
+    win.show()
+    win.set_trace(trace, "demo.h5")
+    app.processEvents()
+    st = win.state
+    paths = []
+
+    def shot(name: str) -> None:
+        app.processEvents()
+        p = out / name
+        win.grab().save(str(p))
+        paths.append(p)
+
+    shot("overview-dark.png")
+    sid = _pick(trace)
+    if sid >= 0:
+        st.select(sid)
+        chain = st.chain
+        sl = trace.slices
+        a = float(sl.start_ns[chain].min())
+        b = float((sl.start_ns[chain] + sl.dur_ns[chain]).max())
+        st.show_window(a, b, pad=0.6)
+        shot("selection-chain-dark.png")
+    lo, hi = trace.time_bounds()
+    win.apply_theme("light")
+    st.select(-1)
+    st.show_window(lo + (hi - lo) * 0.2, lo + (hi - lo) * 0.32, pad=0)
+    st.set_range((lo + (hi - lo) * 0.23, lo + (hi - lo) * 0.27))
+    names = [trace.strings[i] for i in np.unique(sl.name[: min(len(sl), 5000)])][:1] if len(trace.slices) else []
+    win.search.edit.setText(names[0] if names else "")
+    shot("range-search-light.png")
+    win.apply_theme("dark")
+    win.close()
+    settings.remove("")
+    (out / ".screenshots.ini").unlink(missing_ok=True)
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry: take the screenshots."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    ap = argparse.ArgumentParser(description="Screenshots of the accelview window for the docs.")
+    ap.add_argument("capture", nargs="?", help="capture or trace to show (default: the demo capture)")
+    ap.add_argument("--out", default="docs/screenshots", help="output folder")
+    args = ap.parse_args(argv)
+    if args.capture:
+        from accelview.model.loader import load_trace
+
+        trace = load_trace(args.capture)
+    else:
+        trace = _demo()
+    for p in take(trace, Path(args.out)):
+        print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
