@@ -13,7 +13,6 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
-
 from accelview.model import Trace
 
 
