@@ -57,7 +57,14 @@ def _metrics() -> tuple[str, Callable[[argparse.ArgumentParser], None], Callable
     return "list base counters, device constants and derived metrics", cli_metrics.configure, cli_metrics.run
 
 
+def _analyze() -> tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]:
+    from accelview.app import cli_analyze
+
+    return "find what limits a capture: findings, bottleneck breakdown, phases", cli_analyze.configure, cli_analyze.run
+
+
 COMMANDS["metrics"] = _metrics()
+COMMANDS["analyze"] = _analyze()
 
 
 def _command_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,92 @@
+"""Passes over device idle time and device ops: launch-bound, host-sync, poor HBM access,
+chains of low-intensity ops that fusion would help."""
+
+from __future__ import annotations
+
+import numpy as np
+from accelview.model.summary import format_duration
+
+from .findings import Finding, severity
+from .gaps import Gaps
+from .ops import OpLabels
+from .roles import Roles
+
+LOW_BURST_EFFICIENCY = 0.6
+SHORT_OP_NS = 20_000
+
+
+def launch_bound(roles: Roles, gaps: Gaps, span: int) -> Finding | None:
+    """The device idled waiting for the host to submit many short ops."""
+    host = gaps.cause == "host"
+    lost = int((gaps.end_ns[host] - gaps.start_ns[host]).sum())
+    t = roles.trace
+    ops = roles.device_ops
+    if lost <= 0.05 * span or len(ops) == 0:
+        return None
+    dur = t.slices.dur_ns[ops]
+    short = float((dur < SHORT_OP_NS).mean())
+    median = float(np.median(dur))
+    return Finding("launch-bound", severity(lost, span), int(gaps.start_ns[host].min()), int(gaps.end_ns[host].max()),
+                   lost, f"the device idled {format_duration(lost)} ({lost / span:.0%} of the run) waiting for the "
+                   f"host to submit work; {short:.0%} of ops are shorter than {format_duration(SHORT_OP_NS)} "
+                   f"(median {format_duration(median)})",
+                   "submit fewer, larger ops: fuse small kernels, capture the step as a graph, or batch more work "
+                   "per launch", [int(x) for x in gaps.next_op[host]], evidence={"idle_host_ns": lost,
+                                                                                   "short_op_share": short})
+
+
+def host_sync(roles: Roles, gaps: Gaps, span: int) -> Finding | None:
+    """The host synchronised with the device and left it idle until its next submission."""
+    m = gaps.cause == "sync"
+    lost = int((gaps.end_ns[m] - gaps.start_ns[m]).sum())
+    if lost <= 0.02 * span:
+        return None
+    calls = roles.sync_calls
+    return Finding("host-sync", severity(lost, span), int(gaps.start_ns[m].min()), int(gaps.end_ns[m].max()), lost,
+                   f"{len(calls):,} host synchronisations drained the device and left it idle "
+                   f"{format_duration(lost)} ({lost / span:.0%} of the run) until the next submission",
+                   "remove synchronisations inside the loop (read results asynchronously, use events between "
+                   "streams, synchronise once per step)", [int(x) for x in calls],
+                   evidence={"sync_calls": len(calls), "idle_sync_ns": lost})
+
+
+def low_hbm_efficiency(roles: Roles, labels: OpLabels, span: int) -> Finding | None:
+    """Memory-bound ops whose accesses wasted most of each HBM burst (strided or random)."""
+    t = roles.trace
+    eff = roles.arg("burst_efficiency", labels.slice)
+    bad = (np.nan_to_num(eff, nan=1.0) < LOW_BURST_EFFICIENCY) & (labels.label == "memory")
+    sel = labels.slice[bad]
+    if len(sel) == 0:
+        return None
+    dur = t.slices.dur_ns[sel]
+    lost = int((dur * (1 - eff[bad])).sum())
+    if lost <= 0.01 * span:
+        return None
+    names = sorted({t.strings[n] for n in t.slices.name[sel]})[:5]
+    return Finding("low-hbm-efficiency", severity(lost, span), int(t.slices.start_ns[sel].min()),
+                   int((t.slices.start_ns[sel] + dur).max()), lost,
+                   f"{len(sel):,} memory-bound ops ({', '.join(names)}) used only {float(np.mean(eff[bad])):.0%} of "
+                   f"each HBM burst on average: strided or random access; {format_duration(lost)} lost",
+                   "make the access pattern sequential: change the layout (transpose once), tile so each burst is "
+                   "used whole, or gather into a contiguous buffer first", [int(x) for x in sel],
+                   evidence={"mean_burst_efficiency": float(np.mean(eff[bad]))})
+
+
+def fusion_candidates(roles: Roles, labels: OpLabels, span: int) -> Finding | None:
+    """Back-to-back memory-bound ops on one unit: each re-reads what the previous one wrote."""
+    t = roles.trace
+    mem = labels.label == "memory"
+    ids = labels.slice
+    same_track = np.zeros(len(ids), bool)
+    same_track[1:] = (t.slices.track[ids[1:]] == t.slices.track[ids[:-1]]) & mem[1:] & mem[:-1]
+    sel = ids[same_track]
+    if len(sel) < 8:
+        return None
+    lost = int(t.slices.dur_ns[sel].sum() // 2)
+    if lost <= 0.05 * span:
+        return None
+    return Finding("fusion-candidate", severity(lost, span), int(t.slices.start_ns[sel].min()),
+                   int(t.slices.start_ns[sel].max()), lost,
+                   f"{len(sel):,} memory-bound ops directly follow another on the same unit; fusing each pair "
+                   "would save about half their HBM traffic", "fuse elementwise/normalisation ops into the "
+                   "producer kernel", [int(x) for x in sel])

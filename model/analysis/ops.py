@@ -1,0 +1,92 @@
+"""Bottleneck label of every device op: ``compute``, ``memory`` or ``latency``, from its
+hardware counters and the device spec, with evidence and a confidence.
+
+The rule follows Nsight Compute's speed-of-light reasoning and XProf's op profile: an op whose
+active cycles were mostly latency stalls (too little work in flight) is latency-bound; otherwise
+the resource it drove closer to its roof (FLOP/s against the dtype's peak, bytes/s against HBM
+peak, each over the op's busy time) is its limiter. Without counters the op's place on the
+roofline (arithmetic intensity against the ridge point) decides, at a lower confidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .metrics import MetricRegistry, device_constants
+from .roles import Roles
+
+LATENCY_STALL_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class OpLabels:
+    """Labels of device ops, column-wise (``slice`` holds slice ids)."""
+
+    slice: np.ndarray
+    label: np.ndarray  # str objects
+    confidence: np.ndarray
+    compute_sol: np.ndarray  # achieved / peak FLOP/s (0..1)
+    memory_sol: np.ndarray  # achieved / peak HBM bandwidth (0..1)
+
+    def share_by_label(self, dur: np.ndarray) -> dict[str, int]:
+        """Busy ns per label, given each op's duration."""
+        return {str(k): int(dur[self.label == k].sum()) for k in np.unique(self.label)}
+
+
+def device_spec(trace_metadata: Mapping[str, Any], device: int = 0) -> Mapping[str, Any] | None:
+    """The spec of one device from the capture's metadata (per-device list, or one for all)."""
+    devices = trace_metadata.get("devices")
+    if isinstance(devices, list) and 0 <= device < len(devices) and isinstance(devices[device], Mapping):
+        spec = devices[device].get("spec", devices[device])
+        if isinstance(spec, Mapping):
+            return spec
+    spec = trace_metadata.get("device_spec")
+    return spec if isinstance(spec, Mapping) else None
+
+
+def classify_ops(roles: Roles, registry: MetricRegistry | None = None) -> OpLabels:
+    """Label every device op of the trace."""
+    t = roles.trace
+    ops = roles.device_ops
+    registry = registry or MetricRegistry.load()
+    n = len(ops)
+    dur_s = np.maximum(t.slices.dur_ns[ops], 1) * 1e-9
+    flops = np.nan_to_num(roles.arg("flops", ops))
+    hbm = np.nan_to_num(roles.arg("hbm_read_bytes", ops)) + np.nan_to_num(roles.arg("hbm_write_bytes", ops))
+    active = roles.arg("active_cycles", ops)
+    stall_lat = roles.arg("stall_latency_cycles", ops)
+    dispatch = np.nan_to_num(roles.arg("dispatch_cycles", ops))
+    elapsed = roles.arg("elapsed_cycles", ops)
+    busy_s = dur_s.copy()
+    has_cycles = ~np.isnan(active) & ~np.isnan(elapsed) & (elapsed > 0)
+    busy_s[has_cycles] = dur_s[has_cycles] * (elapsed[has_cycles] - dispatch[has_cycles]) / elapsed[has_cycles]
+    peak_f = np.full(n, np.nan)
+    peak_m = np.full(n, np.nan)
+    devices = t.tracks.device[t.slices.track[ops]]
+    for d in np.unique(devices):
+        c = device_constants(registry, device_spec(t.metadata, int(d)))
+        m = devices == d
+        peak_f[m] = c.get("peak_flops_bf16", np.nan)
+        peak_m[m] = c.get("hbm_peak", np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        csol = np.nan_to_num(flops / np.maximum(busy_s, 1e-12) / peak_f)
+        msol = np.nan_to_num(hbm / np.maximum(busy_s, 1e-12) / peak_m)
+        lat_share = np.where(active > 0, stall_lat / active, np.nan)
+        intensity = flops / np.maximum(hbm, 1)
+        ridge = peak_f / peak_m
+    label = np.where(csol >= msol, "compute", "memory").astype(object)
+    conf = np.clip(0.5 + np.abs(csol - msol) / np.maximum(np.maximum(csol, msol), 1e-9) / 2, 0.5, 0.99)
+    latency = np.nan_to_num(lat_share) >= LATENCY_STALL_SHARE
+    label[latency] = "latency"
+    conf[latency] = np.clip(np.nan_to_num(lat_share[latency]), 0.5, 0.99)
+    no_counters = np.isnan(active)
+    roof = np.where(np.isnan(ridge), "unknown", np.where(intensity >= ridge, "compute", "memory")).astype(object)
+    label[no_counters] = roof[no_counters]
+    conf[no_counters] = 0.5
+    unknown = no_counters & (flops == 0) & (hbm == 0)
+    label[unknown] = "unknown"
+    return OpLabels(ops, label, conf, csol, msol)

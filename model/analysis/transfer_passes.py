@@ -1,0 +1,175 @@
+"""PCIe and memory-traffic passes over transfer slices: pageable copies, small copies,
+link saturation, repeated uploads, copies that did not overlap compute."""
+
+from __future__ import annotations
+
+import numpy as np
+from accelview.model.summary import format_duration
+
+from . import intervals as iv
+from .findings import Finding, severity
+from .link import bulk_bandwidth
+from .ops import device_spec
+from .roles import Roles
+from .stats import DEVICE_WORK, union_of_kinds
+
+SMALL_BYTES = 64 * 1024
+SATURATED = 0.9
+
+
+def _link_peak(roles: Roles, ids: np.ndarray) -> np.ndarray:
+    """Achievable bulk bytes/s of the link each transfer used, by its direction."""
+    t = roles.trace
+    out = np.full(len(ids), np.nan)
+    devices = t.tracks.device[t.slices.track[ids]]
+    direction = _directions(roles, ids)
+    for d in np.unique(devices):
+        spec = device_spec(t.metadata, int(d)) or {}
+        p = spec.get("pcie", {})
+        if not all(k in p for k in ("gen", "lanes", "mps")):
+            continue
+        for dirn in ("h2d", "d2h"):
+            m = (devices == d) & (direction == dirn)
+            out[m] = bulk_bandwidth(p["gen"], p["lanes"], p["mps"], dirn) * p.get(f"{dirn}_factor", 1.0)
+    return out
+
+
+def _directions(roles: Roles, ids: np.ndarray) -> np.ndarray:
+    """'h2d' or 'd2h' per transfer, from its lane name (PCIe H2D / D2H)."""
+    t = roles.trace
+    names = np.array([t.track_name(int(tr)).lower() for tr in range(len(t.tracks))], dtype=object)
+    lane = names[t.slices.track[ids]] if len(ids) else np.empty(0, object)
+    return np.array(["d2h" if "d2h" in str(n) else "h2d" for n in lane], dtype=object)
+
+
+def transfer_findings(roles: Roles, span_ns: int) -> list[Finding]:
+    """All transfer passes."""
+    ids = roles.transfers
+    if len(ids) == 0:
+        return []
+    return [f for f in (_pageable(roles, ids, span_ns), _small(roles, ids, span_ns), _saturation(roles, ids, span_ns),
+                        _not_overlapped(roles, ids, span_ns), _redundant(roles, ids, span_ns)) if f is not None]
+
+
+def _ideal_ns(roles: Roles, ids: np.ndarray) -> np.ndarray:
+    nbytes = np.nan_to_num(roles.arg("bytes", ids))
+    return np.nan_to_num(nbytes / _link_peak(roles, ids) * 1e9)
+
+
+def _pageable(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
+    pinned = roles.arg("pinned", ids)
+    sel = ids[pinned == 0]
+    if len(sel) == 0:
+        return None
+    t = roles.trace
+    # The host-side call (staging copies) is what the program waited for: use the API calls that
+    # flowed into these transfers when present, else the transfers themselves.
+    calls = np.unique(np.concatenate([roles.sources(int(x)) for x in sel])) if len(sel) < 200_000 else sel
+    calls = calls[np.isin(calls, roles.api_calls)] if len(calls) else calls
+    spent = int(t.slices.dur_ns[calls].sum()) if len(calls) else int(t.slices.dur_ns[sel].sum())
+    lost = max(0, spent - int(_ideal_ns(roles, sel).sum()))
+    nbytes = int(np.nan_to_num(roles.arg("bytes", sel)).sum())
+    return Finding("pageable-transfer", severity(lost, span), int(t.slices.start_ns[sel].min()),
+                   int((t.slices.start_ns[sel] + t.slices.dur_ns[sel]).max()), lost,
+                   f"{len(sel):,} transfers ({nbytes / 1e6:,.1f} MB) used pageable host memory: staged through a "
+                   f"bounce buffer at about half the pinned bandwidth, {format_duration(lost)} lost",
+                   "allocate these host buffers pinned (page-locked) so the DMA engine reads them directly",
+                   [int(x) for x in sel], evidence={"transfers": len(sel), "bytes": nbytes})
+
+
+def _small(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
+    nbytes = roles.arg("bytes", ids)
+    sel = ids[nbytes < SMALL_BYTES]
+    if len(sel) < 16:
+        return None
+    t = roles.trace
+    dur = t.slices.dur_ns[sel]
+    lost = max(0, int(dur.sum() - _ideal_ns(roles, sel).sum()))
+    mean_b = float(np.nanmean(roles.arg("bytes", sel)))
+    achieved = np.nansum(roles.arg("bytes", sel)) / max(dur.sum(), 1)
+    return Finding("small-transfers", severity(lost, span), int(t.slices.start_ns[sel].min()),
+                   int((t.slices.start_ns[sel] + dur).max()), lost,
+                   f"{len(sel):,} transfers of {mean_b / 1024:.1f} KiB on average reached {achieved:.2f} GB/s: "
+                   f"each pays the link's round trip and the API call, {format_duration(lost)} lost",
+                   "batch small copies into one larger transfer (or keep the data on the device)",
+                   [int(x) for x in sel], evidence={"transfers": len(sel), "mean_bytes": mean_b,
+                                                     "achieved_gb_per_s": float(achieved)})
+
+
+def _saturation(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
+    """Windows in which a direction of the link ran at ≥ 90% of its achievable bandwidth while
+    device work waited on transfers."""
+    t = roles.trace
+    nbytes = np.nan_to_num(roles.arg("bytes", ids))
+    dur = np.maximum(t.slices.dur_ns[ids], 1)
+    util = nbytes / dur * 1e9 / _link_peak(roles, ids)
+    busy = np.nan_to_num(util) >= SATURATED
+    sel = ids[busy]
+    if len(sel) == 0:
+        return None
+    s = t.slices.start_ns[sel]
+    us, ue = iv.union(s, s + t.slices.dur_ns[sel])
+    sat_ns = iv.total(us, ue)
+    work = union_of_kinds(t, DEVICE_WORK, int(us[0]), int(ue[-1]))
+    idle_during = sat_ns - iv.total(*iv.intersection((us, ue), work))
+    if idle_during <= 0.05 * sat_ns:
+        return None  # the device kept busy: a saturated link that costs nothing
+    longest = int((ue - us).max())
+    return Finding("pcie-saturation", severity(idle_during, span), int(us[0]), int(ue[-1]), int(idle_during),
+                   f"the PCIe link ran at ≥ {SATURATED:.0%} of its achievable bandwidth for {format_duration(sat_ns)} "
+                   f"(longest window {format_duration(longest)}) while the device sat idle for "
+                   f"{format_duration(idle_during)} of it",
+                   "overlap uploads with compute (prefetch the next layer's weights on a copy stream), keep weights "
+                   "resident, or compress/quantise what crosses the link",
+                   [int(x) for x in sel], evidence={"saturated_ns": sat_ns, "windows": len(us)})
+
+
+def _not_overlapped(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
+    t = roles.trace
+    t0, t1 = t.time_bounds()
+    s = t.slices.start_ns[ids]
+    xs, xe = iv.union(s, s + t.slices.dur_ns[ids])
+    work = union_of_kinds(t, DEVICE_WORK, t0, t1)
+    if len(work[0]) == 0:
+        return None
+    # Only transfers between the first and last device op can be overlapped with compute.
+    xs, xe = iv.clip(xs, xe, int(work[0][0]), int(work[1][-1]))
+    alone = iv.total(xs, xe) - iv.total(*iv.intersection((xs, xe), work))
+    if alone <= 0.02 * span:
+        return None
+    starts = t.slices.start_ns[ids]
+    ends = starts + t.slices.dur_ns[ids]
+    gi = iv.gaps(*work, t0, t1)
+    k = np.searchsorted(gi[0], starts, "right") - 1
+    inside = (k >= 0) & (ends <= gi[1][np.maximum(k, 0)])
+    return Finding("transfer-not-overlapped", severity(alone, span), int(xs[0]) if len(xs) else t0,
+                   int(xe[-1]) if len(xe) else t1, int(alone),
+                   f"{format_duration(alone)} of transfers ran while no device op did: the copies and the compute "
+                   "were serialised", "issue copies on a separate stream, asynchronously and from pinned memory, "
+                   "so they overlap the previous step's compute", [int(x) for x in ids[inside]],
+                   evidence={"serialised_ns": int(alone)})
+
+
+def _redundant(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
+    t = roles.trace
+    buf = roles.arg("host_buffer", ids)
+    nbytes = np.nan_to_num(roles.arg("bytes", ids))
+    ok = ~np.isnan(buf) & (_directions(roles, ids) == "h2d")
+    if ok.sum() < 2:
+        return None
+    key = buf[ok] * 1e12 + nbytes[ok]
+    _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
+    repeat = counts[inv] > 1
+    first = np.zeros(len(key), bool)
+    _, first_idx = np.unique(inv, return_index=True)
+    first[first_idx] = True
+    extra = ids[ok][repeat & ~first]
+    if len(extra) == 0:
+        return None
+    lost = int(t.slices.dur_ns[extra].sum())
+    return Finding("redundant-transfer", severity(lost, span), int(t.slices.start_ns[extra].min()),
+                   int((t.slices.start_ns[extra] + t.slices.dur_ns[extra]).max()), lost,
+                   f"{len(extra):,} uploads repeated a host buffer already copied to the device "
+                   f"({np.nansum(nbytes[np.isin(ids, extra)]) / 1e6:,.1f} MB again)",
+                   "keep the data resident on the device and reuse it instead of uploading it again",
+                   [int(x) for x in extra], evidence={"repeats": len(extra)})
