@@ -109,7 +109,7 @@ def _pageable_h2d(device: Device, st: Stream, cid: int, nbytes: int, name: str) 
         if i >= nbuf:
             _wait_for(device, cmds[i - nbuf])  # the bounce buffer is free once its DMA is done
         _memcpy(device, cid, size, i, "h2d")
-        cmds.append(device.enqueue("copy", st, f"{name} [{i}]", cid, chunk=i, direction="h2d",
+        cmds.append(device.enqueue("copy", st, name, cid, chunk=i, direction="h2d",
                                    job=dma_job(spec, size, "h2d"), args={"bytes": size, "pinned": 0, "chunk": i}))
     return cmds[-1]
 
@@ -119,7 +119,7 @@ def _pageable_d2h(device: Device, st: Stream, cid: int, nbytes: int, name: str) 
     sizes = _chunks(device, nbytes)
 
     def submit(i: int) -> Command:
-        return device.enqueue("copy", st, f"{name} [{i}]", cid, chunk=i, direction="d2h",
+        return device.enqueue("copy", st, name, cid, chunk=i, direction="d2h",
                               job=dma_job(spec, sizes[i], "d2h"), args={"bytes": sizes[i], "pinned": 0, "chunk": i})
 
     cmds = [submit(i) for i in range(min(nbuf, len(sizes)))]

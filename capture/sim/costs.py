@@ -123,20 +123,41 @@ def _jitter(spec: DeviceSpec, rng: np.random.Generator | None) -> float:
     return 1.0 + float(np.clip(rng.normal(0.0, sigma), -3 * sigma, 3 * sigma))
 
 
-def cost(spec: DeviceSpec, work: OpWork, rng: np.random.Generator | None = None) -> OpCost:
-    """Cost of ``work`` on ``spec``; ``rng`` adds the spec's jitter (None: deterministic, no jitter)."""
+@dataclass(frozen=True)
+class CostTerms:
+    """The jitter-free part of an op's cost (what a cache may keep per shape)."""
+
+    compute_ns: float
+    memory_ns: float
+    floor_ns: float
+    utilisation: float
+    ideal_ns: float
+    limiter: Limiter
+    dram_read_bytes: int
+    dram_write_bytes: int
+
+
+def cost_terms(spec: DeviceSpec, work: OpWork) -> CostTerms:
+    """Compute, memory and floor terms of ``work`` on ``spec``, and the limiter among them."""
     compute_ns, util, active, ideal_ns = _compute(spec, work)
     memory_ns = hbm.memory_time_ns(spec, work.bytes_read, work.read_pattern, active) + hbm.memory_time_ns(
         spec, work.bytes_written, work.write_pattern, active)
     floor_ns = spec.timing.op_latency_floor_ns
     terms = {"compute": compute_ns, "memory": memory_ns, "latency": floor_ns}
     limiter: Limiter = max(terms, key=terms.__getitem__)  # type: ignore[assignment]
-    jit = _jitter(spec, rng)
-    dram_r = hbm.dram_bytes(work.bytes_read, spec, work.read_pattern)
-    dram_w = hbm.dram_bytes(work.bytes_written, spec, work.write_pattern)
-    result = OpCost(work, spec.timing.op_launch_ns, compute_ns, memory_ns, floor_ns, jit, limiter, util,
-                    dram_r, dram_w)
-    result.counters.update(_counters(spec, result, ideal_ns))
+    return CostTerms(compute_ns, memory_ns, floor_ns, util, ideal_ns, limiter,
+                     hbm.dram_bytes(work.bytes_read, spec, work.read_pattern),
+                     hbm.dram_bytes(work.bytes_written, spec, work.write_pattern))
+
+
+def cost(spec: DeviceSpec, work: OpWork, rng: np.random.Generator | None = None,
+         terms: CostTerms | None = None) -> OpCost:
+    """Cost of ``work`` on ``spec``; ``rng`` adds the spec's jitter (None: deterministic, no jitter).
+    ``terms`` may come from a cache of :func:`cost_terms` for the same work and spec."""
+    t = terms or cost_terms(spec, work)
+    result = OpCost(work, spec.timing.op_launch_ns, t.compute_ns, t.memory_ns, t.floor_ns, _jitter(spec, rng),
+                    t.limiter, t.utilisation, t.dram_read_bytes, t.dram_write_bytes)
+    result.counters.update(_counters(spec, result, t.ideal_ns))
     return result
 
 

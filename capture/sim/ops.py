@@ -160,13 +160,16 @@ OP_KINDS: dict[str, Callable[..., OpWork]] = {
 }
 
 
+_SIGNATURES = {name: inspect.signature(fn) for name, fn in OP_KINDS.items()}
+
+
 def op_work(op: str, **shapes: Any) -> OpWork:
     """The work of op kind ``op`` with keyword ``shapes`` (see each kind's function)."""
     if op not in OP_KINDS:
         raise ValueError(f"unknown op {op!r}; known: {', '.join(sorted(OP_KINDS))}")
     target = OP_KINDS[op]
     try:
-        bound = inspect.signature(target).bind(**shapes)
+        bound = _SIGNATURES[op].bind(**shapes)
     except TypeError as exc:
         raise ValueError(f"{op}: {exc}") from None
     for name, value in bound.arguments.items():

@@ -28,10 +28,11 @@ import numpy as np
 from . import copies
 from .buffers import DeviceBuffer, HostBuffer, device_buffer, host_buffer
 from .clock import DeviceClock
-from .costs import op_cost
+from .costs import CostTerms, cost, cost_terms
 from .engine import Command, DeviceEngine, EventState
 from .hostclock import HostClock
 from .hostlog import HostLog, Submission
+from .ops import OpWork, op_work
 from .specs import DeviceSpec, load_spec
 
 
@@ -141,6 +142,7 @@ class Device:
         self.streams = [self.default_stream]
         self.hbm_used = 0
         self._next_address = 1 << 20
+        self._costs: dict[tuple, tuple[OpWork, CostTerms]] = {}  # per (op, shapes): the jitter-free cost
 
     def __repr__(self) -> str:
         return f"Device({self.index}, {self.spec.name})"
@@ -175,9 +177,18 @@ class Device:
         and recorded but do not change the cost."""
         buffers = {k: v for k, v in shapes.items() if isinstance(v, DeviceBuffer)}
         dims = {k: v for k, v in shapes.items() if k not in buffers}
-        cost = op_cost(self.spec, op, self.sim.rng, **dims)
+        key = (op, *sorted(dims.items()))
+        try:
+            work, terms = self._costs[key]
+        except KeyError:
+            work = op_work(op, **dims)
+            work, terms = self._costs.setdefault(key, (work, cost_terms(self.spec, work)))
+        except TypeError:  # unhashable shape values: no caching
+            work = op_work(op, **dims)
+            terms = cost_terms(self.spec, work)
+        cost_ = cost(self.spec, work, self.sim.rng, terms)
         args = {"op": op, **dims, **{k: f"{v.nbytes} B @ {v.address:#x}" for k, v in buffers.items()}}
-        self.submit("op", stream or self.default_stream, name or op, self.spec.host.launch_api_ns, cost=cost,
+        self.submit("op", stream or self.default_stream, name or op, self.spec.host.launch_api_ns, cost=cost_,
                     args=args, api_name=f"launch {name or op}")
 
     def copy(self, dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from accelview.model import Trace, TraceBuilder, TrackKind
 
+from .batch import TraceBatch
 from .clocksync import estimate, take_samples, true_alignment
 from .devcounters import device_counters
 from .engine import Command
@@ -47,6 +48,7 @@ def _metadata(sim: Simulator) -> dict[str, Any]:
 def build_trace(sim: Simulator) -> Trace:
     """The capture of a finished session (call ``sim.finish()`` first)."""
     b = TraceBuilder()
+    batch = TraceBatch(b)
     b.metadata.update(_metadata(sim))
     b.add_clock("host monotonic", reference=True)
     host = b.add_track(HOST_NAME, TrackKind.HOST, host=HOST_NAME)
@@ -55,12 +57,13 @@ def build_trace(sim: Simulator) -> Trace:
     api = b.add_track("runtime API", TrackKind.RUNTIME_API, parent=thread, host=HOST_NAME)
     api_ids: dict[int, int] = {}
     for call in sim.log.calls:
-        sid = b.add_slice(api, call.start_ns, call.end_ns - call.start_ns, call.name, "runtime",
-                          correlation=call.cid, args=call.args)
+        sid = batch.add_slice(api, call.start_ns, call.end_ns - call.start_ns, call.name, "runtime",
+                              correlation=call.cid, args=call.args)
         if call.cid > 0:
             api_ids[call.cid] = sid
     for m in sim.log.memcpys:
-        b.add_slice(api, m.start_ns, m.end_ns - m.start_ns, m.name, "host memcpy", correlation=m.cid, args=m.args)
+        batch.add_slice(api, m.start_ns, m.end_ns - m.start_ns, m.name, "host memcpy", correlation=m.cid,
+                        args=m.args)
     end = max([sim.clock.now, *(c.end_ns for d in sim.devices for c in d.engine.finished)])
     edges = window_edges(sim.clock.start_ns, end, sim.counter_period_ns)
     queues: dict[tuple[int, int], int] = {}
@@ -70,17 +73,18 @@ def build_trace(sim: Simulator) -> Trace:
         if key not in queues:
             queues[key] = b.add_track(f"device {s.device} queue {s.stream}", TrackKind.DRIVER_QUEUE, parent=proc,
                                       host=HOST_NAME, device=s.device)
-        sid = b.add_slice(queues[key], s.submit_ns, s.visible_ns - s.submit_ns, f"submit {s.name}", "driver",
-                          correlation=s.cid)
+        sid = batch.add_slice(queues[key], s.submit_ns, s.visible_ns - s.submit_ns, f"submit {s.name}", "driver",
+                              correlation=s.cid, args={"chunk": s.chunk} if s.chunk >= 0 else None)
         sub_ids[(s.device, s.cid, s.chunk)] = sid
         if s.cid in api_ids:
-            b.add_flow(api_ids[s.cid], sid, "submit")
+            batch.add_flow(api_ids[s.cid], sid, "submit")
     rng = np.random.default_rng([sim.seed, 2])
     for dev in sim.devices:
-        _device(b, sim, dev, host, sub_ids, edges, rng)
+        _device(b, batch, sim, dev, sub_ids, edges, rng)
         for (d, stream), track in queues.items():
             if d == dev.index:
                 _queue_depth(b, dev, stream, track, edges)
+    batch.flush()
     return b.build(source="simulator")
 
 
@@ -93,7 +97,7 @@ def _queue_depth(b: TraceBuilder, dev: Device, stream: int, parent: int, edges: 
     b.add_counters(track, edges[:-1].astype(np.int64), depth.astype(np.float64))
 
 
-def _device(b: TraceBuilder, sim: Simulator, dev: Device, host: int, sub_ids: dict, edges: np.ndarray,
+def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub_ids: dict, edges: np.ndarray,
             rng: np.random.Generator) -> None:
     cmds = dev.engine.finished
     t0, t1 = sim.clock.start_ns, int(edges[-1])
@@ -129,26 +133,26 @@ def _device(b: TraceBuilder, sim: Simulator, dev: Device, host: int, sub_ids: di
         if c.kind == "op" and c.cost is not None:
             args = {**c.args, **c.cost.counters, "bytes_read": c.cost.bytes_read,
                     "bytes_written": c.cost.bytes_written, "dtype": c.cost.work.dtype}
-            sid = b.add_slice(units[c.cost.unit], s, e - s, c.name, "op", correlation=c.cid, args=args)
-            b.add_truth_op(sid, c.cost.limiter)
+            sid = batch.add_slice(units[c.cost.unit], s, e - s, c.name, "op", correlation=c.cid, args=args)
+            batch.add_truth_op(sid, c.cost.limiter)
             op_ids.append((c, sid))
         elif c.kind == "copy":
             job = c.job
             args = dict(c.args, direction=c.direction, engine=c.engine)
             if job is not None:
                 args.update(descriptors=job.descriptors, tlps=job.data_tlps, wire_bytes=job.data_wire_bytes)
-            sid = b.add_slice(dmas[c.engine], s, e - s, c.name, "copy", correlation=c.cid, args=args)
+            sid = batch.add_slice(dmas[c.engine], s, e - s, c.name, "copy", correlation=c.cid, args=args)
             if c.direction in pcie and not math.isnan(c.data_start_ns):
                 ds, de = int(dstarts[i]), int(dends[i])
-                pid = b.add_slice(pcie[c.direction], ds, de - ds, c.name, "pcie", correlation=c.cid,
-                                  args={"bytes": job.nbytes if job else 0})
-                b.add_flow(sid, pid, "transfer")
+                pid = batch.add_slice(pcie[c.direction], ds, de - ds, c.name, "pcie", correlation=c.cid,
+                                      args={"bytes": job.nbytes if job else 0})
+                batch.add_flow(sid, pid, "transfer")
         else:
-            b.add_instant(top, s, "event recorded" if c.kind == "record" else "event waited", "sync",
-                          args={"stream": c.stream})
+            batch.add_instant(top, s, "event recorded" if c.kind == "record" else "event waited", "sync",
+                              args={"stream": c.stream})
             continue
         if sub is not None:
-            b.add_flow(sub, sid, "execute")
+            batch.add_flow(sub, sid, "execute")
     _idle_truth(b, sim, top, [c for c, _ in op_ids], to_ref)
     ts = to_ref(edges[:-1])
     for series in device_counters(dev.spec, cmds, edges):

@@ -1,0 +1,113 @@
+"""Bulk rows for a ``TraceBuilder``: slices, args, flows, instants and truth added as arrays.
+
+Adding tens of thousands of slices one ``add_slice`` call at a time spends most of its time
+in per-row bookkeeping; this gathers plain Python lists and hands the builder one batch per
+table. Slices are referred to by their local index (order of addition) until ``flush``.
+Use it on a fresh builder: argument-set ids are counted from 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from accelview.model import ArgKind, TraceBuilder
+
+CATEGORIES = ("runtime", "host memcpy", "driver", "op", "copy", "pcie", "sync")
+
+
+class TraceBatch:
+    """Rows gathered for one ``TraceBuilder``."""
+
+    def __init__(self, builder: TraceBuilder) -> None:
+        self.b = builder
+        self.intern = builder.strings.intern
+        self.slices: dict[str, list[int]] = {k: [] for k in ("track", "start_ns", "dur_ns", "name", "category",
+                                                              "correlation", "args")}
+        self.args: dict[str, list[Any]] = {k: [] for k in ("set", "key", "kind", "int", "real", "str")}
+        self.instants: dict[str, list[int]] = {k: [] for k in ("track", "ts_ns", "name", "category", "args")}
+        self.flows: list[tuple[int, int, int]] = []
+        self.truth_ops: list[tuple[int, int]] = []
+        self._sets = 0
+        for category in CATEGORIES:  # small ids: the slices' category column is int16
+            self.intern(category)
+
+    def add_args(self, args: Mapping[str, Any] | None) -> int:
+        """An argument set; returns its id (-1 for none)."""
+        if not args:
+            return -1
+        set_id = self._sets
+        self._sets += 1
+        a = self.args
+        for key, value in args.items():
+            a["set"].append(set_id)
+            a["key"].append(self.intern(key))
+            if isinstance(value, bool | int | np.integer):
+                a["kind"].append(ArgKind.INT)
+                a["int"].append(int(value))
+                a["real"].append(0.0)
+                a["str"].append(0)
+            elif isinstance(value, float | np.floating):
+                a["kind"].append(ArgKind.REAL)
+                a["int"].append(0)
+                a["real"].append(float(value))
+                a["str"].append(0)
+            else:
+                a["kind"].append(ArgKind.STR)
+                a["int"].append(0)
+                a["real"].append(0.0)
+                a["str"].append(self.intern(str(value)))
+        return set_id
+
+    def add_slice(self, track: int, start_ns: int, dur_ns: int, name: str, category: str = "",
+                  correlation: int = -1, args: Mapping[str, Any] | None = None) -> int:
+        """One slice; returns its local index."""
+        s = self.slices
+        s["track"].append(track)
+        s["start_ns"].append(int(start_ns))
+        s["dur_ns"].append(max(0, int(dur_ns)))
+        s["name"].append(self.intern(name))
+        s["category"].append(self.intern(category))
+        s["correlation"].append(correlation)
+        s["args"].append(self.add_args(args))
+        return len(s["track"]) - 1
+
+    def add_flow(self, src: int, dst: int, name: str = "") -> None:
+        """A flow between two slices given by local index."""
+        self.flows.append((src, dst, self.intern(name)))
+
+    def add_truth_op(self, local: int, limiter: str) -> None:
+        """The true limiter of the op slice at local index ``local``."""
+        self.truth_ops.append((local, self.intern(limiter)))
+
+    def add_instant(self, track: int, ts_ns: int, name: str, category: str = "",
+                    args: Mapping[str, Any] | None = None) -> None:
+        """An instant event."""
+        i = self.instants
+        i["track"].append(track)
+        i["ts_ns"].append(int(ts_ns))
+        i["name"].append(self.intern(name))
+        i["category"].append(self.intern(category))
+        i["args"].append(self.add_args(args))
+
+    def flush(self) -> None:
+        """Hand everything to the builder."""
+        b = self.b
+        n = len(self.slices["track"])
+        if n:
+            cols = {k: np.asarray(v) for k, v in self.slices.items()}
+            ids = b.add_slices(cols["track"], cols["start_ns"], cols["dur_ns"], cols["name"], cols["category"],
+                               cols["correlation"], cols["args"])
+        else:
+            ids = np.empty(0, np.int64)
+        if self.args["set"]:
+            b.add_rows("args", {k: np.asarray(v) for k, v in self.args.items()})
+        if self.instants["track"]:
+            b.add_rows("instants", {k: np.asarray(v) for k, v in self.instants.items()})
+        if self.flows:
+            f = np.asarray(self.flows, dtype=np.int64)
+            b.add_rows("flows", {"src": ids[f[:, 0]], "dst": ids[f[:, 1]], "name": f[:, 2]})
+        if self.truth_ops:
+            t = np.asarray(self.truth_ops, dtype=np.int64)
+            b.add_rows("truth_ops", {"slice": ids[t[:, 0]], "limiter": t[:, 1]})
