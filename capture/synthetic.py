@@ -22,6 +22,7 @@ _LANE_KINDS = (
     (TrackKind.EXEC_UNIT, "matrix 1", ("gemm", "attention", "gemm_mlp")),
     (TrackKind.EXEC_UNIT, "vector 0", ("rmsnorm", "softmax", "silu", "add", "rope")),
 )
+_CHAIN_LANES = (0, 1, 5)  # runtime API → queue → matrix 0 of each group
 _COUNTERS = (("HBM read bandwidth", "B/s", "HBM"), ("PCIe H2D bytes", "B", "PCIe"), ("matrix busy", "%", "matrix"))
 
 
@@ -48,7 +49,7 @@ def synthetic_trace(spec: SyntheticSpec = SyntheticSpec()) -> Trace:
     per_lane[: spec.n_slices % len(lanes)] += 1
     first_ids: list[np.ndarray] = []
     span = 0
-    for (track, names), n in zip(lanes, per_lane.tolist(), strict=True):
+    for lane, ((track, names), n) in enumerate(zip(lanes, per_lane.tolist(), strict=True)):
         name_ids = np.array([b.strings.intern(x) for x in names], dtype=np.int32)
         base = rng.integers(spec.mean_dur_ns // 4, spec.mean_dur_ns * 2, len(names))
         which = np.arange(n) % len(names)
@@ -60,13 +61,17 @@ def synthetic_trace(spec: SyntheticSpec = SyntheticSpec()) -> Trace:
             args = np.full(n, -1, np.int32)
             for i in range(0, n, spec.args_every):
                 args[i] = b.add_args({"bytes": int(dur[i]) * 64, "stream": i % 4, "op": names[which[i]]})
-        first_ids.append(b.add_slices(track, start, dur, name_ids[which], correlation=np.arange(n), args=args,
+        # Every 16th op of a group's API, queue and execution lanes forms one correlated chain.
+        correlation = np.full(n, -1, np.int64)
+        if spec.flows and lane % len(_LANE_KINDS) in _CHAIN_LANES:
+            correlation[::16] = (lane // len(_LANE_KINDS)) * 1_000_000_000 + np.arange(0, n, 16)
+        first_ids.append(b.add_slices(track, start, dur, name_ids[which], correlation=correlation, args=args,
                                       depth=np.zeros(n, np.uint16)))
         span = max(span, int(start[-1] + dur[-1]) if n else 0)
     if spec.flows:
         # Chain API call → queue submission → execution on each group's first three lanes.
         for g in range(0, len(lanes) - 7, 8):
-            api, queue, exe = first_ids[g], first_ids[g + 1], first_ids[g + 5]
+            api, queue, exe = (first_ids[g + i] for i in _CHAIN_LANES)
             k = min(len(api), len(queue), len(exe))
             _add_flows(b, api[:k:16], queue[:k:16], "submit")
             _add_flows(b, queue[:k:16], exe[:k:16], "execute")
