@@ -49,17 +49,50 @@ class CriticalPath:
 
 
 class _Deps:
-    """Predecessor look-ups: flows into a slice, the previous slice of its run, its parent."""
+    """Predecessors of every slice, precomputed with numpy: the flow source that arrived last,
+    the previous slice of its (track, depth) run, and its parent (enclosing slice)."""
 
     def __init__(self, trace: Trace) -> None:
         self.t = trace
         sl = trace.slices
+        n = len(sl)
         self.start, self.end = sl.start_ns, sl.start_ns + sl.dur_ns
-        o = np.argsort(trace.flows.dst, kind="stable")
-        self.flow_dst, self.flow_src = trace.flows.dst[o], trace.flows.src[o]
+        # Flows: a source that ended before X began let it start at its end; one still running
+        # when X began (a call that submits while it runs) lets it start at its own start.
+        src, dst = trace.flows.src, trace.flows.dst
+        t_flow = np.where(self.end[src] <= self.start[dst], self.end[src], self.start[src])
+        ok = t_flow <= self.start[dst]
+        src, dst, t_flow = src[ok], dst[ok], t_flow[ok]
+        o = np.lexsort((t_flow, dst))  # last per dst = latest arrival
+        last = np.ones(len(o), bool)
+        last[:-1] = dst[o][1:] != dst[o][:-1]
+        self.flow_src = np.full(n, -1, np.int64)
+        self.flow_t = np.full(n, np.iinfo(np.int64).min, np.int64)
+        self.flow_src[dst[o][last]] = src[o][last]
+        self.flow_t[dst[o][last]] = t_flow[o][last]
         runs = trace.runs
-        self.run_of = np.repeat(np.arange(len(runs.begin)), runs.end - runs.begin)
-        self.run_begin = runs.begin
+        first_of_run = np.zeros(n, bool)
+        first_of_run[runs.begin[runs.begin < n]] = True
+        self.has_prev = ~first_of_run
+        self.parent = self._parents(trace)
+
+    @staticmethod
+    def _parents(trace: Trace) -> np.ndarray:
+        """The enclosing slice one depth up on the same track (-1 at depth 0 or when none)."""
+        sl, runs = trace.slices, trace.runs
+        parent = np.full(len(sl), -1, np.int64)
+        start, end = sl.start_ns, sl.start_ns + sl.dur_ns
+        key = {(int(t), int(d)): (int(b), int(e)) for t, d, b, e in zip(runs.track, runs.depth, runs.begin, runs.end,
+                                                                        strict=True)}
+        for (track, depth), (b, e) in key.items():
+            up = key.get((track, depth - 1)) if depth > 0 else None
+            if up is None:
+                continue
+            pb, pe = up
+            i = pb + np.searchsorted(start[pb:pe], start[b:e], "right") - 1
+            ok = (i >= pb) & (end[np.maximum(i, pb)] >= end[b:e])
+            parent[b:e] = np.where(ok, i, -1)
+        return parent
 
     def dur_is_zero(self, x: int) -> bool:
         """True for a zero-length slice (kept on the path although it adds no time)."""
@@ -67,33 +100,17 @@ class _Deps:
 
     def predecessors(self, x: int) -> list[tuple[int, int, str]]:
         """(time, slice, via) candidates that X's start waited on, each at or before it."""
-        s = int(self.start[x])
         out = []
-        lo, hi = np.searchsorted(self.flow_dst, x, "left"), np.searchsorted(self.flow_dst, x, "right")
-        for src in self.flow_src[lo:hi]:
-            t = int(self.end[src]) if self.end[src] <= s else int(self.start[src])
-            if t <= s:
-                out.append((t, int(src), "flow"))
-        if x > self.run_begin[self.run_of[x]]:
+        if self.flow_src[x] >= 0:
+            out.append((int(self.flow_t[x]), int(self.flow_src[x]), "flow"))
+        if self.has_prev[x]:
             out.append((int(self.end[x - 1]), x - 1, "queue"))
-        depth = int(self.t.slices.depth[x])
-        if depth > 0:
-            parent = self._parent(x, depth)
-            if parent >= 0:
-                out.append((int(self.start[parent]), parent, "parent"))
+        if self.parent[x] >= 0:
+            out.append((int(self.start[self.parent[x]]), int(self.parent[x]), "parent"))
         return out
 
-    def _parent(self, x: int, depth: int) -> int:
-        runs = self.t.runs
-        track = self.t.slices.track[x]
-        for d, b, e in runs.of_track(int(track)):
-            if d == depth - 1:
-                i = b + int(np.searchsorted(self.start[b:e], self.start[x], "right")) - 1
-                return i if i >= b and self.end[i] >= self.end[x] else -1
-        return -1
 
-
-def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 1_000_000) -> CriticalPath:
+def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 10_000_000) -> CriticalPath:
     """Walk back from ``end_slice`` (default: the slice that ends last) to the path's start."""
     if len(trace.slices) == 0:
         return CriticalPath()
@@ -119,10 +136,15 @@ def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 1
 
 
 def _by_resource(trace: Trace, steps: list[PathStep]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for s in steps:
-        key = "waiting" if s.kind == "wait" else TrackKind(int(trace.tracks.kind[trace.slices.track[s.slice]])).label
-        out[key] = out.get(key, 0) + s.end_ns - s.start_ns
+    if not steps:
+        return {}
+    sid = np.array([s.slice for s in steps])
+    dur = np.array([s.end_ns - s.start_ns for s in steps])
+    wait = np.array([s.kind == "wait" for s in steps])
+    kinds = trace.tracks.kind[trace.slices.track[sid]]
+    out = {"waiting": int(dur[wait].sum())} if wait.any() else {}
+    for k in np.unique(kinds[~wait]):
+        out[TrackKind(int(k)).label] = int(dur[~wait & (kinds == k)].sum())
     return out
 
 
@@ -130,20 +152,19 @@ def dependency_graph(trace: Trace, ids: np.ndarray) -> nx.DiGraph:
     """The DAG of the given slices: nodes (slice, "B"|"E"), an edge B→E weighted by duration,
     and zero-weight dependency edges for flows, queue order and nesting among them."""
     deps = _Deps(trace)
-    keep = set(int(i) for i in ids)
+    keep = {int(i) for i in ids}
     g = nx.DiGraph()
     for x in keep:
         g.add_edge((x, "B"), (x, "E"), weight=int(trace.slices.dur_ns[x]))
-        for _t, p, via in deps.predecessors(x):
-            if p not in keep:
-                continue
-            if via == "parent":
-                g.add_edge((p, "B"), (x, "B"), weight=0)
-                g.add_edge((x, "E"), (p, "E"), weight=0)
-            elif via == "flow" and deps.end[p] > deps.start[x]:
-                g.add_edge((p, "B"), (x, "B"), weight=0)
-            else:
-                g.add_edge((p, "E"), (x, "B"), weight=0)
+        if deps.has_prev[x] and x - 1 in keep:
+            g.add_edge((x - 1, "E"), (x, "B"), weight=0)
+        p = int(deps.parent[x])
+        if p in keep:
+            g.add_edge((p, "B"), (x, "B"), weight=0)
+            g.add_edge((x, "E"), (p, "E"), weight=0)
+    for src, dst in zip(trace.flows.src.tolist(), trace.flows.dst.tolist(), strict=True):
+        if src in keep and dst in keep:
+            g.add_edge((src, "E" if deps.end[src] <= deps.start[dst] else "B"), (dst, "B"), weight=0)
     return g
 
 

@@ -27,7 +27,7 @@ class OpLabels:
     """Labels of device ops, column-wise (``slice`` holds slice ids)."""
 
     slice: np.ndarray
-    label: np.ndarray  # str objects
+    label: np.ndarray  # "compute", "memory", "latency" or "unknown" (no counters, no spec)
     confidence: np.ndarray
     compute_sol: np.ndarray  # achieved / peak FLOP/s (0..1)
     memory_sol: np.ndarray  # achieved / peak HBM bandwidth (0..1)
@@ -78,13 +78,13 @@ def classify_ops(roles: Roles, registry: MetricRegistry | None = None) -> OpLabe
         lat_share = np.where(active > 0, stall_lat / active, np.nan)
         intensity = flops / np.maximum(hbm, 1)
         ridge = peak_f / peak_m
-    label = np.where(csol >= msol, "compute", "memory").astype(object)
+    label = np.where(csol >= msol, "compute", "memory").astype("<U8")
     conf = np.clip(0.5 + np.abs(csol - msol) / np.maximum(np.maximum(csol, msol), 1e-9) / 2, 0.5, 0.99)
     latency = np.nan_to_num(lat_share) >= LATENCY_STALL_SHARE
     label[latency] = "latency"
     conf[latency] = np.clip(np.nan_to_num(lat_share[latency]), 0.5, 0.99)
     no_counters = np.isnan(active)
-    roof = np.where(np.isnan(ridge), "unknown", np.where(intensity >= ridge, "compute", "memory")).astype(object)
+    roof = np.where(np.isnan(ridge), "unknown", np.where(intensity >= ridge, "compute", "memory"))
     label[no_counters] = roof[no_counters]
     conf[no_counters] = 0.5
     unknown = no_counters & (flops == 0) & (hbm == 0)

@@ -37,9 +37,9 @@ def _link_peak(roles: Roles, ids: np.ndarray) -> np.ndarray:
 def _directions(roles: Roles, ids: np.ndarray) -> np.ndarray:
     """'h2d' or 'd2h' per transfer, from its lane name (PCIe H2D / D2H)."""
     t = roles.trace
-    names = np.array([t.track_name(int(tr)).lower() for tr in range(len(t.tracks))], dtype=object)
-    lane = names[t.slices.track[ids]] if len(ids) else np.empty(0, object)
-    return np.array(["d2h" if "d2h" in str(n) else "h2d" for n in lane], dtype=object)
+    per_track = np.array(["d2h" if "d2h" in t.track_name(tr).lower() else "h2d" for tr in range(len(t.tracks))],
+                         dtype="<U3")
+    return per_track[t.slices.track[ids]] if len(ids) else np.empty(0, "<U3")
 
 
 def transfer_findings(roles: Roles, span_ns: int) -> list[Finding]:
