@@ -36,6 +36,8 @@ class TimelinePainter:
         self.small = QFont("DejaVu Sans", 7)
         self.fm = QFontMetricsF(self.font)
         self._elide: dict[tuple[int, int], str] = {}
+        self.exact = True  # False while zooming: reuse coverage of the last zoom, resampled
+        self.stale = False  # the last frame drew resampled coverage
 
     def set_theme(self, theme: Theme) -> None:
         """Switch colours."""
@@ -133,14 +135,9 @@ class TimelinePainter:
         if not rows:
             return
         width = sc.width + 1
-        frac = np.zeros((len(rows), width), np.float32)
-        col = np.full((len(rows), width), -1, np.int16)
-        x0 = 0.0
-        for i, ln in enumerate(rows):
-            cov = lod.coverage(ln.track, ln.depth, sc.t0, sc.ns_per_px, sc.width)
-            if cov is not None:
-                n = min(len(cov.frac), width)
-                frac[i, :n], col[i, :n], x0 = cov.frac[:n], cov.colour[:n], cov.x0
+        x0, frac, _, col, _ = lod.coverage_rows([(ln.track, ln.depth) for ln in rows], sc.t0, sc.ns_per_px,
+                                                sc.width, exact=self.exact)
+        self.stale = lod.stale
         sep = np.zeros((len(rows), width), bool)
         labels: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
         min_dur = MIN_BOX_PX * sc.ns_per_px

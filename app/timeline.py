@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from accelview.model.navigate import step_in_chain
 from accelview.model.timescale import format_duration
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import QScrollBar, QSizePolicy, QToolTip, QWidget
 
@@ -38,6 +38,11 @@ class TimelineWidget(QWidget):
         self._press_scale = None
         self._mode = ""  # "", "pan", "range"
         self._hover_x: float | None = None
+        # While zooming, frames resample the last zoom's coverage; this repaints exactly after.
+        self._refine = QTimer(self)
+        self._refine.setSingleShot(True)
+        self._refine.setInterval(60)
+        self._refine.timeout.connect(self._paint_exact)
         for sig in (state.scale_changed, state.selection_changed, state.range_changed, state.search_changed,
                     state.trace_changed):
             sig.connect(self.update)
@@ -65,6 +70,18 @@ class TimelineWidget(QWidget):
         p = QPainter(self)
         self.painter.paint(p, self.width(), self.height(), self.vbar.value(), self._hover_x)
         p.end()
+        self.painter.exact = True
+        if self.painter.stale:
+            self._refine.start()
+
+    def _paint_exact(self) -> None:
+        self.painter.exact = True
+        self.update()
+
+    def _zoom(self, factor: float, at_x: float | None) -> None:
+        """Zoom; the frames drawn while zooming go on resampling until it pauses."""
+        self.painter.exact = False
+        self.state.set_scale(self.state.scale.zoom(factor, at_x))
 
     def _x(self, pos: QPointF) -> float:
         return pos.x() - GUTTER_W
@@ -86,9 +103,9 @@ class TimelineWidget(QWidget):
         k = event.key()
         at = self._hover_x - GUTTER_W if self._hover_x is not None else None
         if k == Qt.Key.Key_W:
-            st.set_scale(st.scale.zoom(ZOOM_STEP, at))
+            self._zoom(ZOOM_STEP, at)
         elif k == Qt.Key.Key_S:
-            st.set_scale(st.scale.zoom(1 / ZOOM_STEP, at))
+            self._zoom(1 / ZOOM_STEP, at)
         elif k == Qt.Key.Key_A:
             st.set_scale(st.scale.pan_fraction(-PAN_STEP))
         elif k == Qt.Key.Key_D:
@@ -125,7 +142,7 @@ class TimelineWidget(QWidget):
         elif abs(d.x()) > abs(d.y()):
             st.set_scale(st.scale.pan_px(-d.x() / 2))
         elif d.y():
-            st.set_scale(st.scale.zoom(ZOOM_STEP ** (d.y() / 120), self._x(event.position())))
+            self._zoom(ZOOM_STEP ** (d.y() / 120), self._x(event.position()))
         event.accept()
 
     def mousePressEvent(self, event: QMouseEvent) -> None:

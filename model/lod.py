@@ -7,7 +7,7 @@ fraction however many slices fall in it; slices narrower than a pixel merge into
 coverage and never vanish. Slices wide enough to be boxes come from a per-run index sorted by
 (duration class, start), so finding them is also bounded by the pixels on screen.
 
-Coverage is computed for a window half a screen wider on each side than the view and cached per
+Coverage is computed for a window a quarter screen wider on each side than the view and cached per
 zoom level, so panning at one zoom reuses it. Pure numpy; no Qt.
 """
 
@@ -155,7 +155,9 @@ class TraceLOD:
         self._run_of = {(int(t), int(d)): i for i, (t, d) in enumerate(zip(runs.track, runs.depth, strict=True))}
         self._index: dict[int, RunIndex] = {}
         self._cache: dict[int, tuple[float, int, int, np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._colour = np.full(len(trace.strings), -1, np.int16)
+        self._colour = np.empty(0, np.int16)
+        self._g: tuple[int, int, np.ndarray, np.ndarray] | bool | None = None
+        self.stale = False
 
     def depth_count(self, track: int) -> int:
         """Number of depth rows of a track (0 when it has no slices)."""
@@ -174,23 +176,111 @@ class TraceLOD:
         return idx
 
     def coverage(self, track: int, depth: int, t0: float, ns_per_px: float, width: int) -> Coverage | None:
-        """Per-pixel coverage of a lane for the view starting at ``t0``; reuses the cached
-        padded window while the zoom level is unchanged."""
-        r = self._run_of.get((track, depth))
-        idx = self.run(track, depth)
-        if idx is None or r is None:
+        """Per-pixel coverage of one lane for the view starting at ``t0``."""
+        rows = self.coverage_rows([(track, depth)], t0, ns_per_px, width)
+        if rows is None or not rows[4][0]:
+            return None
+        x0, frac, names, cols, _ = rows
+        return Coverage(x0, frac[0], names[0], cols[0])
+
+    def coverage_rows(
+        self, lanes: list[tuple[int, int]], t0: float, ns_per_px: float, width: int, exact: bool = True
+    ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """Coverage of many lanes at once: (x0, frac, names, colours, present), the arrays
+        (lanes, width + 1); bucket i of every row spans pixels [x0 + i, x0 + i + 1). Lanes
+        whose cached padded window still covers the view at this zoom are reused; the others
+        are computed together, with one binary search for all their bucket edges.
+
+        With ``exact=False`` (while the user is zooming) a lane cached at another zoom that
+        covers the view is resampled instead of recomputed, and ``self.stale`` says so: the
+        caller repaints exactly once zooming pauses."""
+        self.stale = False
+        if not lanes:
             return None
         k0 = int(np.floor(t0 / ns_per_px))
         k1 = k0 + width + 1
-        hit = self._cache.get(r)
-        if hit is None or hit[0] != ns_per_px or not (hit[1] <= k0 and k1 <= hit[2]):
-            pad = width // 2
-            g0, g1 = k0 - pad, k1 + pad
-            frac, names = idx.coverage(g0, g1 - g0, ns_per_px)
-            hit = self._cache[r] = (ns_per_px, g0, g1, frac, names, self.colours(names))
-        _, g0, _, frac, names, cols = hit
-        a, b = k0 - g0, k0 - g0 + width + 1
-        return Coverage(k0 - t0 / ns_per_px, frac[a:b], names[a:b], cols[a:b])
+        runs = [self._run_of.get(key, -1) for key in lanes]
+        miss, approx = [], {}
+        for r in runs:
+            hit = self._cache.get(r) if r >= 0 else None
+            if r >= 0 and (hit is None or hit[0] != ns_per_px or not (hit[1] <= k0 and k1 <= hit[2])):
+                covers_view = hit is not None and hit[1] * hit[0] <= t0 and t0 + width * ns_per_px <= hit[2] * hit[0]
+                if not exact and covers_view:
+                    approx[r] = hit
+                else:
+                    miss.append(r)
+        if miss:
+            pad = width // 4
+            self._fill(sorted(set(miss)), k0 - pad, k1 + pad, ns_per_px)
+        n = width + 1
+        frac = np.zeros((len(lanes), n), np.float32)
+        names = np.full((len(lanes), n), -1, np.int32)
+        cols = np.full((len(lanes), n), -1, np.int16)
+        present = np.array([r >= 0 for r in runs])
+        if approx:
+            self.stale = True
+            centres = (k0 + np.arange(n) + 0.5) * ns_per_px
+        for i, r in enumerate(runs):
+            if r in approx:
+                p_old, g0, g1, f, nm, c = approx[r]
+                at = np.clip((centres / p_old).astype(np.int64) - g0, 0, g1 - g0 - 1)
+                frac[i], names[i], cols[i] = f[at], nm[at], c[at]
+            elif r >= 0:
+                _, g0, _, f, nm, c = self._cache[r]
+                a = k0 - g0
+                frac[i], names[i], cols[i] = f[a : a + n], nm[a : a + n], c[a : a + n]
+        return k0 - t0 / ns_per_px, frac, names, cols, present
+
+    def _global(self) -> tuple[int, int, np.ndarray, np.ndarray] | None:
+        """(shift, first start, key, prefix sums) over the whole slices table, where
+        key = run << shift | start - first start is sorted; None when the trace's span is too
+        long to pack (runs are then searched one by one)."""
+        if self._g is None:
+            sl, runs = self.trace.slices, self.trace.runs
+            n = len(sl)
+            tmin = int(sl.start_ns.min()) if n else 0
+            span = int(sl.start_ns.max()) - tmin + 1 if n else 1
+            shift = 62 - max(len(runs.begin).bit_length(), 1)
+            if span >= (1 << shift):
+                self._g = False
+            else:
+                rid = np.repeat(np.arange(len(runs.begin), dtype=np.int64), runs.end - runs.begin)
+                key = (rid << shift) + (sl.start_ns - tmin)
+                cum = np.zeros(n + 1, np.int64)
+                np.cumsum(sl.dur_ns, out=cum[1:])
+                self._g = (shift, tmin, key, cum)
+        return self._g or None
+
+    def _fill(self, rs: list[int], g0: int, g1: int, p: float) -> None:
+        """Compute and cache buckets [g0, g1) of zoom ``p`` for runs ``rs``."""
+        g = self._global()
+        if g is None:
+            for r in rs:
+                runs = self.trace.runs
+                idx = self.run(int(runs.track[r]), int(runs.depth[r]))
+                frac, names = idx.coverage(g0, g1 - g0, p)
+                self._cache[r] = (p, g0, g1, frac, names, self.colours(names))
+            return
+        shift, tmin, key, cum = g
+        sl, runs = self.trace.slices, self.trace.runs
+        start, dur = sl.start_ns, sl.dur_ns
+        r = np.asarray(rs, np.int64)
+        edges = np.round(np.arange(g0, g1 + 1, dtype=np.float64) * p).astype(np.int64)
+        q = (r[:, None] << shift) + np.clip(edges - tmin, 0, (1 << shift) - 1)[None, :]
+        j = np.searchsorted(key, q.ravel(), "right").reshape(q.shape)  # rows starting <= edge, + begin
+        b = runs.begin[r][:, None]
+        e = runs.end[r][:, None]
+        jm = np.maximum(j - 1, b)
+        has = j > b
+        st, du = start[jm], dur[jm]
+        busy = np.where(has, cum[jm] - cum[b] + np.clip(edges[None, :] - st, 0, du), 0)
+        frac = (np.diff(busy, axis=1) / np.maximum(np.diff(edges), 1)).astype(np.float32)
+        covers = has[:, :-1] & (st[:, :-1] + du[:, :-1] > edges[None, :-1])
+        pick = np.where(covers, jm[:, :-1], np.minimum(j[:, :-1], e - 1))
+        names = np.where(frac > 0, sl.name[pick], -1).astype(np.int32)
+        cols = self.colours(names)
+        for i, run in enumerate(rs):
+            self._cache[run] = (p, g0, g1, frac[i], names[i], cols[i])
 
     def wide_slices(self, track: int, depth: int, t0: float, t1: float, min_dur: float) -> np.ndarray:
         """Slice ids of a lane overlapping the view that last at least ``min_dur`` ns."""
@@ -212,19 +302,13 @@ class TraceLOD:
         return idx.busy_ns(int(a), int(b)) / max(int(b) - int(a), 1)
 
     def colours(self, name_ids: np.ndarray) -> np.ndarray:
-        """Stable palette indexes (0..N_COLOURS-1) of string ids; -1 stays -1."""
+        """Stable palette indexes (0..N_COLOURS-1) of string ids; -1 stays -1. The table of
+        every string's colour is built once (a hash per string), then each call is a gather."""
+        if len(self._colour) != len(self.trace.strings) or (len(self._colour) and self._colour[-1] < 0):
+            self._colour = np.fromiter((colour_index(s) for s in self.trace.strings.strings()), np.int16,
+                                       count=len(self.trace.strings))
         ids = np.asarray(name_ids)
-        if len(self._colour) < len(self.trace.strings):
-            grown = np.full(len(self.trace.strings), -1, np.int16)
-            grown[: len(self._colour)] = self._colour
-            self._colour = grown
-        valid = ids >= 0
-        safe = np.where(valid, ids, 0)
-        got = self._colour[safe]
-        missing = np.unique(safe[valid & (got < 0)])
-        for i in missing.tolist():
-            self._colour[i] = colour_index(self.trace.strings[i])
-        return np.where(valid, self._colour[safe], -1)
+        return np.where(ids >= 0, self._colour[np.maximum(ids, 0)], -1).astype(np.int16)
 
 
 def colour_index(name: str, n: int = N_COLOURS) -> int:

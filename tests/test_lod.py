@@ -239,3 +239,32 @@ def test_wide_slices_through_the_class_index():
         got = lod.wide_slices(t, 0, t0, t1, min_dur)
         want = np.flatnonzero((sl.dur_ns >= min_dur) & (sl.start_ns < t1) & (sl.start_ns + sl.dur_ns > t0))
         assert np.array_equal(got, want)
+
+
+def test_batched_coverage_equals_per_run_coverage():
+    trace = large_trace(30_000, lanes=5)
+    lod = TraceLOD(trace)
+    lanes = [(t, 0) for t in range(1, 6)] + [(0, 0)]  # the device track has no slices
+    x0, frac, names, cols, present = lod.coverage_rows(lanes, 12345.0, 77.0, 300)
+    assert list(present) == [True] * 5 + [False]
+    assert not frac[5].any()
+    for i, (t, d) in enumerate(lanes[:5]):
+        idx = lod.run(t, d)
+        k0 = int(np.floor(12345.0 / 77.0))
+        f, nm = idx.coverage(k0, 301, 77.0)
+        assert np.allclose(frac[i], f) and np.array_equal(names[i], nm)
+        assert np.array_equal(cols[i], lod.colours(nm))
+    assert x0 == pytest.approx(k0 - 12345.0 / 77.0)
+
+
+def test_zooming_resamples_cached_coverage_then_exact():
+    trace = large_trace(20_000, lanes=2)
+    lod = TraceLOD(trace)
+    exact = lod.coverage_rows([(1, 0)], 0.0, 50.0, 400)
+    assert not lod.stale
+    approx = lod.coverage_rows([(1, 0)], 1000.0, 45.0, 400, exact=False)
+    assert lod.stale and approx[1].shape == exact[1].shape
+    again = lod.coverage_rows([(1, 0)], 1000.0, 45.0, 400)
+    assert not lod.stale
+    direct = TraceLOD(trace).coverage_rows([(1, 0)], 1000.0, 45.0, 400)
+    assert np.allclose(again[1], direct[1])
