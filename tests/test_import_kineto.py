@@ -10,7 +10,6 @@ import gc
 import gzip
 from collections import Counter
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -18,9 +17,9 @@ import numpy as np
 import pytest
 from accelview.model import Trace, TrackKind
 from accelview.model.importers import find_importer, import_trace
+from kineto_traces import TRACES, imported, needs_traces
 
-TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces" / "kineto"
-pytestmark = pytest.mark.skipif(not TRACES.is_dir(), reason=f"real traces not found at {TRACES}")
+pytestmark = needs_traces
 
 COUNTED = [
     "a100_alexnet.json.gz", "a100_event_sync_multistream.json.gz", "mi250_rocm_minitoy_train.json.gz",
@@ -29,11 +28,6 @@ COUNTED = [
 ]
 HOST_CATS = {"cuda_runtime", "cuda_driver", "mtia_runtime"}
 DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "mtia_ccp_events"}
-
-
-@cache
-def imported(name: str) -> Trace:
-    return import_trace(TRACES / name)
 
 
 @cache
