@@ -4,7 +4,9 @@ The collector asks the device for its timestamp counter now and then: the host n
 the device reads its counter after a one-way delay, the host notes T4 when the answer is
 back (NTP's two-way exchange without the device-side send time). The estimate fits
 ``device_ns = offset + host_ns x (1 + drift_ppm x 1e-6)`` (docs/FORMAT.md's clock model) by
-least squares to the midpoints of the lower-delay half of the samples; its error bound is
+least squares to the midpoints of the lower-delay half of the samples (the offset alone when
+they span less than 5 ms: there a fitted drift is noisier than the ±30 ppm it could
+correct); its error bound is
 the RMS residual plus half the smallest round trip (the unknown path asymmetry).
 """
 
@@ -18,6 +20,7 @@ from .clock import DeviceClock
 
 ONE_WAY_NS = 400.0  # PCIe MMIO read, one way
 ONE_WAY_JITTER_NS = 150.0  # mean of the exponential extra delay each way
+MIN_DRIFT_SPAN_NS = 5_000_000  # fit the drift only over samples spanning at least this
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,8 @@ def estimate(clock: DeviceClock, samples: SyncSamples) -> ClockEstimate:
     m0, d0 = mid.mean(), dev.mean()
     x, y = mid - m0, dev - d0
     span = x.max() - x.min() if len(x) else 0.0
-    slope = float((x * y).sum() / (x * x).sum()) if span > 1e6 else 1.0  # < 1 ms: offset only
+    # Over a short capture the sample noise makes a fitted drift worse than assuming none.
+    slope = float((x * y).sum() / (x * x).sum()) if span > MIN_DRIFT_SPAN_NS else 1.0
     resid = y - slope * x
     offset = d0 - slope * m0
     err = float(np.sqrt((resid**2).mean())) + float(rtt[keep].min()) / 2 if len(x) else 0.0
