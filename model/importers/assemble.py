@@ -70,8 +70,10 @@ class Assembler:
         self.name_map.extend(intern(s) for s in keys[len(self.name_map):])
         return np.asarray(self.name_map, dtype=np.int32)
 
-    def add_file(self, c: Collected, lanes: Lanes, offset_ns: int = 0, parent: int = -1) -> None:
-        """Create the file's tracks under ``parent`` and add all its events."""
+    def add_file(self, c: Collected, lanes: Lanes, offset_ns: int = 0, parent: int = -1,
+                 explicit: dict[str, Any] | None = None) -> None:
+        """Create the file's tracks under ``parent`` and add all its events. ``explicit`` is the
+        track table of an accelview export: its tracks are rebuilt as they were."""
         b = self.b
         x = {k: (np.concatenate(v) if v else np.empty(0, np.int64)) for k, v in c.x.items()}
         extra = _match_begin_end(c)
@@ -84,17 +86,12 @@ class Assembler:
             cat_map[cat_map > CATEGORY_MAX] = 0
         thread_keys = list(c.threads)
         cats_of = _categories_per_thread(x["thread"], x["cat"], list(c.cats), len(thread_keys))
-        proc_track: dict[Any, int] = {}
-        proc_lane: dict[Any, Lane] = {}
-        pids = list(dict.fromkeys([k[0] for k in thread_keys] + [a[0] for a in c.asyncs] + [k[0] for k in c.counters]))
-        for pid in pids:
-            pcats = set().union(*[cats_of[i] for i, k in enumerate(thread_keys) if k[0] == pid])
-            lane = proc_lane[pid] = lanes.process(pid, c.meta, pcats)
-            proc_track[pid] = b.add_track(lane.name, lane.kind, parent, device=lane.device, sort=lane.sort)
-        thread_track = np.empty(len(thread_keys), dtype=np.int32)
-        for i, (pid, tid) in enumerate(thread_keys):
-            lane = lanes.thread(pid, tid, c.meta, cats_of[i], proc_lane[pid])
-            thread_track[i] = b.add_track(lane.name, lane.kind, proc_track[pid], device=lane.device, sort=lane.sort)
+        if explicit is not None:
+            proc_track, thread_track, counter_of = self._explicit_tracks(c, explicit, parent)
+            proc_lane: dict[Any, Lane] = {}
+        else:
+            proc_track, proc_lane, thread_track = self._tracks(c, lanes, parent, cats_of)
+            counter_of = None
         track = thread_track[x["thread"]] if len(thread_keys) else np.empty(0, np.int32)
         ids = b.add_slices(track, x["ts"] + offset_ns, x["dur"], names[x["name"]], cat_map[x["cat"]],
                            x["corr"], x["args"]) if len(track) else np.empty(0, np.int64)
@@ -114,7 +111,7 @@ class Assembler:
             stats["flows"] += len(src)
             stats["correlation_flows"] += len(src)
         self._instants(c, proc_track, thread_track, names, cat_map, offset_ns, parent)
-        self._counters(c, proc_track, offset_ns)
+        self._counters(c, proc_track, offset_ns, counter_of)
         self._asyncs(c, proc_track, names, offset_ns)
 
     def _instants(self, c: Collected, proc_track: dict, thread_track: np.ndarray, names: np.ndarray,
@@ -138,17 +135,69 @@ class Assembler:
             self.b.add_rows("instants", {k: np.asarray(v) for k, v in
                                          zip(("track", "ts_ns", "name", "category", "args"), cols, strict=True)})
 
-    def _counters(self, c: Collected, proc_track: dict, offset_ns: int) -> None:
+    def _counters(self, c: Collected, proc_track: dict, offset_ns: int, counter_of: dict | None) -> None:
         series: dict[tuple, list[tuple[int, float]]] = {}
         for pid, name, ts, value in c.counters:
             series.setdefault((pid, name), []).append((ts, value))
         for (pid, name), samples in series.items():
-            if pid not in proc_track:
+            if counter_of is not None:
+                track = counter_of.get((pid, name), -1)
+            elif pid in proc_track:
+                track = self.b.add_counter_track(name, "", parent=proc_track[pid])
+            else:
+                track = -1
+            if track < 0:
+                c.stats["counter_samples_without_track"] += len(samples)
                 continue
-            track = self.b.add_counter_track(name, "", parent=proc_track[pid])
             ts, values = zip(*samples, strict=True)
             self.b.add_counters(track, np.asarray(ts, dtype=np.int64) + offset_ns, np.asarray(values, dtype=np.float64))
             c.stats["counter_samples"] += len(samples)
+
+    def _tracks(self, c: Collected, lanes: Lanes, parent: int, cats_of: list[set[str]]) -> tuple:
+        """Process and thread tracks by the ``lanes`` policy."""
+        b = self.b
+        thread_keys = list(c.threads)
+        proc_track: dict[Any, int] = {}
+        proc_lane: dict[Any, Lane] = {}
+        pids = list(dict.fromkeys([k[0] for k in thread_keys] + [a[0] for a in c.asyncs] + [k[0] for k in c.counters]))
+        for pid in pids:
+            pcats = set().union(*[cats_of[i] for i, k in enumerate(thread_keys) if k[0] == pid])
+            lane = proc_lane[pid] = lanes.process(pid, c.meta, pcats)
+            proc_track[pid] = b.add_track(lane.name, lane.kind, parent, device=lane.device, sort=lane.sort)
+        thread_track = np.empty(len(thread_keys), dtype=np.int32)
+        for i, (pid, tid) in enumerate(thread_keys):
+            lane = lanes.thread(pid, tid, c.meta, cats_of[i], proc_lane[pid])
+            thread_track[i] = b.add_track(lane.name, lane.kind, proc_track[pid], device=lane.device, sort=lane.sort)
+        return proc_track, proc_lane, thread_track
+
+    def _explicit_tracks(self, c: Collected, header: dict[str, Any], parent: int) -> tuple:
+        """Rebuild an export's tracks; its lanes are (pid, tid) = (parent or self, track id)."""
+        b = self.b
+        counters = {int(row[0]): row[1:] for row in header.get("counter_tracks", [])}
+        base = -1
+        ids = []
+        for i, (par, kind, name, host, device, sort) in enumerate(header["tracks"]):
+            p = parent if par < 0 else base + par
+            if i in counters:
+                unit, block, desc = counters[i]
+                t = b.add_counter_track(name, unit, block, desc, parent=p, host=host, device=device)
+            else:
+                t = b.add_track(name, TrackKind(kind), p, host=host, device=device, sort=sort)
+            if i == 0:
+                base = t
+            ids.append(t)
+        n = len(ids)
+        proc_track = {i: base + i for i in range(n)}
+        thread_track = np.empty(len(c.threads), dtype=np.int32)
+        for j, (_pid, tid) in enumerate(c.threads):
+            if not isinstance(tid, int) or not 0 <= tid < n:
+                raise ValueError(f"lane tid {tid!r} is not a track of the export")
+            thread_track[j] = base + tid
+        counter_of = {}
+        for i, (par, *_rest) in enumerate(header["tracks"]):
+            if i in counters:
+                counter_of[(par if par >= 0 else i, header["tracks"][i][2])] = base + i
+        return proc_track, thread_track, counter_of
 
     def _asyncs(self, c: Collected, proc_track: dict, names: np.ndarray, offset_ns: int) -> None:
         tracks: dict[tuple, int] = {}

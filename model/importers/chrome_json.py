@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..builder import TraceBuilder
+from ..errors import CaptureError
 from ..schema import TrackKind
 from ..trace import Trace
 from .assemble import Assembler, Lanes
@@ -65,6 +66,7 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
     args = ArgColumns(names)
     asm = Assembler(b, names)
     metas: list[dict[str, Any]] = []
+    restored: dict[str, Any] = {}
     total: Counter = Counter()
     per_file: dict[str, dict[str, int]] = {}
     for i, path in enumerate(paths):
@@ -78,14 +80,25 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
             collector.add(batch)
         meta = stream.metadata
         metas.append(meta)
-        root = profile.root(meta, i, path)
-        parent = -1 if root is None else b.add_track(root[0], TrackKind.HOST, host=root[1])
-        asm.add_file(collector.c, profile.lanes, profile.offset_ns(meta), parent)
+        explicit = meta.get("accelview") if isinstance(meta.get("accelview"), dict) else None
+        if explicit is not None and isinstance(explicit.get("tracks"), list):
+            try:
+                asm.add_file(collector.c, profile.lanes, 0, -1, explicit=explicit)
+            except (ValueError, TypeError, KeyError) as e:
+                raise CaptureError(path, f"broken accelview track table: {e}") from None
+            restored.update(explicit.get("metadata") or {})
+        else:
+            root = profile.root(meta, i, path)
+            parent = -1 if root is None else b.add_track(root[0], TrackKind.HOST, host=root[1])
+            asm.add_file(collector.c, profile.lanes, profile.offset_ns(meta), parent)
         per_file[path.name] = dict(collector.c.stats)
         total.update(collector.c.stats)
     _add_args(b, args, asm)
-    profile.describe(b, metas, paths)
-    b.metadata["format"] = profile.format
+    if restored:
+        b.metadata.update(restored)
+    else:
+        profile.describe(b, metas, paths)
+        b.metadata["format"] = profile.format
     stats: dict[str, Any] = dict(sorted(total.items()))
     if len(paths) > 1:
         stats["files"] = per_file

@@ -104,7 +104,7 @@ class Collected:
     instants: list[tuple] = field(default_factory=list)  # (scope, pid, thread, ts, name, cat, args)
     counters: list[tuple] = field(default_factory=list)  # (pid, series name, ts, value)
     asyncs: list[tuple] = field(default_factory=list)  # (pid, cat, id, name, ts, phase, order, args)
-    flows: list[tuple] = field(default_factory=list)  # (thread, ts, phase, bind_enclosing, cat, id, order)
+    flows: list[tuple] = field(default_factory=list)  # (thread, ts, phase, enclosing, cat, id, order, xslice)
     meta: dict[tuple, Any] = field(default_factory=dict)  # (what, pid, tid) -> value
     stats: Counter = field(default_factory=Counter)
     order: int = 0
@@ -147,7 +147,7 @@ class Collector:
         if neg.any():
             c.stats["negative_durations_clamped"] += int(neg.sum())
             dur[neg] = 0
-        corr = np.full(n, -1, dtype=np.int64)
+        corr = np.fromiter((e.correlation for e in evs), dtype=np.int64, count=n)
         arg_ids = np.full(n, -1, dtype=np.int32)
         skip = self.skip_args
         keep = [j for j, e in enumerate(evs) if e.args and e.cat not in skip]
@@ -157,7 +157,7 @@ class Collector:
             for j, a in zip(keep, decoded, strict=True):
                 if isinstance(a, dict):
                     cv = a.get("correlation")
-                    if type(cv) is int:
+                    if type(cv) is int and corr[j] < 0:
                         corr[j] = cv
                     arg_ids[j] = add(a)
         x = c.x
@@ -196,7 +196,8 @@ class Collector:
             if e.cat in self.skip_flow_cats:
                 c.stats[f"flow_events_replaced_{e.cat}"] += 1
                 return
-            c.flows.append((c.threads.id((e.pid, e.tid)), ts, ph, e.bp == "e" or ph == "s", e.cat, e.id, order))
+            c.flows.append((c.threads.id((e.pid, e.tid)), ts, ph, e.bp == "e" or ph == "s", e.cat, e.id, order,
+                            e.xslice))
         else:
             c.stats[f"skipped_phase_{ph or 'missing'}"] += 1
             c.stats["skipped_events"] += 1

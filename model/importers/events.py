@@ -31,6 +31,8 @@ class Event(msgspec.Struct, gc=False):
     id: int | str | None = None
     bp: str = ""
     s: str = ""
+    correlation: int = -1  # not Chrome's: accelview's export writes the model's correlation here
+    xslice: int = -1  # not Chrome's: in accelview's export, the X event (by order) a flow step binds to
     args: msgspec.Raw = NO_ARGS  # raw JSON; empty when the event has none
 
 

@@ -24,6 +24,7 @@ class SliceIndex:
         self.end = self.start + dur[order]
         self.dur = dur[order]
         self.ids = ids[order]
+        self.by_order = ids
 
     def enclosing(self, thread: int, ts: int) -> int:
         """Provisional id of the deepest slice of ``thread`` containing ``ts``, or -1."""
@@ -49,12 +50,19 @@ class SliceIndex:
 
 
 def chain_flows(endpoints: list[tuple], index: SliceIndex, stats: Counter) -> list[tuple[int, int, str]]:
-    """Flows (src, dst, category) from endpoints (thread, ts, phase, enclosing, cat, id, order)."""
+    """Flows (src, dst, category) from endpoints (thread, ts, phase, enclosing, cat, id, order, xslice);
+    ``xslice`` >= 0 names the complete event (by order) to bind to, as accelview's export does."""
     out: list[tuple[int, int, str]] = []
     open_flows: dict[tuple, int] = {}
+    waiting: dict[tuple, list[int]] = {}  # steps seen before any start of their flow
     rank = {"s": 0, "t": 1, "f": 2}
-    for thread, ts, phase, enclosing, cat, fid, _order in sorted(endpoints, key=lambda e: (e[1], rank[e[2]], e[6])):
-        sid = index.enclosing(thread, ts) if enclosing else index.next_starting(thread, ts)
+    n = len(index.by_order)
+    for thread, ts, phase, enclosing, cat, fid, _order, xslice in sorted(
+            endpoints, key=lambda e: (e[1], rank[e[2]], e[6])):
+        if 0 <= xslice < n:
+            sid = int(index.by_order[xslice])
+        else:
+            sid = index.enclosing(thread, ts) if enclosing else index.next_starting(thread, ts)
         if sid < 0:
             stats["flow_endpoints_unbound"] += 1
         key = (cat, fid)
@@ -62,15 +70,22 @@ def chain_flows(endpoints: list[tuple], index: SliceIndex, stats: Counter) -> li
         if phase == "s":
             if prev is not None:
                 stats["flows_never_finished"] += 1
-            if sid >= 0:
+            early = waiting.get(key)
+            if early:  # an end bound earlier in time than its start (the file says which is which)
+                dst = early.pop(0)
+                if sid >= 0 and dst >= 0:
+                    out.append((sid, dst, cat))
+                    stats["flows_ending_before_start"] += 1
+            elif sid >= 0:
                 open_flows[key] = sid
             continue
         if prev is None:
-            stats["flow_steps_without_start"] += 1
+            waiting.setdefault(key, []).append(sid)
         elif sid >= 0:
             out.append((prev, sid, cat))
         if phase == "t" and sid >= 0:
             open_flows[key] = sid
+    stats["flow_steps_without_start"] += sum(len(v) for v in waiting.values())
     stats["flows_never_finished"] += len(open_flows)
     return out
 

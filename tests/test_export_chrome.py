@@ -1,0 +1,132 @@
+"""Chrome JSON export: valid Chrome trace events for Perfetto / chrome://tracing, and a round
+trip through accelview's importer that keeps lanes, slices, flows, counters, instants, args."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from accelview.model import Trace, TraceBuilder, TrackKind
+from accelview.model.export_chrome import export_chrome
+from accelview.model.importers import find_importer, import_trace
+from factories import empty_trace, tiny_trace
+from kineto_traces import imported, needs_traces
+
+
+def track_rows(t: Trace) -> list[tuple]:
+    tr = t.tracks
+    return [(int(tr.parent[i]), int(tr.kind[i]), t.name(tr.name[i]), t.name(tr.host[i]), int(tr.device[i]),
+             int(tr.sort[i])) for i in range(len(tr))]
+
+
+def slice_rows(t: Trace) -> list[tuple]:
+    sl = t.slices
+    return [(int(sl.track[i]), int(sl.start_ns[i]), int(sl.dur_ns[i]), int(sl.depth[i]), t.name(sl.name[i]),
+             t.name(sl.category[i]), int(sl.correlation[i]), sorted(t.args(int(sl.args[i])).items()))
+            for i in range(len(sl))]
+
+
+def flow_rows(t: Trace) -> Counter:
+    rows = slice_rows(t)
+    return Counter((repr(rows[s]), repr(rows[d]), t.name(n)) for s, d, n in zip(t.flows.src, t.flows.dst,
+                                                                                 t.flows.name, strict=True))
+
+
+def other_rows(t: Trace) -> tuple[list, list, list]:
+    ins, ct, cd = t.instants, t.counters, t.counter_tracks
+    return ([(int(ins.track[i]), int(ins.ts_ns[i]), t.name(ins.name[i]), t.name(ins.category[i]),
+              t.args(int(ins.args[i]))) for i in range(len(ins))],
+            list(zip(ct.track.tolist(), ct.ts_ns.tolist(), ct.value.tolist(), strict=True)),
+            [(int(cd.track[i]), t.name(cd.unit[i]), t.name(cd.block[i]), t.name(cd.description[i]))
+             for i in range(len(cd))])
+
+
+def assert_same(a: Trace, b: Trace) -> None:
+    assert b.self_check() == []
+    assert track_rows(a) == track_rows(b)
+    assert slice_rows(a) == slice_rows(b)
+    assert flow_rows(a) == flow_rows(b)
+    assert other_rows(a) == other_rows(b)
+
+
+def load_json(path: Path) -> dict[str, Any]:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        return json.load(f)
+
+
+def flows_trace() -> Trace:
+    """Flows whose ends a timestamp alone would not tell apart: a parent and child starting
+    together, and two zero-length slices at one point."""
+    b = TraceBuilder()
+    proc = b.add_track("proc", TrackKind.PROCESS)
+    t = b.add_track("thread", TrackKind.HOST_THREAD, parent=proc)
+    g = b.add_track("stream", TrackKind.GPU_STREAM, parent=proc)
+    parent = b.add_slice(t, 0, 100, "parent")
+    child = b.add_slice(t, 0, 40, "child")
+    z1 = b.add_slice(t, 50, 0, "zero-a")
+    b.add_slice(t, 50, 0, "zero-b")
+    k1 = b.add_slice(g, 10, 5, "k1")
+    k2 = b.add_slice(g, 60, 5, "k2")
+    b.add_flow(parent, k1, "launch")
+    b.add_flow(child, k2, "launch")
+    b.add_flow(z1, k2, "other")
+    return b.build()
+
+
+@pytest.mark.parametrize("suffix", [".json", ".json.gz"])
+def test_round_trip_keeps_everything(tmp_path: Path, suffix: str) -> None:
+    trace = tiny_trace()
+    out = export_chrome(trace, tmp_path / f"t{suffix}")
+    assert find_importer(out).name == "chrome-json"
+    back = import_trace(out)
+    assert_same(trace, back)
+    assert {k: v for k, v in back.metadata.items() if k != "import_stats"} == trace.metadata
+
+
+def test_flow_bind_points_work_without_accelview_hints(tmp_path: Path) -> None:
+    """Other tools bind flows by timestamp: the exported bind points must pick the right slice
+    (the parent, not its child starting at the same time)."""
+    trace = flows_trace()
+    doc = load_json(export_chrome(trace, tmp_path / "f.json"))
+    plain = [{k: v for k, v in e.items() if k not in ("xslice", "correlation")} for e in doc["traceEvents"]]
+    (tmp_path / "plain.json").write_text(json.dumps({"traceEvents": plain}))
+    back = import_trace(tmp_path / "plain.json")
+    names = {(back.name(back.slices.name[s]), back.name(back.slices.name[d])) for s, d in
+             zip(back.flows.src, back.flows.dst, strict=True)}
+    assert {("parent", "k1"), ("child", "k2")} <= names
+    assert_same(trace, import_trace(export_chrome(trace, tmp_path / "f2.json")))  # with hints: exact
+
+
+def test_export_is_valid_chrome_json(tmp_path: Path) -> None:
+    trace = tiny_trace()
+    doc = load_json(export_chrome(trace, tmp_path / "t.json.gz"))
+    events = doc["traceEvents"]
+    phases = Counter(e["ph"] for e in events)
+    assert phases["X"] == len(trace.slices) and phases["C"] == len(trace.counters)
+    assert phases["s"] == phases["f"] == len(trace.flows) and phases["i"] == len(trace.instants)
+    for e in events:
+        assert isinstance(e["pid"], int) and isinstance(e["tid"], int)
+        if e["ph"] != "M":
+            assert isinstance(e["ts"], int | float) and e["ts"] >= 0
+    lanes = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert {"runtime API", "queue 0", "PCIe H2D", "matrix 0"} <= lanes
+    assert all(e.get("bp") == "e" for e in events if e["ph"] == "f")
+    assert doc["displayTimeUnit"] == "ns"
+
+
+def test_empty_trace_exports(tmp_path: Path) -> None:
+    back = import_trace(export_chrome(empty_trace(), tmp_path / "e.json"))
+    assert len(back.slices) == 0 and len(back.tracks) == 0
+
+
+@needs_traces
+def test_round_trip_of_a_real_kineto_trace(tmp_path: Path) -> None:
+    trace = imported("a100_2rank_nccl_rank0.json.gz")
+    back = import_trace(export_chrome(trace, tmp_path / "k.json.gz"))
+    assert_same(trace, back)
+    assert back.metadata["ranks"] == trace.metadata["ranks"]
