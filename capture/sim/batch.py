@@ -15,6 +15,8 @@ import numpy as np
 from accelview.model import ArgKind, TraceBuilder
 
 CATEGORIES = ("runtime", "host memcpy", "driver", "op", "copy", "pcie", "sync")
+_ARG_COLUMNS = ("set", "key", "kind", "int", "real", "str")
+_INT, _REAL, _STR = int(ArgKind.INT), int(ArgKind.REAL), int(ArgKind.STR)
 
 
 class TraceBatch:
@@ -25,11 +27,12 @@ class TraceBatch:
         self.intern = builder.strings.intern
         self.slices: dict[str, list[int]] = {k: [] for k in ("track", "start_ns", "dur_ns", "name", "category",
                                                               "correlation", "args")}
-        self.args: dict[str, list[Any]] = {k: [] for k in ("set", "key", "kind", "int", "real", "str")}
+        self.arg_rows: list[tuple[int, int, int, int, float, int]] = []
         self.instants: dict[str, list[int]] = {k: [] for k in ("track", "ts_ns", "name", "category", "args")}
         self.flows: list[tuple[int, int, int]] = []
         self.truth_ops: list[tuple[int, int]] = []
         self._sets = 0
+        self._known: dict[tuple, int] = {}
         for category in CATEGORIES:  # small ids: the slices' category column is int16
             self.intern(category)
 
@@ -37,27 +40,26 @@ class TraceBatch:
         """An argument set; returns its id (-1 for none)."""
         if not args:
             return -1
+        try:  # identical argument sets are stored once
+            key_ = tuple(args.items())
+            known = self._known.get(key_)
+        except TypeError:
+            key_, known = None, None
+        if known is not None:
+            return known
         set_id = self._sets
+        if key_ is not None:
+            self._known[key_] = set_id
         self._sets += 1
-        a = self.args
+        rows, intern = self.arg_rows, self.intern
         for key, value in args.items():
-            a["set"].append(set_id)
-            a["key"].append(self.intern(key))
+            k = intern(key)
             if isinstance(value, bool | int | np.integer):
-                a["kind"].append(ArgKind.INT)
-                a["int"].append(int(value))
-                a["real"].append(0.0)
-                a["str"].append(0)
+                rows.append((set_id, k, _INT, int(value), 0.0, 0))
             elif isinstance(value, float | np.floating):
-                a["kind"].append(ArgKind.REAL)
-                a["int"].append(0)
-                a["real"].append(float(value))
-                a["str"].append(0)
+                rows.append((set_id, k, _REAL, 0, float(value), 0))
             else:
-                a["kind"].append(ArgKind.STR)
-                a["int"].append(0)
-                a["real"].append(0.0)
-                a["str"].append(self.intern(str(value)))
+                rows.append((set_id, k, _STR, 0, 0.0, intern(str(value))))
         return set_id
 
     def add_slice(self, track: int, start_ns: int, dur_ns: int, name: str, category: str = "",
@@ -101,8 +103,9 @@ class TraceBatch:
                                cols["correlation"], cols["args"])
         else:
             ids = np.empty(0, np.int64)
-        if self.args["set"]:
-            b.add_rows("args", {k: np.asarray(v) for k, v in self.args.items()})
+        if self.arg_rows:
+            cols = list(zip(*self.arg_rows, strict=True))
+            b.add_rows("args", {k: np.asarray(v) for k, v in zip(_ARG_COLUMNS, cols, strict=True)})
         if self.instants["track"]:
             b.add_rows("instants", {k: np.asarray(v) for k, v in self.instants.items()})
         if self.flows:

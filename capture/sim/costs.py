@@ -24,7 +24,8 @@ measured against.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -51,7 +52,13 @@ class OpCost:
     utilisation: float  # fraction of the unit's peak the compute term runs at
     dram_read_bytes: int
     dram_write_bytes: int
-    counters: dict[str, int | float] = field(default_factory=dict)
+    ideal_ns: float = 0.0  # the FLOPs at 100% of the unit's peak
+    clock_hz: float = 1e9  # core clock the cycle counters count
+
+    @cached_property
+    def counters(self) -> dict[str, int | float]:
+        """Per-op hardware counters (computed on first use)."""
+        return _counters(self)
 
     @property
     def body_ns(self) -> float:
@@ -120,7 +127,7 @@ def _jitter(spec: DeviceSpec, rng: np.random.Generator | None) -> float:
     sigma = spec.timing.jitter
     if rng is None or sigma <= 0:
         return 1.0
-    return 1.0 + float(np.clip(rng.normal(0.0, sigma), -3 * sigma, 3 * sigma))
+    return 1.0 + min(3 * sigma, max(-3 * sigma, sigma * float(rng.standard_normal())))
 
 
 @dataclass(frozen=True)
@@ -155,20 +162,18 @@ def cost(spec: DeviceSpec, work: OpWork, rng: np.random.Generator | None = None,
     """Cost of ``work`` on ``spec``; ``rng`` adds the spec's jitter (None: deterministic, no jitter).
     ``terms`` may come from a cache of :func:`cost_terms` for the same work and spec."""
     t = terms or cost_terms(spec, work)
-    result = OpCost(work, spec.timing.op_launch_ns, t.compute_ns, t.memory_ns, t.floor_ns, _jitter(spec, rng),
-                    t.limiter, t.utilisation, t.dram_read_bytes, t.dram_write_bytes)
-    result.counters.update(_counters(spec, result, t.ideal_ns))
-    return result
+    return OpCost(work, spec.timing.op_launch_ns, t.compute_ns, t.memory_ns, t.floor_ns, _jitter(spec, rng),
+                  t.limiter, t.utilisation, t.dram_read_bytes, t.dram_write_bytes, t.ideal_ns, spec.clock_hz)
 
 
-def _counters(spec: DeviceSpec, c: OpCost, ideal_ns: float) -> dict[str, int | float]:
+def _counters(c: OpCost) -> dict[str, int | float]:
     """Per-op counters. Stall cycles split the body's non-busy cycles by reason:
     the limiter's term takes its excess over the ideal busy time; with a latency limiter
     the floor's excess over the larger of compute/memory is ``latency`` and the rest goes
     to whichever of those was larger."""
-    f = spec.clock_hz * 1e-9  # cycles per ns
+    f = c.clock_hz * 1e-9  # cycles per ns
     body = c.body_ns
-    busy = min(ideal_ns * c.jitter, body)
+    busy = min(c.ideal_ns * c.jitter, body)
     stalls = dict.fromkeys(STALL_REASONS, 0.0)
     inner = max(c.compute_ns, c.memory_ns) * c.jitter
     if c.limiter == "latency":
