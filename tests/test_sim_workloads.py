@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 from accelview.capture import sim
 from accelview.capture.sim import workloads
+from accelview.capture.sim.llm import MODELS
 
 
 def _capture(name: str, params: list[str], spec: str = "gen5x16-141g"):
@@ -70,6 +71,16 @@ def test_llm_decode_is_memory_bound() -> None:
     names = [trace.strings[i] for i in trace.slices.name]
     assert any(n.startswith("prefill.layers.31") for n in names)
     assert any(n.startswith("decode.lm_head") for n in names)
+
+
+def test_llm_decode_step_on_the_engine_takes_weight_bytes_over_bandwidth() -> None:
+    with sim.session("gen5x16-141g") as s:
+        workloads.run("llm", ["tokens=2", "prompt=1024", "upload=false"])
+    ops = [c for c in s.device(0).engine.finished if c.kind == "op" and c.name.startswith("decode.")]
+    per_step = len(ops) // 2
+    reference = MODELS["8b"].weight_bytes / s.spec.hbm_bytes_per_s * 1e9  # REFERENCE.md: ~3.3 ms
+    for step in (ops[:per_step], ops[per_step:]):
+        assert step[-1].end_ns - step[0].start_ns == pytest.approx(reference, rel=0.10)
 
 
 def test_params_are_typed_and_checked() -> None:
