@@ -71,7 +71,7 @@ def _chain():
     sub = b.add_slice(q, 40, 10, "submit")
     k1 = b.add_slice(mxu, 100, 300, "gemm")
     k2 = b.add_slice(mxu, 400, 500, "gemm2")
-    copy = b.add_slice(pcie, 0, 50, "H2D")  # off the path: it finished long before k2
+    copy = b.add_slice(pcie, 0, 20, "H2D")  # off the path: it finished before anything waited on it
     b.add_flow(launch, sub)
     b.add_flow(sub, k1)
     b.add_flow(copy, k2)
@@ -99,11 +99,29 @@ def test_networkx_longest_path_agrees_on_a_chain():
     assert longest_path(t, ids) == [s["launch"], s["sub"], s["k1"], s["k2"]]
 
 
-def test_critical_path_of_tiny_trace_ends_at_last_slice():
+def test_critical_path_of_tiny_trace_runs_through_the_upload_the_kernel_waited_for():
     t = tiny_trace()
     path = critical_path(t)
     names = [t.strings[t.slices.name[i]] for i in path.slices]
-    assert names == ["step 0 — décodage", "memcpyAsync", "launch", "submit gemm", "gemm"]
-    launch = next(p for p in path.steps if p.kind == "slice" and t.strings[t.slices.name[p.slice]] == "launch")
-    assert (launch.start_ns, launch.end_ns) == (3_000, 3_500)  # it still ran when the submission began
+    # gemm had been submitted long before; it began right after the H2D copy of its input ended.
+    assert names == ["step 0 — décodage", "memcpyAsync", "H2D 1 MiB", "gemm"]
+    memcpy = next(p for p in path.steps if p.kind == "slice" and t.strings[t.slices.name[p.slice]] == "memcpyAsync")
+    assert (memcpy.start_ns, memcpy.end_ns) == (100, 400)  # it still ran when the transfer began
+    waits = [(w.start_ns, w.end_ns, w.via) for w in path.steps if w.kind == "wait"]
+    assert waits == [(40_400, 41_000, "copy")]
     assert path.steps[-1].end_ns == t.time_bounds()[1]
+
+
+def test_critical_path_goes_through_the_work_a_blocking_call_waited_for():
+    b = TraceBuilder()
+    api = b.add_track("runtime API", TrackKind.RUNTIME_API)
+    mxu = b.add_track("matrix 0", TrackKind.EXEC_UNIT)
+    launch = b.add_slice(api, 0, 10, "launch gemm")
+    k = b.add_slice(mxu, 20, 1_000, "gemm")
+    b.add_slice(api, 15, 1_010, "device_synchronize")  # returns 5 ns after the kernel
+    b.add_flow(launch, k)
+    t = b.build()
+    path = critical_path(t)
+    names = [t.strings[t.slices.name[i]] for i in path.slices]
+    assert names == ["launch gemm", "gemm", "device_synchronize"]
+    assert path.by_resource_ns["exec unit"] == 1_000

@@ -27,7 +27,7 @@ class PathStep:
     start_ns: int
     end_ns: int
     slice: int  # the slice (for a wait: the slice that waited)
-    via: str = ""  # for a wait: what it waited on ("flow", "queue", "parent", "start")
+    via: str = ""  # for a wait: what it waited on ("flow", "queue", "copy")
 
 
 @dataclass
@@ -75,6 +75,33 @@ class _Deps:
         first_of_run[runs.begin[runs.begin < n]] = True
         self.has_prev = ~first_of_run
         self.parent = self._parents(trace)
+        # Host calls that waited for the device end when the device work they waited for ended.
+        from .roles import Roles
+
+        roles = Roles(trace)
+        self.blocking = np.zeros(n, bool)
+        self.blocking[roles.blocking_calls] = True
+        work = np.concatenate((roles.device_ops, roles.copies))
+        o = np.argsort(self.end[work], kind="stable")
+        self.work_ids, self.work_end = work[o], self.end[work][o]
+        # A device op that waited on a copy through an event has no flow from it: take the last
+        # copy of its device that ended before it began (the gap classification's 'pcie' rule).
+        self.copy_pred = np.full(n, -1, np.int64)
+        dev = trace.tracks.device[sl.track]
+        copies = roles.copies
+        for d in np.unique(dev[roles.device_ops]):
+            c = copies[dev[copies] == d]
+            c = c[np.argsort(self.end[c], kind="stable")]
+            ops = roles.device_ops[dev[roles.device_ops] == d]
+            i = np.searchsorted(self.end[c], self.start[ops], "right") - 1
+            self.copy_pred[ops[i >= 0]] = c[i[i >= 0]]
+
+    def waited_for(self, x: int, until: int) -> int:
+        """For a blocking call X: the device work that ended last within (start, until], or -1."""
+        if not self.blocking[x]:
+            return -1
+        i = int(np.searchsorted(self.work_end, until, "right")) - 1
+        return int(self.work_ids[i]) if i >= 0 and self.work_end[i] > self.start[x] else -1
 
     @staticmethod
     def _parents(trace: Trace) -> np.ndarray:
@@ -107,6 +134,8 @@ class _Deps:
             out.append((int(self.end[x - 1]), x - 1, "queue"))
         if self.parent[x] >= 0:
             out.append((int(self.start[self.parent[x]]), int(self.parent[x]), "parent"))
+        if self.copy_pred[x] >= 0:
+            out.append((int(self.end[self.copy_pred[x]]), int(self.copy_pred[x]), "copy"))
         return out
 
 
@@ -119,6 +148,11 @@ def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 1
     seg_end = int(deps.end[x])
     steps: list[PathStep] = []
     for _ in range(max_steps):
+        w = deps.waited_for(x, seg_end)
+        if w >= 0:  # the call returned because device work finished: the path runs through that work
+            steps.append(PathStep("slice", int(deps.end[w]), seg_end, x))
+            x, seg_end = w, int(deps.end[w])
+            continue
         if seg_end > deps.start[x] or deps.dur_is_zero(x):
             steps.append(PathStep("slice", int(deps.start[x]), seg_end, x))
         cands = deps.predecessors(x)

@@ -23,8 +23,11 @@ def encoded_bandwidth(gen: int, lanes: int) -> float:
     return GIGATRANSFERS[gen] * 1e9 * lanes * encoding / 8
 
 
+def tlp_bandwidth(gen: int, lanes: int, mps: int, direction: str = "") -> float:
+    """Bytes/s left for TLPs (headers included) after DLLPs and ordered sets; the same both ways."""
+    return encoded_bandwidth(gen, lanes) * (1.0 - (DLL_CONST + DLL_PER_TLP_BYTES / mps))
+
+
 def bulk_bandwidth(gen: int, lanes: int, mps: int, direction: str) -> float:
-    """Achievable bytes/s of a large transfer in ``direction`` ("h2d" or "d2h")."""
-    header = HEADER_BYTES[direction]
-    dll = 1.0 - (DLL_CONST + DLL_PER_TLP_BYTES / mps)
-    return encoded_bandwidth(gen, lanes) * dll * mps / (mps + header)
+    """Achievable payload bytes/s of a large transfer in ``direction`` ("h2d" or "d2h")."""
+    return tlp_bandwidth(gen, lanes, mps) * mps / (mps + HEADER_BYTES[direction])

@@ -5,6 +5,7 @@ MetricExpr. Definitions live in resources/metrics.json; this module checks and e
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .expr import ExprError, Node, Value, evaluate, names, parse
-from .link import bulk_bandwidth
+from .link import bulk_bandwidth, tlp_bandwidth
 from .units import Unit, UnitError
 
 SPECIAL = {"duration": Unit.parse("s")}  # seconds the counters accumulated over
@@ -31,6 +32,12 @@ class BaseCounter:
     description: str
     scope: str  # "op": per dispatched op; "sampled": per unit at a period; "both"
     kind: str  # "delta": amount per interval; "gauge": a level
+    aliases: tuple[str, ...] = ()  # counter track names (glob patterns) that report it, device prefix aside
+
+    def matches(self, track_name: str) -> bool:
+        """True when a counter track of this name reports this base counter."""
+        name = track_name.lower()
+        return name == self.name or any(fnmatch.fnmatch(name, f"*{a.lower()}") for a in self.aliases)
 
 
 @dataclass(frozen=True)
@@ -64,7 +71,8 @@ class MetricRegistry:
     def __init__(self, data: Mapping[str, Any], source: str = "metrics") -> None:
         self.source = source
         try:
-            self.counters = {c["name"]: BaseCounter(**c) for c in data["base_counters"]}
+            self.counters = {c["name"]: BaseCounter(**{**c, "aliases": tuple(c.get("aliases", ()))})
+                             for c in data["base_counters"]}
             self.constants = {c["name"]: Constant(**c) for c in data["constants"]}
             self.metrics = {m["name"]: Metric(**m) for m in data["metrics"]}
         except (KeyError, TypeError) as e:
@@ -171,8 +179,9 @@ def device_constants(registry: MetricRegistry, spec: Mapping[str, Any] | None) -
             p = spec.get("pcie", {})
             if not all(k in p for k in ("gen", "lanes", "mps")):
                 continue
-            direction = c.computed.split("_")[1]
-            value = bulk_bandwidth(p["gen"], p["lanes"], p["mps"], direction) * p.get(f"{direction}_factor", 1.0)
+            what, direction = c.computed.split("_")
+            rate = tlp_bandwidth if what == "wire" else bulk_bandwidth
+            value = rate(p["gen"], p["lanes"], p["mps"], direction) * p.get(f"{direction}_factor", 1.0)
         else:
             value = spec
             for part in c.spec.split("."):

@@ -17,7 +17,9 @@ from accelview.model.trace import Trace
 from .counters import arg_values
 from .stats import slices_of_kinds
 
-SYNC_NAME = re.compile(r"synchron|sync\b|wait|barrier", re.IGNORECASE)
+# Host calls that block until the device is done (cudaDeviceSynchronize, cudaStreamSynchronize,
+# ...); a stream's wait on an event (cudaStreamWaitEvent) does not block the host.
+SYNC_NAME = re.compile(r"synchroni[sz]e|\bsync\b|barrier", re.IGNORECASE)
 LAUNCH_NAME = re.compile(r"launch", re.IGNORECASE)
 COPY_NAME = re.compile(r"memcpy|copy", re.IGNORECASE)
 
@@ -37,6 +39,13 @@ class Roles:
     def transfers(self) -> np.ndarray:
         """Data moving over the PCIe link."""
         return slices_of_kinds(self.trace, (TrackKind.PCIE,))
+
+    @cached_property
+    def copies(self) -> np.ndarray:
+        """One slice per copy: the DMA engine's (it carries bytes, direction, pinned); traces
+        without DMA lanes fall back to the PCIe slices."""
+        dma = slices_of_kinds(self.trace, (TrackKind.DMA_ENGINE,))
+        return dma if len(dma) else self.transfers
 
     @cached_property
     def api_calls(self) -> np.ndarray:
@@ -75,15 +84,39 @@ class Roles:
         dst, src = self.flow_into
         return src[np.searchsorted(dst, x, "left"):np.searchsorted(dst, x, "right")]
 
-    def root_call(self, x: int, limit: int = 16) -> int:
-        """Follow flows back from ``x`` to the host API call that started its chain (-1: none)."""
-        kinds = self.trace.tracks.kind
-        for _ in range(limit):
-            src = self.sources(x)
-            if len(src) == 0:
-                return -1
-            calls = [int(s) for s in src if kinds[self.trace.slices.track[s]] == TrackKind.RUNTIME_API]
-            if calls:
-                return calls[0]
-            x = int(src[0])
-        return -1
+    @cached_property
+    def chain(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per slice: the runtime API call at the root of its flow chain, and the slice that
+        submitted it to the device (the flow source of an ``execute``-like edge); -1 where none.
+        Computed for all slices at once by following single flow sources a few hops back."""
+        t = self.trace
+        n = len(t.slices)
+        kinds = t.tracks.kind[t.slices.track]
+        parent = np.full(n, -1, np.int64)
+        parent[t.flows.dst] = t.flows.src
+        submitter = parent.copy()
+        root = np.where(kinds == TrackKind.RUNTIME_API, np.arange(n), -1)
+        cur = parent.copy()
+        for _ in range(6):
+            ok = cur >= 0
+            hit = ok & (root < 0) & (kinds[np.maximum(cur, 0)] == TrackKind.RUNTIME_API)
+            root[hit] = cur[hit]
+            cur = np.where(ok, parent[np.maximum(cur, 0)], -1)
+        return root, submitter
+
+    @cached_property
+    def blocking_calls(self) -> np.ndarray:
+        """Host calls that waited for the device: synchronising calls, and calls (a synchronous
+        copy) that returned only after the device work they started had finished."""
+        t = self.trace
+        root, _ = self.chain
+        end = t.slices.start_ns + t.slices.dur_ns
+        dev = np.isin(t.tracks.kind[t.slices.track], [TrackKind.EXEC_UNIT, TrackKind.DMA_ENGINE, TrackKind.PCIE,
+                                                       TrackKind.GPU_STREAM])
+        work = np.flatnonzero(dev & (root >= 0))
+        work_end = np.full(len(t.slices), -1, np.int64)
+        np.maximum.at(work_end, root[work], end[work])
+        calls = self.api_calls
+        waited = calls[(work_end[calls] >= 0) & (end[calls] >= work_end[calls])]
+        return np.union1d(self.sync_calls, waited)
+

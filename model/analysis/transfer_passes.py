@@ -13,7 +13,7 @@ from .ops import device_spec
 from .roles import Roles
 from .stats import DEVICE_WORK, union_of_kinds
 
-SMALL_BYTES = 64 * 1024
+SMALL_BYTES = 64 * 1024  # at Gen4/5 rates such a copy is shorter than the link's round trip
 SATURATED = 0.9
 
 
@@ -35,20 +35,34 @@ def _link_peak(roles: Roles, ids: np.ndarray) -> np.ndarray:
 
 
 def _directions(roles: Roles, ids: np.ndarray) -> np.ndarray:
-    """'h2d' or 'd2h' per transfer, from its lane name (PCIe H2D / D2H)."""
+    """'h2d' or 'd2h' per transfer: its ``direction`` argument, else its lane's name (PCIe D2H)."""
     t = roles.trace
+    k = t.strings.lookup("direction")
+    if k >= 0:
+        d2h, h2d = t.strings.lookup("d2h"), t.strings.lookup("h2d")
+        a = t.tables["args"]
+        rows = np.flatnonzero(a.key == k)
+        by_set = np.full(int(a.set.max()) + 1, -1, np.int64)
+        by_set[a.set[rows]] = a.str[rows]
+        sets = t.slices.args[ids]
+        v = np.where(sets >= 0, by_set[np.maximum(sets, 0)], -1)
+        if (v >= 0).all():
+            return np.where((v == d2h) & (d2h >= 0), "d2h", np.where(v == h2d, "h2d", "d2d")).astype("<U3")
     per_track = np.array(["d2h" if "d2h" in t.track_name(tr).lower() else "h2d" for tr in range(len(t.tracks))],
                          dtype="<U3")
     return per_track[t.slices.track[ids]] if len(ids) else np.empty(0, "<U3")
 
 
 def transfer_findings(roles: Roles, span_ns: int) -> list[Finding]:
-    """All transfer passes."""
-    ids = roles.transfers
-    if len(ids) == 0:
-        return []
-    return [f for f in (_pageable(roles, ids, span_ns), _small(roles, ids, span_ns), _saturation(roles, ids, span_ns),
-                        _not_overlapped(roles, ids, span_ns), _redundant(roles, ids, span_ns)) if f is not None]
+    """All transfer passes: per copy (DMA slices) and per link (PCIe slices)."""
+    copies, wire = roles.copies, roles.transfers
+    found = []
+    if len(copies):
+        found += [_pageable(roles, copies, span_ns), _small(roles, copies, span_ns),
+                  _not_overlapped(roles, copies, span_ns), _redundant(roles, copies, span_ns)]
+    if len(wire):
+        found.append(_saturation(roles, wire, span_ns))
+    return [f for f in found if f is not None]
 
 
 def _ideal_ns(roles: Roles, ids: np.ndarray) -> np.ndarray:
@@ -62,10 +76,9 @@ def _pageable(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
     if len(sel) == 0:
         return None
     t = roles.trace
-    # The host-side call (staging copies) is what the program waited for: use the API calls that
-    # flowed into these transfers when present, else the transfers themselves.
-    calls = np.unique(np.concatenate([roles.sources(int(x)) for x in sel])) if len(sel) < 200_000 else sel
-    calls = calls[np.isin(calls, roles.api_calls)] if len(calls) else calls
+    # What the program waited for is the host call that staged and issued each copy.
+    root, _ = roles.chain
+    calls = np.unique(root[sel][root[sel] >= 0])
     spent = int(t.slices.dur_ns[calls].sum()) if len(calls) else int(t.slices.dur_ns[sel].sum())
     lost = max(0, spent - int(_ideal_ns(roles, sel).sum()))
     nbytes = int(np.nan_to_num(roles.arg("bytes", sel)).sum())
@@ -79,7 +92,7 @@ def _pageable(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
 
 def _small(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
     nbytes = roles.arg("bytes", ids)
-    sel = ids[nbytes < SMALL_BYTES]
+    sel = ids[nbytes <= SMALL_BYTES]
     if len(sel) < 16:
         return None
     t = roles.trace

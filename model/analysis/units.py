@@ -1,7 +1,7 @@
 """Units of counters and metrics: dimensions with exponents and a scale to base units.
 
 ``Unit.parse("GB/s")`` is bytes per second with scale 1e9; adding bytes to bytes per second is
-an error, multiplying them is fine. Base dimensions: B, s, FLOP, cycle, TLP, op, 1.
+an error, multiplying them is fine. Base dimensions: B, s, FLOP, cycle, TLP, op, entry, 1.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ _ATOMS = {
     "Hz": ("s", 1.0),  # handled as s^-1 below
     "FLOP": ("FLOP", 1.0), "FLOPs": ("FLOP", 1.0), "cycle": ("cycle", 1.0), "cycles": ("cycle", 1.0),
     "TLP": ("TLP", 1.0), "TLPs": ("TLP", 1.0), "op": ("op", 1.0), "ops": ("op", 1.0),
+    "entry": ("entry", 1.0), "entries": ("entry", 1.0),
     "%": (None, 0.01), "1": (None, 1.0), "": (None, 1.0),
 }
 
