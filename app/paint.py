@@ -13,7 +13,19 @@ from accelview.model.lanes import Lane
 from accelview.model.schema import TrackKind
 from accelview.model.timescale import format_duration, ruler_ticks
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QImage,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QPolygonF,
+    QStaticText,
+    QTransform,
+)
 
 from .state import ViewState
 from .theme import Theme
@@ -35,7 +47,7 @@ class TimelinePainter:
         self.bold = QFont("DejaVu Sans", 8, QFont.Weight.Bold)
         self.small = QFont("DejaVu Sans", 7)
         self.fm = QFontMetricsF(self.font)
-        self._elide: dict[tuple[int, int], str] = {}
+        self._elide: dict[tuple[int, int], QStaticText | None] = {}
         self.exact = True  # False while zooming: reuse coverage of the last zoom, resampled
         self.stale = False  # the last frame drew resampled coverage
 
@@ -45,14 +57,20 @@ class TimelinePainter:
         self._bg_key = None
         self.colours = theme.slice_colours
         pal, bg = theme.palette_argb(), theme.bg_rgb()
-        # lut[(colour + 1) * LEVELS + level]: palette colours from faint (level 1) to full;
-        # code 0 is transparent and the last entry the separator between boxes.
+        # lut[(colour + 1) * LEVELS + level]: palette colours from faint (level 1) to full.
+        # Codes 0 and 1 are the empty lane (plain and alternate stripe); the last entry is the
+        # separator between boxes. Lane rows are opaque, so they also paint the stripes.
         k = (0.4 + 0.6 * np.arange(LEVELS) / (LEVELS - 1))[None, :, None]
         mix = (bg + (pal[:, None, :] - bg) * k).reshape(-1, 3)
-        mix = np.concatenate([np.repeat(bg[None], LEVELS, 0), mix, (bg * 0.55)[None]]).astype(np.uint32)
+        empty = np.repeat(bg[None], LEVELS, 0)
+        alt = QColor(theme.lane_alt)
+        empty[1] = (alt.red(), alt.green(), alt.blue())
+        mix = np.concatenate([empty, mix, (bg * 0.55)[None]]).astype(np.uint32)
         self.lut = ((0xFF << 24) | (mix[:, 0] << 16) | (mix[:, 1] << 8) | mix[:, 2]).astype(np.uint32)
-        self.lut[:LEVELS] = 0
         self.sep_code = len(self.lut) - 1
+        # Label colour per palette entry: dark text on light slices, light text on dark ones.
+        lum = (0.299 * pal[:, 0] + 0.587 * pal[:, 1] + 0.114 * pal[:, 2]) / 255
+        self.light_text = (lum < 0.48).tolist()
         self._bg_key: tuple | None = None
 
     # -- geometry -------------------------------------------------------------------------------
@@ -69,9 +87,9 @@ class TimelinePainter:
     def paint(self, p: QPainter, w: int, h: int, scroll_y: float = 0.0, hover_x: float | None = None) -> None:
         """Draw a whole frame into a w×h area."""
         th = self.theme
-        p.fillRect(QRectF(0, 0, w, h), th.c("bg"))
         st = self.state
         if st.trace is None or st.layout is None or st.lod is None:
+            p.fillRect(QRectF(0, 0, w, h), th.c("bg"))
             p.setPen(th.c("dim"))
             p.setFont(QFont("DejaVu Sans", 11))
             p.drawText(QRectF(0, 0, w, h), Qt.AlignmentFlag.AlignCenter,
@@ -79,12 +97,16 @@ class TimelinePainter:
             return
         lanes = st.layout.visible(scroll_y, scroll_y + h - RULER_H)
         self._ticks = ruler_ticks(st.scale, st.origin)
-        p.drawImage(0, 0, self._background(lanes, w, h, scroll_y))
+        p.fillRect(QRectF(GUTTER_W, RULER_H, w - GUTTER_W, h - RULER_H), th.c("bg"))
+        p.drawImage(0, RULER_H, self._gutter_image(lanes, h, scroll_y))
         p.save()
         p.setClipRect(QRectF(GUTTER_W, RULER_H, w - GUTTER_W, h - RULER_H))
+        for ln in lanes:
+            if ln.depth < 0:
+                p.fillRect(QRectF(GUTTER_W, self.lane_y(ln, scroll_y), w - GUTTER_W, ln.h), th.c("header"))
+        self._slices(p, lanes, scroll_y)
         self._grid(p, h)
         self._marks_and_range(p, h)
-        self._slices(p, lanes, scroll_y)
         self._search_hits(p, lanes, scroll_y)
         self._chain(p, scroll_y)
         if hover_x is not None and hover_x >= GUTTER_W:
@@ -93,35 +115,31 @@ class TimelinePainter:
         p.restore()
         self._ruler(p, w)
 
-    def _background(self, lanes: list[Lane], w: int, h: int, scroll_y: float) -> QImage:
-        """Lane stripes and the names gutter: they change with the layout, scrolling and the
-        range selection, not with zoom and pan, so they are drawn once into a cached image."""
+    def _gutter_image(self, lanes: list[Lane], h: int, scroll_y: float) -> QImage:
+        """The lane names gutter: it changes with the layout, scrolling and the range
+        selection, not with zoom and pan, so it is drawn once into a cached image."""
         st = self.state
-        key = (id(st.layout), id(st.trace), scroll_y, w, h, self.theme.name, st.range, frozenset(st.collapsed))
+        key = (id(st.layout), id(st.trace), scroll_y, h, self.theme.name, st.range, frozenset(st.collapsed))
         if key != self._bg_key:
-            img = QImage(w, h, QImage.Format.Format_RGB32)
+            img = QImage(GUTTER_W, max(h - RULER_H, 1), QImage.Format.Format_RGB32)
             img.fill(self.theme.c("bg"))
             p = QPainter(img)
-            p.setClipRect(QRectF(0, RULER_H, w, h - RULER_H))
-            self._lanes_background(p, lanes, w, scroll_y)
-            p.setClipRect(QRectF(0, RULER_H, GUTTER_W, h - RULER_H))
+            p.translate(0, -RULER_H)
+            th = self.theme
+            for ln in lanes:
+                y = self.lane_y(ln, scroll_y)
+                if ln.depth < 0:
+                    p.fillRect(QRectF(0, y, GUTTER_W, ln.h), th.c("header"))
+                elif ln.track % 2:
+                    p.fillRect(QRectF(0, y, GUTTER_W, ln.h), th.c("lane_alt"))
+            p.fillRect(QRectF(0, RULER_H, GUTTER_W, 100000), th.c("gutter", 120))
             self._gutter(p, lanes, scroll_y)
             p.end()
             self._bg_img, self._bg_key = img, key
         return self._bg_img
 
-    def _lanes_background(self, p: QPainter, lanes: list[Lane], w: int, scroll_y: float) -> None:
-        th = self.theme
-        for ln in lanes:
-            y = self.lane_y(ln, scroll_y)
-            if ln.depth < 0:
-                p.fillRect(QRectF(0, y, w, ln.h), th.c("header"))
-            elif ln.track % 2:
-                p.fillRect(QRectF(0, y, w, ln.h), th.c("lane_alt"))
-        p.fillRect(QRectF(0, RULER_H, GUTTER_W, 100000), th.c("gutter", 120))
-
     def _grid(self, p: QPainter, h: int) -> None:
-        p.setPen(QPen(self.theme.c("grid"), 1))
+        p.setPen(QPen(self.theme.c("grid", 110), 1))
         xs = [GUTTER_W + round(t.x) + 0.5 for t in self._ticks if t.label]
         p.drawLines([QLineF(x, RULER_H, x, h) for x in xs])
 
@@ -139,51 +157,59 @@ class TimelinePainter:
                                                 sc.width, exact=self.exact)
         self.stale = lod.stale
         sep = np.zeros((len(rows), width), bool)
-        labels: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
         min_dur = MIN_BOX_PX * sc.ns_per_px
-        for i, ln in enumerate(rows):
-            ids = lod.wide_slices(ln.track, ln.depth, sc.t0, sc.t1, min_dur)
-            if not len(ids):
-                continue
-            xs = (sl.start_ns[ids] - sc.t0) / sc.ns_per_px
-            ws = sl.dur_ns[ids] / sc.ns_per_px
-            ix = np.floor(xs[ws > 6] - x0).astype(np.int64)
-            sep[i, ix[(ix >= 0) & (ix < width)]] = True
-            big = ws >= MIN_LABEL_PX
-            if big.any():
-                labels.append((i, ids[big], xs[big], ws[big]))
+        which, ids = lod.wide_rows([(ln.track, ln.depth) for ln in rows], sc.t0, sc.t1, min_dur)
+        xs = (sl.start_ns[ids] - sc.t0) / sc.ns_per_px
+        ws = sl.dur_ns[ids] / sc.ns_per_px
+        edge = ws > 6
+        ix = np.floor(xs[edge] - x0).astype(np.int64)
+        inside = (ix >= 0) & (ix < width)
+        sep[which[edge][inside], ix[inside]] = True
+        big = ws >= MIN_LABEL_PX
         # One gather through a (colour, busy level) lookup table turns the lane rows into pixels.
         level = np.ceil(np.clip(frac, 0, 1) * (LEVELS - 1)).astype(np.int32)
-        code = np.where(level > 0, (col.astype(np.int32) + 1) * LEVELS + level, 0)
+        stripe = np.array([ln.track % 2 for ln in rows], np.int32)[:, None]
+        code = np.where(level > 0, (col.astype(np.int32) + 1) * LEVELS + level, stripe)
         code[sep & (level > 0)] = self.sep_code
         img = np.ascontiguousarray(self.lut[code])
-        qimg = QImage(img.data, width, len(rows), width * 4, QImage.Format.Format_ARGB32_Premultiplied)
+        qimg = QImage(img.data, width, len(rows), width * 4, QImage.Format.Format_RGB32)
         for i, ln in enumerate(rows):
             y = self.lane_y(ln, scroll_y)
             p.drawImage(QRectF(GUTTER_W + x0, y + 1, width, ln.h - 2), qimg, QRectF(0, i, width, 1))
         p.setFont(self.font)
         p.setPen(self.theme.slice_text())
-        for i, ids, xs, ws in labels:
-            y = self.lane_y(rows[i], scroll_y)
-            for sid, x, w in zip(ids.tolist(), xs.tolist(), ws.tolist(), strict=True):
-                a, b = max(x, 0.0), min(x + w, float(sc.width))
-                if b - a < MIN_LABEL_PX:
-                    continue
-                text = self._elided(int(sl.name[sid]), b - a - 6)
-                if text:
-                    p.drawText(QRectF(GUTTER_W + a + 4, y, b - a - 6, rows[i].h), Qt.AlignmentFlag.AlignVCenter, text)
+        dark_pen, light_pen = self.theme.slice_text(), QColor("#f4f6f8")
+        light_now = False
+        cols = lod.colours(sl.name[ids[big]]).tolist()
+        for i, sid, x, w, c in zip(which[big].tolist(), ids[big].tolist(), xs[big].tolist(), ws[big].tolist(), cols,
+                                   strict=True):
+            a, b = max(x, 0.0), min(x + w, float(sc.width))
+            if b - a < MIN_LABEL_PX:
+                continue
+            text = self._elided(int(sl.name[sid]), b - a - 6)
+            if text is not None:
+                if self.light_text[c] != light_now:
+                    light_now = self.light_text[c]
+                    p.setPen(light_pen if light_now else dark_pen)
+                y = self.lane_y(rows[i], scroll_y) + (rows[i].h - self.fm.height()) / 2
+                p.drawStaticText(QPointF(GUTTER_W + a + 4, y), text)
 
-    def _elided(self, name_id: int, width: float) -> str:
-        key = (name_id, int(width) // 6)
-        out = self._elide.get(key)
-        if out is None:
-            name = self.state.trace.strings[name_id]
-            out = self.fm.elidedText(name, Qt.TextElideMode.ElideRight, key[1] * 6)
-            if out == "…":
-                out = ""
-            if len(self._elide) > 20000:
-                self._elide.clear()
-            self._elide[key] = out
+    def _elided(self, name_id: int, width: float) -> QStaticText | None:
+        """A slice name elided to ``width`` (in 6 px steps) as laid-out static text, cached;
+        None when not even one letter fits."""
+        key = (name_id, min(int(width) // 6, 80))
+        if key in self._elide:
+            return self._elide[key]
+        name = self.state.trace.strings[name_id]
+        text = self.fm.elidedText(name, Qt.TextElideMode.ElideRight, key[1] * 6)
+        out = None
+        if text and text != "…":
+            out = QStaticText(text)
+            out.setTextFormat(Qt.TextFormat.PlainText)
+            out.prepare(QTransform(), self.font)
+        if len(self._elide) > 20000:
+            self._elide.clear()
+        self._elide[key] = out
         return out
 
     def slice_rect(self, sid: int, scroll_y: float) -> QRectF | None:

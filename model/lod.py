@@ -158,6 +158,7 @@ class TraceLOD:
         self._colour = np.empty(0, np.int16)
         self._g: tuple[int, int, np.ndarray, np.ndarray] | bool | None = None
         self.stale = False
+        self._max_dur: np.ndarray | None = None
 
     def depth_count(self, track: int) -> int:
         """Number of depth rows of a track (0 when it has no slices)."""
@@ -281,6 +282,56 @@ class TraceLOD:
         cols = self.colours(names)
         for i, run in enumerate(rs):
             self._cache[run] = (p, g0, g1, frac[i], names[i], cols[i])
+
+    def wide_rows(self, lanes: list[tuple[int, int]], t0: float, t1: float,
+                  min_dur: float) -> tuple[np.ndarray, np.ndarray]:
+        """``wide_slices`` of many lanes at once: (lane index, slice id) pairs ordered by lane
+        then start. Lanes with few slices in the window are searched together; a lane with
+        many goes through its duration-class index."""
+        g = self._global()
+        if g is None:
+            parts = [(i, self.wide_slices(t, d, t0, t1, min_dur)) for i, (t, d) in enumerate(lanes)]
+        else:
+            shift, tmin, key, _ = g
+            if self._max_dur is None:
+                runs = self.trace.runs
+                self._max_dur = (np.maximum.reduceat(self.trace.slices.dur_ns, runs.begin)
+                                 if len(runs.begin) else np.empty(0, np.int64))
+            idx = np.array([self._run_of.get(k, -1) for k in lanes], np.int64)
+            lane = np.flatnonzero(idx >= 0)
+            r = idx[lane]
+            keep = self._max_dur[r] >= min_dur
+            lane, r = lane[keep], r[keep]
+            if not len(r):
+                return np.empty(0, np.int64), np.empty(0, np.int64)
+            top = (1 << shift) - 1
+            lo_q = (r << shift) + np.clip(np.floor(t0) - self._max_dur[r] - tmin, 0, top).astype(np.int64)
+            hi_q = (r << shift) + np.int64(min(max(np.ceil(t1) - tmin, 0), top))
+            lo = np.searchsorted(key, lo_q, "left")
+            n = np.searchsorted(key, hi_q, "left") - lo
+            small = n <= 4096
+            parts = []
+            if small.any():
+                ns, los, ls = n[small], lo[small], lane[small]
+                total = int(ns.sum())
+                rows = np.repeat(los - np.cumsum(ns) + ns, ns) + np.arange(total)
+                which = np.repeat(ls, ns)
+                sl = self.trace.slices
+                ok = (sl.dur_ns[rows] >= min_dur) & (sl.start_ns[rows] + sl.dur_ns[rows] > t0)
+                parts.append((which[ok], rows[ok]))
+            for i in lane[~small].tolist():
+                t, d = lanes[i]
+                ids = self.wide_slices(t, d, t0, t1, min_dur)
+                parts.append((np.full(len(ids), i, np.int64), ids))
+            if not parts:
+                return np.empty(0, np.int64), np.empty(0, np.int64)
+            which = np.concatenate([p[0] for p in parts]).astype(np.int64)
+            rows = np.concatenate([p[1] for p in parts]).astype(np.int64)
+            order = np.lexsort((rows, which))
+            return which[order], rows[order]
+        which = np.concatenate([np.full(len(ids), i, np.int64) for i, ids in parts]) if parts else np.empty(0, np.int64)
+        rows = np.concatenate([ids for _, ids in parts]) if parts else np.empty(0, np.int64)
+        return which, rows.astype(np.int64)
 
     def wide_slices(self, track: int, depth: int, t0: float, t1: float, min_dur: float) -> np.ndarray:
         """Slice ids of a lane overlapping the view that last at least ``min_dur`` ns."""

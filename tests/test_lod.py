@@ -268,3 +268,16 @@ def test_zooming_resamples_cached_coverage_then_exact():
     assert not lod.stale
     direct = TraceLOD(trace).coverage_rows([(1, 0)], 1000.0, 45.0, 400)
     assert np.allclose(again[1], direct[1])
+
+
+def test_wide_rows_batch_equals_per_lane():
+    trace = large_trace(40_000, lanes=4)
+    lod = TraceLOD(trace)
+    lo, hi = trace.time_bounds()
+    lanes = [(t, 0) for t in range(0, 5)]
+    for frac, px in ((1.0, 1.0), (0.2, 3.0), (0.001, 3.0)):
+        t0, t1 = lo + (hi - lo) * 0.3, lo + (hi - lo) * (0.3 + frac)
+        min_dur = px * (t1 - t0) / 1000
+        which, ids = lod.wide_rows(lanes, t0, t1, min_dur)
+        for i, (t, d) in enumerate(lanes):
+            assert np.array_equal(ids[which == i], lod.wide_slices(t, d, t0, t1, min_dur))
