@@ -165,3 +165,32 @@ def test_misuse_is_reported() -> None:
             dev.launch("conv2d", n=1)
         with pytest.raises(ValueError, match="unknown dtype"):
             sim.host_buffer(4, "complex-ish")
+
+
+def test_memory_bound_ops_on_different_units_share_hbm() -> None:
+    def run(matrix: bool, vector: bool):
+        with sim.session("gen5x16-141g") as s:
+            dev = sim.device(0)
+            a, b = dev.stream(), dev.stream()
+            if matrix:
+                dev.launch("gemm", stream=a, m=1, n=28672, k=4096)  # a decode projection: memory-bound
+            if vector:
+                dev.launch("elementwise", stream=b, elements=1 << 26, inputs=2)
+            dev.synchronize()
+        return s, {c.name: c for c in dev.engine.finished if c.kind == "op"}
+
+    _, alone_m = run(True, False)
+    _, alone_v = run(False, True)
+    s, both = run(True, True)
+    gemv, ew = both["gemm"], both["elementwise"]
+    body = alone_m["gemm"].cost.body_ns + alone_v["elementwise"].cost.body_ns
+    assert gemv.end_ns - gemv.start_ns > 1.5 * (alone_m["gemm"].end_ns - alone_m["gemm"].start_ns)
+    assert max(gemv.end_ns, ew.end_ns) - min(gemv.start_ns, ew.start_ns) == pytest.approx(body, rel=0.05)
+    trace = s.trace()
+    hbm = [i for i in range(len(trace.tracks)) if "HBM" in trace.track_name(i) and "bytes" in trace.track_name(i)]
+    per_window = sum(trace.counter_series(i)[1] for i in hbm)
+    capacity = s.spec.hbm_bytes_per_s * 1e-9 * s.spec.memory.efficiency_sequential * s.counter_period_ns
+    assert per_window.max() <= capacity * (1 + 3 * s.spec.timing.jitter)
+    rows = [r for r in range(len(trace.slices)) if trace.strings[trace.slices.name[r]] == "gemm"]
+    args = trace.args(int(trace.slices.args[rows[0]]))
+    assert args["elapsed_cycles"] == pytest.approx(trace.slices.dur_ns[rows[0]] * s.spec.clock_hz * 1e-9, rel=1e-3)

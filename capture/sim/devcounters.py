@@ -56,9 +56,13 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
     for c in commands:
         if c.kind == "op" and c.cost is not None:
             busy[c.cost.unit if c.cost.unit in busy else "vector"].add(c.start_ns, c.end_ns, c.end_ns - c.start_ns)
-            body = c.start_ns + c.cost.launch_ns
-            hbm["read"].add(body, c.end_ns, c.cost.dram_read_bytes)
-            hbm["write"].add(body, c.end_ns, c.cost.dram_write_bytes)
+            body_ns = c.cost.body_ns
+            if body_ns <= 0 or not c.segments:
+                hbm["read"].add(c.end_ns, c.end_ns, c.cost.dram_read_bytes)
+                hbm["write"].add(c.end_ns, c.end_ns, c.cost.dram_write_bytes)
+            for t0, t1, progressed, _ in c.segments:  # bytes follow the body's progress
+                hbm["read"].add(t0, t1, c.cost.dram_read_bytes * progressed / body_ns)
+                hbm["write"].add(t0, t1, c.cost.dram_write_bytes * progressed / body_ns)
         elif c.kind == "copy":
             busy["dma"].add(c.start_ns, c.end_ns, (c.end_ns - c.start_ns) / spec.pcie.dma_engines)
             nbytes = int(c.args.get("bytes", 0))

@@ -6,7 +6,10 @@ Each stream is an in-order queue. Its head starts when the command processor has
 its resource is free: the execution unit of its kind (matrix, vector, collective: one op at
 a time each, different units overlap) or, for copies, any free DMA engine. A DMA job has a
 fixed setup phase, a data phase that shares its link direction equally with the other data
-phases in flight (fluid sharing), and a fixed completion phase.
+phases in flight (fluid sharing), and a fixed completion phase. An op has a fixed launch
+phase and a body that draws HBM bandwidth (its DRAM bytes over its standalone body time);
+when the ops running on different units together ask for more than HBM delivers, the
+bandwidth is shared max-min fairly and their bodies stretch.
 
 Every finished command keeps the constraint that bound its start (``cause``): ``host``
 (not yet submitted), ``pcie`` (after a transfer), ``sync`` (an event or another unit's op),
@@ -27,6 +30,7 @@ from .transfer import DmaJob
 
 EXEC_UNITS = ("matrix", "vector", "collective")
 _EPS_BYTES = 1e-3
+_EPS_NS = 1e-6
 
 
 @dataclass(eq=False)
@@ -75,6 +79,7 @@ class DeviceEngine:
         self.spec = spec
         self.link = Link.from_spec(spec)
         self.bandwidth = {d: self.link.bulk_bandwidth(d) * 1e-9 for d in ("h2d", "d2h")}  # bytes/ns
+        self.hbm_capacity = spec.hbm_bytes_per_s * 1e-9 * spec.memory.efficiency_sequential  # bytes/ns
         self.now = 0.0
         self.streams: list[deque[Command]] = [deque() for _ in range(n_streams)]
         self.prev_end: list[float] = [-math.inf] * n_streams
@@ -136,9 +141,10 @@ class DeviceEngine:
     # -- internals -----------------------------------------------------------------------------
     def _next_time(self) -> float:
         t = math.inf
+        rates = self._op_rates()
         for cmd in self.units.values():
             if cmd is not None:
-                t = min(t, cmd.end_ns)
+                t = min(t, cmd.phase_end if cmd.phase == "launch" else self.now + cmd.remaining / rates[id(cmd)])
         for cmd in self.dma:
             if cmd is not None and cmd.phase != "data":
                 t = min(t, cmd.phase_end)
@@ -151,10 +157,33 @@ class DeviceEngine:
                 t = min(t, q[0].visible_ns)
         return max(t, self.now)
 
+    def _op_rates(self) -> dict[int, float]:
+        """Speed (1 = standalone) of each op body in flight under max-min fair HBM sharing."""
+        bodies = [c for c in self.units.values() if c is not None and c.phase == "body"]
+        if len(bodies) < 2:
+            return {id(c): 1.0 for c in bodies}
+        demand = {id(c): (c.cost.dram_read_bytes + c.cost.dram_write_bytes) / c.cost.body_ns
+                  if c.cost and c.cost.body_ns > 0 else 0.0 for c in bodies}
+        left = max(self.hbm_capacity, max(demand.values()))  # an op alone is never slowed
+        rates, order = {}, sorted(demand, key=demand.__getitem__)
+        for k, key in enumerate(order):
+            share = left / (len(order) - k)
+            got = min(demand[key], share)
+            left -= got
+            rates[key] = got / demand[key] if demand[key] > 0 else 1.0
+        return rates
+
     def _progress(self, t: float) -> None:
         """Move fluid data phases forward to ``t``."""
         dt = t - self.now
         if dt > 0:
+            rates = self._op_rates()
+            bodies = sum(1 for c in self.units.values() if c is not None and c.phase == "body")
+            for cmd in self.units.values():
+                if cmd is not None and cmd.phase == "body":
+                    step = min(cmd.remaining, rates[id(cmd)] * dt)
+                    cmd.remaining -= step
+                    cmd.segments.append((self.now, t, step, bodies))
             for d, act in self.active.items():
                 if act:
                     moved = self.bandwidth[d] / len(act) * dt
@@ -167,7 +196,13 @@ class DeviceEngine:
     def _step(self, t: float) -> None:
         self._progress(t)
         for unit, cmd in self.units.items():
-            if cmd is not None and cmd.end_ns <= t:
+            if cmd is None:
+                continue
+            if cmd.phase == "launch" and cmd.phase_end <= t:
+                cmd.phase, cmd.phase_end = "body", math.inf
+                cmd.data_start_ns = t
+            if cmd.phase == "body" and cmd.remaining <= _EPS_NS:
+                cmd.end_ns = t
                 self.units[unit] = None
                 self._finish(cmd)
         for act in self.active.values():
@@ -243,7 +278,9 @@ class DeviceEngine:
             if self.units[unit] is not None:
                 return False
             cmd.start_ns, cmd.cause = self.now, cause
-            cmd.end_ns = self.now + (cmd.cost.duration_ns if cmd.cost else 0.0)
+            cmd.phase = "launch"
+            cmd.phase_end = self.now + (cmd.cost.launch_ns if cmd.cost else 0.0)
+            cmd.remaining = cmd.cost.body_ns if cmd.cost else 0.0
             self.units[unit] = cmd
             return True
         free = [i for i, c in enumerate(self.dma) if c is None]

@@ -131,7 +131,7 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
         s, e = int(starts[i]), int(ends[i])
         sub = sub_ids.get((d, c.cid, int(c.args.get("chunk", -1))))
         if c.kind == "op" and c.cost is not None:
-            args = {**c.args, **c.cost.counters, "bytes_read": c.cost.bytes_read,
+            args = {**c.args, **_op_counters(c, dev.spec.clock_hz), "bytes_read": c.cost.bytes_read,
                     "bytes_written": c.cost.bytes_written, "dtype": c.cost.work.dtype}
             sid = batch.add_slice(units[c.cost.unit], s, e - s, c.name, "op", correlation=c.cid, args=args)
             batch.add_truth_op(sid, c.cost.limiter)
@@ -159,6 +159,17 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
         track = b.add_counter_track(f"device {d} {series.name}", series.unit, series.block, series.description,
                                     parent=top, device=d, clock=clock)
         b.add_counters(track, ts, series.values)
+
+
+def _op_counters(c: Command, clock_hz: float) -> dict[str, int | float]:
+    """The op's counters, with the cycles it lost to HBM contention added as memory stalls."""
+    assert c.cost is not None
+    k = dict(c.cost.counters)
+    extra = round(max(0.0, (c.end_ns - c.start_ns) - c.cost.duration_ns) * clock_hz * 1e-9)
+    if extra:
+        for key in ("elapsed_cycles", "active_cycles", "stall_memory_cycles"):
+            k[key] = int(k[key]) + extra
+    return k
 
 
 def _idle_truth(b: TraceBuilder, sim: Simulator, track: int, ops: list[Command], to_ref: Any) -> None:
