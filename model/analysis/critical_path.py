@@ -18,6 +18,8 @@ import numpy as np
 from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
+from .roles import Roles
+
 
 @dataclass(frozen=True)
 class PathStep:
@@ -52,7 +54,7 @@ class _Deps:
     """Predecessors of every slice, precomputed with numpy: the flow source that arrived last,
     the previous slice of its (track, depth) run, and its parent (enclosing slice)."""
 
-    def __init__(self, trace: Trace) -> None:
+    def __init__(self, trace: Trace, roles: Roles | None = None) -> None:
         self.t = trace
         sl = trace.slices
         n = len(sl)
@@ -76,9 +78,7 @@ class _Deps:
         self.has_prev = ~first_of_run
         self.parent = self._parents(trace)
         # Host calls that waited for the device end when the device work they waited for ended.
-        from .roles import Roles
-
-        roles = Roles(trace)
+        roles = roles or Roles(trace)
         self.blocking = np.zeros(n, bool)
         self.blocking[roles.blocking_calls] = True
         work = np.concatenate((roles.device_ops, roles.copies))
@@ -98,7 +98,7 @@ class _Deps:
 
     def waited_for(self, x: int, until: int) -> int:
         """For a blocking call X: the device work that ended last within (start, until], or -1."""
-        if not self.blocking[x]:
+        if not self.blocking.item(x):
             return -1
         i = int(np.searchsorted(self.work_end, until, "right")) - 1
         return int(self.work_ids[i]) if i >= 0 and self.work_end[i] > self.start[x] else -1
@@ -121,49 +121,49 @@ class _Deps:
             parent[b:e] = np.where(ok, i, -1)
         return parent
 
-    def dur_is_zero(self, x: int) -> bool:
-        """True for a zero-length slice (kept on the path although it adds no time)."""
-        return bool(self.end[x] == self.start[x])
-
     def predecessors(self, x: int) -> list[tuple[int, int, str]]:
         """(time, slice, via) candidates that X's start waited on, each at or before it."""
         out = []
-        if self.flow_src[x] >= 0:
-            out.append((int(self.flow_t[x]), int(self.flow_src[x]), "flow"))
-        if self.has_prev[x]:
-            out.append((int(self.end[x - 1]), x - 1, "queue"))
-        if self.parent[x] >= 0:
-            out.append((int(self.start[self.parent[x]]), int(self.parent[x]), "parent"))
-        if self.copy_pred[x] >= 0:
-            out.append((int(self.end[self.copy_pred[x]]), int(self.copy_pred[x]), "copy"))
+        f, p, c = self.flow_src.item(x), self.parent.item(x), self.copy_pred.item(x)
+        if f >= 0:
+            out.append((self.flow_t.item(x), f, "flow"))
+        if self.has_prev.item(x):
+            out.append((self.end.item(x - 1), x - 1, "queue"))
+        if p >= 0:
+            out.append((self.start.item(p), p, "parent"))
+        if c >= 0:
+            out.append((self.end.item(c), c, "copy"))
         return out
 
 
-def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 10_000_000) -> CriticalPath:
+def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 10_000_000,
+                  roles: Roles | None = None) -> CriticalPath:
     """Walk back from ``end_slice`` (default: the slice that ends last) to the path's start."""
     if len(trace.slices) == 0:
         return CriticalPath()
-    deps = _Deps(trace)
+    deps = _Deps(trace, roles)
+    start, end = deps.start.item, deps.end.item  # Python ints: the walk is a scalar loop
     x = int(np.argmax(deps.end)) if end_slice is None else end_slice
-    seg_end = int(deps.end[x])
+    seg_end = end(x)
     steps: list[PathStep] = []
     for _ in range(max_steps):
         w = deps.waited_for(x, seg_end)
         if w >= 0:  # the call returned because device work finished: the path runs through that work
-            steps.append(PathStep("slice", int(deps.end[w]), seg_end, x))
-            x, seg_end = w, int(deps.end[w])
+            steps.append(PathStep("slice", end(w), seg_end, x))
+            x, seg_end = w, end(w)
             continue
-        if seg_end > deps.start[x] or deps.dur_is_zero(x):
-            steps.append(PathStep("slice", int(deps.start[x]), seg_end, x))
+        sx = start(x)
+        if seg_end > sx or end(x) == sx:
+            steps.append(PathStep("slice", sx, seg_end, x))
         cands = deps.predecessors(x)
         if not cands:
             break
         t, prev, via = max(cands)
-        if via != "parent" and t < deps.start[x] and deps.end[prev] <= deps.start[x]:
-            steps.append(PathStep("wait", t, int(deps.start[x]), x, via))
+        if via != "parent" and t < sx and end(prev) <= sx:
+            steps.append(PathStep("wait", t, sx, x, via))
         # Through a parent, or a flow whose source still ran when X began, the path continues in
         # the predecessor's own time up to X's start.
-        seg_end = int(min(deps.end[prev], deps.start[x]))
+        seg_end = min(end(prev), sx)
         x = prev
     steps.reverse()
     return CriticalPath(steps, _by_resource(trace, steps))

@@ -116,6 +116,6 @@ def analyze(trace: Trace) -> Report:
               low_hbm_efficiency(roles, labels, span), fusion_candidates(roles, labels, span)):
         if f is not None:
             found.append(f)
-    cp = critical_path(trace)
+    cp = critical_path(trace, roles=roles)
     return Report(trace, labels, gaps, phases(trace, labels, gaps), ranked(found), op_stats(trace, roles.device_ops),
                   cp.by_resource_ns)

@@ -85,24 +85,32 @@ class Roles:
         return src[np.searchsorted(dst, x, "left"):np.searchsorted(dst, x, "right")]
 
     @cached_property
+    def kinds(self) -> np.ndarray:
+        """The track kind of every slice."""
+        return self.trace.tracks.kind[self.trace.slices.track]
+
+    @cached_property
     def chain(self) -> tuple[np.ndarray, np.ndarray]:
         """Per slice: the runtime API call at the root of its flow chain, and the slice that
-        submitted it to the device (the flow source of an ``execute``-like edge); -1 where none.
-        Computed for all slices at once by following single flow sources a few hops back."""
+        submitted it to the device (its flow source); -1 where none. Followed a few hops back
+        for the flow destinations only, all at once."""
         t = self.trace
         n = len(t.slices)
-        kinds = t.tracks.kind[t.slices.track]
+        is_api = self.kinds == TrackKind.RUNTIME_API
         parent = np.full(n, -1, np.int64)
         parent[t.flows.dst] = t.flows.src
-        submitter = parent.copy()
-        root = np.where(kinds == TrackKind.RUNTIME_API, np.arange(n), -1)
-        cur = parent.copy()
+        root = np.where(is_api, np.arange(n), -1)
+        targets = np.unique(t.flows.dst)
+        found = root[targets]
+        cur = parent[targets]
         for _ in range(6):
             ok = cur >= 0
-            hit = ok & (root < 0) & (kinds[np.maximum(cur, 0)] == TrackKind.RUNTIME_API)
-            root[hit] = cur[hit]
-            cur = np.where(ok, parent[np.maximum(cur, 0)], -1)
-        return root, submitter
+            safe = np.maximum(cur, 0)
+            hit = ok & (found < 0) & is_api[safe]
+            found[hit] = cur[hit]
+            cur = np.where(ok, parent[safe], -1)
+        root[targets] = found
+        return root, parent
 
     @cached_property
     def blocking_calls(self) -> np.ndarray:
@@ -111,9 +119,8 @@ class Roles:
         t = self.trace
         root, _ = self.chain
         end = t.slices.start_ns + t.slices.dur_ns
-        dev = np.isin(t.tracks.kind[t.slices.track], [TrackKind.EXEC_UNIT, TrackKind.DMA_ENGINE, TrackKind.PCIE,
-                                                       TrackKind.GPU_STREAM])
-        work = np.flatnonzero(dev & (root >= 0))
+        work = np.concatenate((self.device_ops, self.copies))
+        work = work[root[work] >= 0]
         work_end = np.full(len(t.slices), -1, np.int64)
         np.maximum.at(work_end, root[work], end[work])
         calls = self.api_calls

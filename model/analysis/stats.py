@@ -33,7 +33,12 @@ class OpStat:
 def slices_of_kinds(trace: Trace, kinds: Iterable[TrackKind]) -> np.ndarray:
     """Ids of the slices on tracks of the given kinds."""
     tracks = np.flatnonzero(np.isin(trace.tracks.kind, [int(k) for k in kinds]))
-    return np.flatnonzero(np.isin(trace.slices.track, tracks))
+    # Slices are sorted by track: each track's slices are one contiguous block of rows.
+    lo = np.searchsorted(trace.slices.track, tracks, "left")
+    hi = np.searchsorted(trace.slices.track, tracks, "right")
+    if not len(tracks):
+        return np.empty(0, np.int64)
+    return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(lo, hi, strict=True)])
 
 
 def in_window(trace: Trace, ids: np.ndarray, t0: int | None, t1: int | None) -> np.ndarray:
