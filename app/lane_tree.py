@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from accelview.model.lanes import track_children
 from accelview.model.schema import TrackKind
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtWidgets import QTreeView, QWidget
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPoint, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu, QTreeView, QWidget
 
 from .state import ViewState
 
@@ -32,7 +33,7 @@ class LaneTreeModel(QAbstractItemModel):
         """Re-read the track tree of the current trace."""
         self.beginResetModel()
         tr = self.state.trace
-        self._kids = track_children(tr) if tr is not None else {}
+        self._kids = track_children(tr, self.state.order) if tr is not None else {}
         self._parent = {c: p for p, cs in self._kids.items() for c in cs}
         self.endResetModel()
 
@@ -99,6 +100,24 @@ class LaneTreeModel(QAbstractItemModel):
         return True
 
 
+    def move(self, index: _Index, step: int) -> bool:
+        """Move a lane up (-1) or down (+1) among its siblings, on the timeline too."""
+        if not index.isValid():
+            return False
+        t = self.track_of(index)
+        parent = self.parent(index)
+        sibs = self._kids[self._parent.get(t, -1)]
+        row = sibs.index(t)
+        new = row + step
+        if not 0 <= new < len(sibs):
+            return False
+        self.beginMoveRows(parent, row, row, parent, new + 1 if step > 0 else new)
+        sibs[row], sibs[new] = sibs[new], sibs[row]
+        self.endMoveRows()
+        self.state.set_sibling_order(list(sibs))
+        return True
+
+
 class LaneTreeView(QTreeView):
     """The tree view over ``LaneTreeModel``; expanding or collapsing a group does the same
     on the timeline."""
@@ -115,3 +134,15 @@ class LaneTreeView(QTreeView):
         self.collapsed.connect(lambda ix: state.set_collapsed(self.lanes.track_of(ix), True))
         self.expanded.connect(lambda ix: state.set_collapsed(self.lanes.track_of(ix), False))
         self.expandAll()
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._menu)
+        for text, key, step in (("Move lane up", "Alt+Up", -1), ("Move lane down", "Alt+Down", 1)):
+            act = QAction(text, self, shortcut=key)
+            act.triggered.connect(lambda _=False, s=step: self.lanes.move(self.currentIndex().siblingAtColumn(0), s))
+            self.addAction(act)
+
+    def _menu(self, pos: QPoint) -> None:
+        menu = QMenu(self)
+        for act in self.actions():
+            menu.addAction(act)
+        menu.popup(self.viewport().mapToGlobal(pos))

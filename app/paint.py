@@ -105,6 +105,7 @@ class TimelinePainter:
             if ln.depth < 0:
                 p.fillRect(QRectF(GUTTER_W, self.lane_y(ln, scroll_y), w - GUTTER_W, ln.h), th.c("header"))
         self._slices(p, lanes, scroll_y)
+        self._instants(p, lanes, scroll_y)
         self._grid(p, h)
         self._marks_and_range(p, h)
         self._search_hits(p, lanes, scroll_y)
@@ -193,6 +194,24 @@ class TimelinePainter:
                     p.setPen(light_pen if light_now else dark_pen)
                 y = self.lane_y(rows[i], scroll_y) + (rows[i].h - self.fm.height()) / 2
                 p.drawStaticText(QPointF(GUTTER_W + a + 4, y), text)
+
+    def _instants(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
+        """Instant events as small markers at the top of their track's first row."""
+        st = self.state
+        if not len(st.trace.instants):
+            return
+        sc = st.scale
+        pen = QPen(self.theme.c("accent"), 1.5)
+        p.setPen(pen)
+        for ln in lanes:
+            if ln.depth != 0:
+                continue
+            ts = st.lod.instant_times(ln.track, sc.t0, sc.t1, sc.ns_per_px)
+            if not len(ts):
+                continue
+            y = self.lane_y(ln, scroll_y)
+            xs = ((ts - sc.t0) / sc.ns_per_px + GUTTER_W).tolist()
+            p.drawLines([QLineF(x - 3, y + 1, x, y + 6) for x in xs] + [QLineF(x + 3, y + 1, x, y + 6) for x in xs])
 
     def _elided(self, name_id: int, width: float) -> QStaticText | None:
         """A slice name elided to ``width`` (in 6 px steps) as laid-out static text, cached;

@@ -32,6 +32,7 @@ class ViewState(QObject):
         self.origin = 0
         self.hidden: set[int] = set()
         self.collapsed: set[int] = set()
+        self.order: dict[int, float] = {}
         self.selected = -1
         self.chain = np.empty(0, np.int64)
         self.chain_flows = np.empty(0, np.int64)
@@ -47,7 +48,7 @@ class ViewState(QObject):
         """Show a new trace, fitted to the view, with nothing selected."""
         self.trace = trace
         self.lod = TraceLOD(trace)
-        self.hidden, self.collapsed = set(), set()
+        self.hidden, self.collapsed, self.order = set(), set(), {}
         lo, hi = trace.time_bounds()
         self.origin = lo
         self.scale = TimeScale.fit(lo, hi, self.scale.width)
@@ -62,12 +63,18 @@ class ViewState(QObject):
     def relayout(self) -> None:
         """Recompute the lane layout after a show/hide or collapse."""
         if self.trace is not None and self.lod is not None:
-            self.layout = LaneLayout(self.trace, self.lod, self.hidden, self.collapsed)
+            self.layout = LaneLayout(self.trace, self.lod, self.hidden, self.collapsed, self.order)
             self.layout_changed.emit()
 
     def set_hidden(self, track: int, hidden: bool) -> None:
         """Show or hide one track (and its children)."""
         (self.hidden.add if hidden else self.hidden.discard)(track)
+        self.relayout()
+
+    def set_sibling_order(self, tracks: list[int]) -> None:
+        """Show sibling tracks in this order (the user moved a lane)."""
+        for i, t in enumerate(tracks):
+            self.order[t] = float(i)
         self.relayout()
 
     def set_collapsed(self, track: int, collapsed: bool) -> None:

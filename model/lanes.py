@@ -17,8 +17,9 @@ HEADER_H = 20  # a group (host, device) title row
 GAP = 3  # space under each track
 
 
-def track_children(trace: Trace) -> dict[int, list[int]]:
-    """Children of each track id (-1: the roots), ordered by (sort, id); counters excluded."""
+def track_children(trace: Trace, order: dict[int, float] | None = None) -> dict[int, list[int]]:
+    """Children of each track id (-1: the roots), ordered by (sort, id); counters excluded.
+    ``order`` overrides a track's sort key (the user reordered lanes)."""
     tr = trace.tracks
     kids: dict[int, list[int]] = {}
     for t in range(len(tr)):
@@ -26,8 +27,9 @@ def track_children(trace: Trace) -> dict[int, list[int]]:
             continue
         p = int(tr.parent[t])
         kids.setdefault(p if 0 <= p < len(tr) else -1, []).append(t)
+    order = order or {}
     for v in kids.values():
-        v.sort(key=lambda t: (int(tr.sort[t]), t))
+        v.sort(key=lambda t: (order.get(t, float(tr.sort[t])), t))
     return kids
 
 
@@ -46,11 +48,11 @@ class LaneLayout:
     """The rows shown for a set of hidden and collapsed tracks."""
 
     def __init__(self, trace: Trace, lod: TraceLOD, hidden: set[int] | None = None,
-                 collapsed: set[int] | None = None) -> None:
+                 collapsed: set[int] | None = None, order: dict[int, float] | None = None) -> None:
         self.lanes: list[Lane] = []
         hidden = hidden or set()
         collapsed = collapsed or set()
-        kids = track_children(trace)
+        kids = track_children(trace, order)
         y = 0
 
         def visit(t: int, level: int) -> None:

@@ -340,6 +340,22 @@ class TraceLOD:
             return np.empty(0, np.int64)
         return idx.wide(int(np.floor(t0)), int(np.ceil(t1)), min_dur)
 
+    def instant_times(self, track: int, t0: float, t1: float, ns_per_px: float) -> np.ndarray:
+        """Timestamps of a track's instant events in [t0, t1), at most one per pixel."""
+        inst = self.trace.instants
+        if not len(inst):
+            return np.empty(0, np.int64)
+        lo = int(np.searchsorted(inst.track, track, "left"))
+        hi = int(np.searchsorted(inst.track, track, "right"))
+        ts = inst.ts_ns[lo:hi]
+        a = int(np.searchsorted(ts, np.int64(np.floor(t0)), "left"))
+        b = int(np.searchsorted(ts, np.int64(np.ceil(t1)), "left"))
+        ts = ts[a:b]
+        if len(ts) > 1:
+            px = np.floor((ts - t0) / ns_per_px).astype(np.int64)
+            ts = ts[np.concatenate(([True], px[1:] != px[:-1]))]
+        return ts
+
     def slice_at(self, track: int, depth: int, t: float, tol_ns: float = 0.0) -> int:
         """The slice id of a lane under time ``t`` (within ``tol_ns``), or -1."""
         idx = self.run(track, depth)

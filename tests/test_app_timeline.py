@@ -190,3 +190,20 @@ def test_lane_tree_hides_and_collapses(win):
     assert host in st.collapsed and len(st.layout.lanes) < n
     win.lane_view.expand(root)
     assert len(st.layout.lanes) == n
+
+
+def test_lane_tree_reorders_lanes(win, qtmodeltester):
+    st = win.state
+    model = win.lane_view.lanes
+    root = model.index(0, 0)
+    first, second = model.index(0, 0, root), model.index(1, 0, root)
+    a, b = model.track_of(first), model.track_of(second)
+    ya = st.layout.lane_of(a, 0 if st.lod.depth_count(a) else -1).y
+    yb = st.layout.lane_of(b, 0 if st.lod.depth_count(b) else -1).y
+    assert ya < yb
+    assert model.move(second, -1)
+    assert model.track_of(model.index(0, 0, root)) == b
+    assert st.layout.lane_of(b, 0 if st.lod.depth_count(b) else -1).y < st.layout.lane_of(
+        a, 0 if st.lod.depth_count(a) else -1).y
+    assert not model.move(model.index(0, 0, root), -1)
+    qtmodeltester.check(model)

@@ -281,3 +281,15 @@ def test_wide_rows_batch_equals_per_lane():
         which, ids = lod.wide_rows(lanes, t0, t1, min_dur)
         for i, (t, d) in enumerate(lanes):
             assert np.array_equal(ids[which == i], lod.wide_slices(t, d, t0, t1, min_dur))
+
+
+def test_instant_times_one_per_pixel():
+    b = TraceBuilder()
+    t = b.add_track("lane", TrackKind.HOST_THREAD)
+    for ts in (10, 11, 12, 500, 990, 2000):
+        b.add_instant(t, ts, "mark")
+    trace = b.build()
+    lod = TraceLOD(trace)
+    assert lod.instant_times(t, 0, 1000, 100.0).tolist() == [10, 500, 990]
+    assert lod.instant_times(t, 0, 1000, 1.0).tolist() == [10, 11, 12, 500, 990]
+    assert len(lod.instant_times(t + 1, 0, 1000, 1.0)) == 0
