@@ -153,8 +153,11 @@ def test_misuse_is_reported() -> None:
         with pytest.raises(MemoryError, match="cannot allocate"):
             dev.alloc((30 << 30,), "int8")
         a = dev.alloc(1024, "bf16")
-        with pytest.raises(ValueError, match="smaller than the source"):
+        with pytest.raises(ValueError, match="cannot copy 2048 B from a 2048 B source into a 20 B destination"):
             dev.copy(sim.host_buffer(10, "bf16"), a)
+        with pytest.raises(ValueError, match="cannot copy 4096 B"):
+            dev.copy(a, sim.host_buffer(10 << 10, "bf16"), nbytes=4096)
+        dev.copy(a, sim.host_buffer(10 << 10, "bf16"), nbytes=2048)
         with pytest.raises(ValueError, match="host-to-host"):
             dev.copy(sim.host_buffer(10), sim.host_buffer(10))
         with pytest.raises(ValueError, match="lives on device 1"):

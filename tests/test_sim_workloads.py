@@ -66,11 +66,15 @@ def test_strided_memory_is_slower_than_sequential() -> None:
 
 
 def test_llm_decode_is_memory_bound() -> None:
-    trace, limiters, _ = _capture("llm", ["tokens=2", "prompt=128", "upload=false"])
+    trace, limiters, _ = _capture("llm", ["tokens=2", "prompt=128"])
     assert limiters["memory"] > limiters["compute"]
     names = [trace.strings[i] for i in trace.slices.name]
     assert any(n.startswith("prefill.layers.31") for n in names)
     assert any(n.startswith("decode.lm_head") for n in names)
+    copy = trace.strings.lookup("copy")
+    uploaded = sum(trace.args(int(a))["bytes"] for a, n, c in zip(trace.slices.args, names, trace.slices.category,
+                                                                  strict=True) if n.startswith("H2D") and c == copy)
+    assert uploaded == MODELS["8b"].weight_bytes
 
 
 def test_llm_decode_step_on_the_engine_takes_weight_bytes_over_bandwidth() -> None:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .runtime import Device, Stream
 
 
-def _direction(dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer, device: Device) -> str:
+def _direction(dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer, device: Device, nbytes: int) -> str:
     if isinstance(src, HostBuffer) and isinstance(dst, DeviceBuffer):
         direction, dev_buf = "h2d", dst
     elif isinstance(src, DeviceBuffer) and isinstance(dst, HostBuffer):
@@ -39,8 +39,9 @@ def _direction(dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer, d
         raise ValueError("copy: one side must be a device buffer (host-to-host copies are plain memcpy)")
     if dev_buf.device is not device:
         raise ValueError(f"copy: the device buffer lives on device {dev_buf.device.index}, not {device.index}")
-    if dst.nbytes < src.nbytes:
-        raise ValueError(f"copy: destination ({dst.nbytes} B) is smaller than the source ({src.nbytes} B)")
+    if nbytes < 0 or nbytes > src.nbytes or nbytes > dst.nbytes:
+        raise ValueError(f"copy: cannot copy {nbytes} B from a {src.nbytes} B source into a {dst.nbytes} B "
+                         "destination")
     for buf in (dst, src):
         if isinstance(buf, DeviceBuffer) and buf.freed:
             raise ValueError("copy: a device buffer was used after free()")
@@ -48,10 +49,10 @@ def _direction(dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer, d
 
 
 def copy(device: Device, dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer,
-         stream: Stream | None) -> None:
+         stream: Stream | None, nbytes: int | None = None) -> None:
     """Implementation of :meth:`Device.copy`."""
-    direction = _direction(dst, src, device)
-    nbytes = src.nbytes
+    nbytes = src.nbytes if nbytes is None else int(nbytes)
+    direction = _direction(dst, src, device, nbytes)
     host = src if isinstance(src, HostBuffer) else dst
     pinned = not isinstance(host, HostBuffer) or host.pinned
     sim, spec = device.sim, device.spec

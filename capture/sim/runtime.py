@@ -192,10 +192,11 @@ class Device:
                     args=args, api_name=f"launch {name or op}")
 
     def copy(self, dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer,
-             stream: Stream | None = None) -> None:
-        """Copy ``src`` into ``dst``; direction from the buffers. On a stream: asynchronous
-        (pageable H2D returns once staged, pageable D2H once complete); without: synchronous."""
-        copies.copy(self, dst, src, stream)
+             stream: Stream | None = None, nbytes: int | None = None) -> None:
+        """Copy ``nbytes`` (default: all of ``src``) from ``src`` into ``dst``; direction from the
+        buffers. On a stream: asynchronous (pageable H2D returns once staged, pageable D2H once
+        complete); without: synchronous."""
+        copies.copy(self, dst, src, stream, nbytes)
 
     def synchronize(self) -> None:
         """Block the host until all work on this device has finished."""

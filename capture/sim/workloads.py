@@ -44,7 +44,7 @@ def llm(model: str = "8b", batch: int = 1, prompt: int = 512, tokens: int = 32, 
     if upload:  # embedding table, one buffer per layer, final norm + LM head
         host = api.host_buffer(max(w.nbytes for w in weights), "int8", pinned=True)
         for w in weights:
-            dev.copy(w, host)
+            dev.copy(w, host, nbytes=w.nbytes)
     for name, kind, shapes in prefill_ops(cfg, batch, prompt):
         dev.launch(kind, name=f"prefill.{name}", **shapes)
     out = api.host_buffer(batch * cfg.vocab * 4, "int8", pinned=True)
