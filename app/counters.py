@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from accelview.model.lod import counter_minmax
 from accelview.model.timescale import format_value
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QRectF, Qt
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
@@ -83,6 +83,7 @@ class CounterPanel(QWidget):
         self.state = state
         self.model = model
         self.theme = theme
+        self.cursor: float | None = None
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         for sig in (state.scale_changed, state.trace_changed, state.range_changed):
             sig.connect(self.update)
@@ -140,6 +141,33 @@ class CounterPanel(QWidget):
             a, b = st.range
             x0, x1 = GUTTER_W + sc.x_of(a), GUTTER_W + sc.x_of(b)
             p.fillRect(QRectF(x0, 0, max(x1 - x0, 1), h), th.c("range_fill", 40))
+        if self.cursor is not None and sc.t0 <= self.cursor <= sc.t1:
+            self._paint_cursor(p, h)
+
+    def set_cursor(self, t: float) -> None:
+        """Show the time under the timeline's cursor (NaN: none) and each counter's value there."""
+        self.cursor = None if t != t else t
+        self.update()
+
+    def _paint_cursor(self, p: QPainter, h: int) -> None:
+        st, th = self.state, self.theme
+        x = GUTTER_W + st.scale.x_of(self.cursor)
+        p.setPen(th.c("dim", 160))
+        p.drawLine(QPointF(x, 0), QPointF(x, h))
+        p.setFont(QFont("DejaVu Sans", 7))
+        for i, track in enumerate(self.model.checked):
+            ts, vals = st.trace.counter_series(track)
+            j = int(np.searchsorted(ts, np.int64(np.floor(self.cursor)), "right")) - 1
+            if j < 0:
+                continue
+            unit = st.trace.strings[st.trace.counter_tracks.unit[self.model.tracks.index(track)]]
+            text = format_value(float(vals[j]), unit)
+            r = QRectF(x + 4, i * STRIP_H + 3, 110, 14)
+            if r.right() > self.width():
+                r.moveRight(x - 4)
+            p.fillRect(r, th.c("bg", 200))
+            p.setPen(th.c("text"))
+            p.drawText(r, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, " " + text)
 
     def _strip_image(self, p: QPainter, lo: np.ndarray, hi: np.ndarray, vmax: float, col: QColor,
                      y: float, sh: int) -> None:

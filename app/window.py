@@ -153,6 +153,7 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.range_label)
         sb.addPermanentWidget(self.view_label)
         self.timeline.hovered.connect(self._show_cursor)
+        self.timeline.hovered.connect(self.counters.set_cursor)
         self.state.selection_changed.connect(self._show_selection)
         self.state.range_changed.connect(self._show_range)
         self.state.scale_changed.connect(self._show_view)

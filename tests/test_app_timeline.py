@@ -153,6 +153,10 @@ def test_counter_panel_follows_the_timeline(win):
         bg = img.pixelColor(x, 2)
         col = [img.pixelColor(x, y) for y in range(8, 50)]
         assert any(c != bg for c in col), f"no counter drawn at the spike's x for span {span}"
+        panel.set_cursor(t)
+        p = QPainter(img)
+        panel.paint(p, img.width(), img.height())  # with the value under the cursor
+        p.end()
         # The timeline maps the same time to the same x: both draw from the one shared scale.
         assert win.timeline.painter.state.scale is panel.state.scale
 
