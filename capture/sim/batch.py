@@ -28,6 +28,7 @@ class TraceBatch:
         self.slices: dict[str, list[int]] = {k: [] for k in ("track", "start_ns", "dur_ns", "name", "category",
                                                               "correlation", "args")}
         self.arg_rows: list[tuple[int, int, int, int, float, int]] = []
+        self.arg_columns: list[dict[str, np.ndarray]] = []
         self.instants: dict[str, list[int]] = {k: [] for k in ("track", "ts_ns", "name", "category", "args")}
         self.flows: list[tuple[int, int, int]] = []
         self.truth_ops: list[tuple[int, int]] = []
@@ -36,13 +37,14 @@ class TraceBatch:
         for category in CATEGORIES:  # small ids: the slices' category column is int16
             self.intern(category)
 
-    def add_args(self, args: Mapping[str, Any] | None) -> int:
-        """An argument set; returns its id (-1 for none)."""
-        if not args:
+    def add_args(self, args: Mapping[str, Any] | None, shared: bool = True) -> int:
+        """An argument set; returns its id (-1 for none). Identical ``shared`` sets are stored once;
+        pass ``shared=False`` for a set that :meth:`add_arg_column` will add to."""
+        if not args and shared:
             return -1
-        try:  # identical argument sets are stored once
-            key_ = tuple(args.items())
-            known = self._known.get(key_)
+        try:
+            key_ = tuple(args.items()) if shared and args else None
+            known = self._known.get(key_) if key_ is not None else None
         except TypeError:
             key_, known = None, None
         if known is not None:
@@ -52,7 +54,7 @@ class TraceBatch:
             self._known[key_] = set_id
         self._sets += 1
         rows, intern = self.arg_rows, self.intern
-        for key, value in args.items():
+        for key, value in (args or {}).items():
             k = intern(key)
             if isinstance(value, bool | int | np.integer):
                 rows.append((set_id, k, _INT, int(value), 0.0, 0))
@@ -62,9 +64,22 @@ class TraceBatch:
                 rows.append((set_id, k, _STR, 0, 0.0, intern(str(value))))
         return set_id
 
+    def add_arg_column(self, sets: np.ndarray, key: str, values: np.ndarray) -> None:
+        """Add ``key`` with one value per set in ``sets`` (an int or float array)."""
+        n = len(sets)
+        real = np.issubdtype(np.asarray(values).dtype, np.floating)
+        zeros = np.zeros(n)
+        self.arg_columns.append({
+            "set": np.asarray(sets, dtype=np.int32), "key": np.full(n, self.intern(key), dtype=np.int32),
+            "kind": np.full(n, _REAL if real else _INT, dtype=np.uint8),
+            "int": zeros.astype(np.int64) if real else np.asarray(values, dtype=np.int64),
+            "real": np.asarray(values, dtype=np.float64) if real else zeros,
+            "str": np.zeros(n, dtype=np.int32),
+        })
+
     def add_slice(self, track: int, start_ns: int, dur_ns: int, name: str, category: str = "",
-                  correlation: int = -1, args: Mapping[str, Any] | None = None) -> int:
-        """One slice; returns its local index."""
+                  correlation: int = -1, args: Mapping[str, Any] | int | None = None) -> int:
+        """One slice; returns its local index. ``args``: a mapping, or a set id from :meth:`add_args`."""
         s = self.slices
         s["track"].append(track)
         s["start_ns"].append(int(start_ns))
@@ -72,7 +87,7 @@ class TraceBatch:
         s["name"].append(self.intern(name))
         s["category"].append(self.intern(category))
         s["correlation"].append(correlation)
-        s["args"].append(self.add_args(args))
+        s["args"].append(args if isinstance(args, int) else self.add_args(args))
         return len(s["track"]) - 1
 
     def add_flow(self, src: int, dst: int, name: str = "") -> None:
@@ -106,6 +121,8 @@ class TraceBatch:
         if self.arg_rows:
             cols = list(zip(*self.arg_rows, strict=True))
             b.add_rows("args", {k: np.asarray(v) for k, v in zip(_ARG_COLUMNS, cols, strict=True)})
+        for chunk in self.arg_columns:
+            b.add_rows("args", chunk)
         if self.instants["track"]:
             b.add_rows("instants", {k: np.asarray(v) for k, v in self.instants.items()})
         if self.flows:

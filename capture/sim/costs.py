@@ -31,11 +31,11 @@ from typing import Any, Literal
 import numpy as np
 
 from . import hbm
+from .opcounters import REAL_COUNTERS, counter_columns
 from .ops import OpWork, op_work
 from .specs import DeviceSpec
 
 Limiter = Literal["compute", "memory", "latency"]
-STALL_REASONS = ("memory", "pipeline", "latency")
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,9 @@ class OpCost:
 
     @cached_property
     def counters(self) -> dict[str, int | float]:
-        """Per-op hardware counters (computed on first use)."""
-        return _counters(self)
+        """Per-op hardware counters (see :mod:`.opcounters`), computed on first use."""
+        cols = counter_columns([self])
+        return {k: (float(v[0]) if k in REAL_COUNTERS else int(v[0])) for k, v in cols.items()}
 
     @property
     def body_ns(self) -> float:
@@ -164,43 +165,6 @@ def cost(spec: DeviceSpec, work: OpWork, rng: np.random.Generator | None = None,
     t = terms or cost_terms(spec, work)
     return OpCost(work, spec.timing.op_launch_ns, t.compute_ns, t.memory_ns, t.floor_ns, _jitter(spec, rng),
                   t.limiter, t.utilisation, t.dram_read_bytes, t.dram_write_bytes, t.ideal_ns, spec.clock_hz)
-
-
-def _counters(c: OpCost) -> dict[str, int | float]:
-    """Per-op counters. Stall cycles split the body's non-busy cycles by reason:
-    the limiter's term takes its excess over the ideal busy time; with a latency limiter
-    the floor's excess over the larger of compute/memory is ``latency`` and the rest goes
-    to whichever of those was larger."""
-    f = c.clock_hz * 1e-9  # cycles per ns
-    body = c.body_ns
-    busy = min(c.ideal_ns * c.jitter, body)
-    stalls = dict.fromkeys(STALL_REASONS, 0.0)
-    inner = max(c.compute_ns, c.memory_ns) * c.jitter
-    if c.limiter == "latency":
-        stalls["latency"] = body - max(inner, busy)
-        rest = max(0.0, inner - busy)
-    else:
-        rest = body - busy
-    stalls["memory" if c.memory_ns >= c.compute_ns else "pipeline"] += rest
-    useful = c.work.bytes_total
-    dram = c.dram_read_bytes + c.dram_write_bytes
-    out: dict[str, int | float] = {
-        "elapsed_cycles": round(c.duration_ns * f),
-        "dispatch_cycles": round(c.launch_ns * f),
-        "active_cycles": round(body * f),
-        "busy_cycles": round(busy * f),
-        "flops": c.work.flops,
-        "hbm_read_bytes": c.dram_read_bytes,
-        "hbm_write_bytes": c.dram_write_bytes,
-        "burst_efficiency": useful / dram if dram else 1.0,
-    }
-    for reason in STALL_REASONS:
-        out[f"stall_{reason}_cycles"] = round(stalls[reason] * f)
-    # keep busy + stalls == active exactly after rounding
-    drift = out["active_cycles"] - out["busy_cycles"] - sum(out[f"stall_{r}_cycles"] for r in STALL_REASONS)
-    key = "stall_" + max(STALL_REASONS, key=stalls.__getitem__) + "_cycles"
-    out[key] = int(out[key]) + int(drift)
-    return out
 
 
 def op_cost(spec: DeviceSpec, op: str, rng: np.random.Generator | None = None, **shapes: Any) -> OpCost:

@@ -20,6 +20,7 @@ from .batch import TraceBatch
 from .clocksync import estimate, take_samples, true_alignment
 from .devcounters import device_counters
 from .engine import Command
+from .opcounters import counter_columns
 from .pcie import Link
 from .sampling import level_at, window_edges
 
@@ -127,13 +128,15 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
     dstarts = to_ref(np.array([c.data_start_ns if not math.isnan(c.data_start_ns) else 0.0 for c in cmds]))
     dends = to_ref(np.array([c.data_end_ns if not math.isnan(c.data_end_ns) else 0.0 for c in cmds]))
     op_ids: list[tuple[Command, int]] = []
+    op_sets: list[int] = []
     for i, c in enumerate(cmds):
         s, e = int(starts[i]), int(ends[i])
         sub = sub_ids.get((d, c.cid, int(c.args.get("chunk", -1))))
         if c.kind == "op" and c.cost is not None:
-            args = {**c.args, **_op_counters(c, dev.spec.clock_hz), "bytes_read": c.cost.bytes_read,
-                    "bytes_written": c.cost.bytes_written, "dtype": c.cost.work.dtype}
-            sid = batch.add_slice(units[c.cost.unit], s, e - s, c.name, "op", correlation=c.cid, args=args)
+            args = {**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
+                    "dtype": c.cost.work.dtype}
+            op_sets.append(batch.add_args(args, shared=False))  # the counters join it below
+            sid = batch.add_slice(units[c.cost.unit], s, e - s, c.name, "op", correlation=c.cid, args=op_sets[-1])
             batch.add_truth_op(sid, c.cost.limiter)
             op_ids.append((c, sid))
         elif c.kind == "copy":
@@ -153,23 +156,19 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
             continue
         if sub is not None:
             batch.add_flow(sub, sid, "execute")
+    if op_ids:
+        ops = [c for c, _ in op_ids]
+        counters = counter_columns([c.cost for c in ops if c.cost is not None],
+                                   np.array([c.end_ns - c.start_ns for c in ops]))
+        sets = np.array(op_sets)
+        for key, values in counters.items():
+            batch.add_arg_column(sets, key, values)
     _idle_truth(b, sim, top, [c for c, _ in op_ids], to_ref)
     ts = to_ref(edges[:-1])
     for series in device_counters(dev.spec, cmds, edges):
         track = b.add_counter_track(f"device {d} {series.name}", series.unit, series.block, series.description,
                                     parent=top, device=d, clock=clock)
         b.add_counters(track, ts, series.values)
-
-
-def _op_counters(c: Command, clock_hz: float) -> dict[str, int | float]:
-    """The op's counters, with the cycles it lost to HBM contention added as memory stalls."""
-    assert c.cost is not None
-    k = dict(c.cost.counters)
-    extra = round(max(0.0, (c.end_ns - c.start_ns) - c.cost.duration_ns) * clock_hz * 1e-9)
-    if extra:
-        for key in ("elapsed_cycles", "active_cycles", "stall_memory_cycles"):
-            k[key] = int(k[key]) + extra
-    return k
 
 
 def _idle_truth(b: TraceBuilder, sim: Simulator, track: int, ops: list[Command], to_ref: Any) -> None:

@@ -1,0 +1,67 @@
+"""Per-op hardware counters, computed for many ops at once.
+
+What a real device reports for each dispatched op: elapsed, dispatch, active and busy
+cycles, stall cycles by reason, FLOPs, DRAM bytes and burst efficiency. The body's cycles
+that are not busy (FLOPs at the unit's peak) are stall cycles: the limiter's term takes
+its excess over the busy time; with a latency limiter the floor's excess over the larger
+of compute/memory is ``latency`` and the rest goes to whichever of those was larger. Time
+an op lost to HBM contention (its actual duration beyond its standalone one) adds memory
+stall cycles. Busy + stalls == active and dispatch + active == elapsed (± 1 cycle).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .costs import OpCost
+
+STALL_REASONS = ("memory", "pipeline", "latency")
+INT_COUNTERS = ("elapsed_cycles", "dispatch_cycles", "active_cycles", "busy_cycles", "hbm_read_bytes",
+                "hbm_write_bytes", *(f"stall_{r}_cycles" for r in STALL_REASONS))
+REAL_COUNTERS = ("flops", "burst_efficiency")
+
+
+def counter_columns(costs: Sequence[OpCost], actual_ns: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Counters of each op in ``costs`` as columns; ``actual_ns`` the ops' real durations
+    (default: their standalone durations)."""
+    def col(attr: str) -> np.ndarray:
+        return np.array([getattr(c, attr) for c in costs], dtype=np.float64)
+
+    launch, compute, memory, floor = col("launch_ns"), col("compute_ns"), col("memory_ns"), col("floor_ns")
+    jitter, ideal, f = col("jitter"), col("ideal_ns"), col("clock_hz") * 1e-9
+    dram_r = np.array([c.dram_read_bytes for c in costs], dtype=np.int64)
+    dram_w = np.array([c.dram_write_bytes for c in costs], dtype=np.int64)
+    useful = np.array([c.work.bytes_total for c in costs], dtype=np.float64)
+    latency = np.array([c.limiter == "latency" for c in costs], dtype=bool)
+    body = np.maximum(np.maximum(compute, memory), floor) * jitter
+    duration = launch + body
+    extra = np.zeros(len(costs)) if actual_ns is None else np.maximum(0.0, np.asarray(actual_ns) - duration)
+    busy = np.minimum(ideal * jitter, body)
+    inner = np.maximum(compute, memory) * jitter
+    stall_latency = np.where(latency, body - np.maximum(inner, busy), 0.0)
+    rest = np.where(latency, np.maximum(0.0, inner - busy), body - busy)
+    memory_major = memory >= compute
+    stalls = np.stack([np.where(memory_major, rest, 0.0), np.where(memory_major, 0.0, rest), stall_latency])
+    cycles = {
+        "elapsed_cycles": np.rint(duration * f),
+        "dispatch_cycles": np.rint(launch * f),
+        "active_cycles": np.rint(body * f),
+        "busy_cycles": np.rint(busy * f),
+    }
+    stall_cycles = np.rint(stalls * f)
+    drift = cycles["active_cycles"] - cycles["busy_cycles"] - stall_cycles.sum(axis=0)
+    biggest = np.argmax(stalls, axis=0)  # first of memory, pipeline, latency on ties
+    stall_cycles[biggest, np.arange(len(costs))] += drift
+    lost = np.rint(extra * f)
+    stall_cycles[0] += lost
+    out = {k: (v + (lost if k in ("elapsed_cycles", "active_cycles") else 0)).astype(np.int64)
+           for k, v in cycles.items()}
+    out.update({f"stall_{r}_cycles": stall_cycles[i].astype(np.int64) for i, r in enumerate(STALL_REASONS)})
+    dram = (dram_r + dram_w).astype(np.float64)
+    out.update(flops=col("flops"), hbm_read_bytes=dram_r, hbm_write_bytes=dram_w,
+               burst_efficiency=np.divide(useful, dram, out=np.ones(len(costs)), where=dram > 0))
+    return out
