@@ -1,0 +1,153 @@
+"""The Findings panel: what ``accelview analyze`` found, ranked by time lost. A click zooms the
+timeline to the finding and highlights its evidence; the analysis runs in a worker thread."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from accelview.model import Trace
+from accelview.model.analysis.findings import Finding
+from accelview.model.analysis.report import Report, analyze
+from accelview.model.summary import format_duration
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QThread, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+
+from .state import ViewState
+
+Index = QModelIndex | QPersistentModelIndex
+COLUMNS = ("Severity", "Finding", "Time lost", "Summary")
+
+
+class FindingsModel(QAbstractTableModel):
+    """Findings as table rows: severity, kind, time lost, summary (the suggestion as tooltip)."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.findings: list[Finding] = []
+
+    def set_findings(self, findings: list[Finding]) -> None:
+        """Replace the rows."""
+        self.beginResetModel()
+        self.findings = list(findings)
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(self.findings)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal and 0 <= section < 4:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.findings):
+            return None
+        f = self.findings[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return (f.severity, f.kind, format_duration(f.time_lost_ns), f.summary)[col]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{f.summary}\n\nFix: {f.suggestion}"
+        if role == Qt.ItemDataRole.UserRole:
+            return f
+        return None
+
+
+class _AnalysisWorker(QObject):
+    done = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, trace: Trace) -> None:
+        super().__init__()
+        self.trace = trace
+
+    def run(self) -> None:
+        try:
+            self.done.emit(analyze(self.trace))
+        except Exception as e:  # an analysis bug must not take the window down
+            self.failed.emit(f"analysis failed: {type(e).__name__}: {e}")
+
+
+class FindingsPanel(QWidget):
+    """A table of findings over the shared view state."""
+
+    report_ready = Signal(object)
+
+    def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.report: Report | None = None
+        self.model = FindingsModel(self)
+        self.status = QLabel("No capture open")
+        self.view = QTableView()
+        self.view.setModel(self.model)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.verticalHeader().hide()
+        self.view.setWordWrap(False)
+        self.view.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.view.clicked.connect(lambda idx: self.show_finding(idx.row()))
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addWidget(self.status)
+        lay.addWidget(self.view)
+        self._thread: QThread | None = None
+        self._worker: _AnalysisWorker | None = None
+        state.trace_changed.connect(self.analyze_current)
+
+    def analyze_current(self) -> None:
+        """Analyse the state's trace in a worker thread."""
+        self.model.set_findings([])
+        self.report = None
+        if self.state.trace is None:
+            return
+        self.status.setText("Analysing…")
+        self._stop_thread()
+        self._thread = QThread(self)
+        self._worker = _AnalysisWorker(self.state.trace)
+        self._worker.moveToThread(self._thread)
+        self._thread.started.connect(self._worker.run)
+        self._worker.done.connect(self._done)
+        self._worker.failed.connect(self.status.setText)
+        self._worker.done.connect(self._thread.quit)
+        self._worker.failed.connect(self._thread.quit)
+        self._thread.start()
+
+    def _stop_thread(self) -> None:
+        if self._thread is not None:
+            self._thread.quit()
+            self._thread.wait()
+            self._thread = None
+
+    def _done(self, report: Report) -> None:
+        if report.trace is not self.state.trace:
+            return  # a newer trace was opened meanwhile
+        self.report = report
+        self.model.set_findings(report.findings)
+        self.view.resizeColumnsToContents()
+        n = len(report.findings)
+        verdict = report.phases[0].verdict if report.phases else "-"
+        self.status.setText(f"{n} finding{'s' if n != 1 else ''} · device time mostly {verdict} · click one to see it")
+        self.report_ready.emit(report)
+
+    def show_finding(self, row: int) -> None:
+        """Zoom the timeline to finding ``row`` and highlight its evidence slices."""
+        if not 0 <= row < len(self.model.findings) or self.state.trace is None:
+            return
+        f = self.model.findings[row]
+        self.state.show_window(f.start_ns, f.end_ns, pad=0.02)
+        self.state.hits = np.asarray(f.slices, dtype=np.int64)
+        self.state.hit_index = -1
+        self.state.search_text = f"finding: {f.kind}"
+        self.state.search_changed.emit()
+        if f.slices:
+            self.state.select(int(f.slices[0]))
+
+    def closeEvent(self, event: Any) -> None:
+        """Finish the worker before the widget goes."""
+        self._stop_thread()
+        super().closeEvent(event)

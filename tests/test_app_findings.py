@@ -1,0 +1,41 @@
+"""The Findings panel: filled by a background analysis; a click zooms and highlights evidence."""
+
+from __future__ import annotations
+
+from accelview.app.findings_panel import FindingsModel, FindingsPanel
+from accelview.app.state import ViewState
+from accelview.capture import sim
+from accelview.capture.sim import workloads
+from accelview.model.analysis.report import analyze
+
+
+def _sync_heavy():
+    with sim.session(spec="gen5x16-141g", seed=0) as s:
+        workloads.run("sync-heavy", ["count=60"])
+    return s.trace()
+
+
+def test_findings_model_passes_the_model_tester(qtmodeltester):
+    model = FindingsModel()
+    model.set_findings(analyze(_sync_heavy()).findings)
+    assert model.rowCount() >= 1
+    qtmodeltester.check(model)
+
+
+def test_panel_analyses_in_the_background_and_click_shows_the_evidence(qtbot):
+    state = ViewState()
+    panel = FindingsPanel(state)
+    qtbot.addWidget(panel)
+    trace = _sync_heavy()
+    with qtbot.waitSignal(panel.report_ready, timeout=20_000):
+        state.set_trace(trace)
+    assert panel.model.rowCount() >= 1
+    first = panel.model.findings[0]
+    assert first.kind == "host-sync"
+    assert "1 finding" in panel.status.text() or "findings" in panel.status.text()
+    span_before = state.scale.span
+    panel.show_finding(0)
+    assert state.search_text == "finding: host-sync"
+    assert len(state.hits) == len(first.slices) and state.selected == first.slices[0]
+    assert state.scale.t0 <= first.start_ns and state.scale.t1 >= first.end_ns
+    assert state.scale.span <= span_before * 1.1
