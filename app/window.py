@@ -87,6 +87,8 @@ class MainWindow(QMainWindow):
         lay2.addWidget(self.counters)
         self._bar_spacer = QWidget()  # keeps the counters' time axis under the timeline's
         lay2.addWidget(self._bar_spacer)
+        bottom.setVisible(False)  # shown when a trace has counters
+        self.counter_model.modelReset.connect(lambda: bottom.setVisible(bool(self.counter_model.tracks)))
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
         split.addWidget(bottom)

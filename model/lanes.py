@@ -8,6 +8,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
+import numpy as np
+
 from .lod import TraceLOD
 from .schema import TrackKind
 from .trace import Trace
@@ -53,6 +55,8 @@ class LaneLayout:
         hidden = hidden or set()
         collapsed = collapsed or set()
         kids = track_children(trace, order)
+        inst = trace.instants.track
+        with_instants = set(np.unique(inst).tolist()) if len(inst) else set()
         y = 0
 
         def visit(t: int, level: int) -> None:
@@ -60,6 +64,8 @@ class LaneLayout:
             if t in hidden:
                 return
             depths = lod.depth_count(t)
+            if depths == 0 and t in with_instants:
+                depths = 1  # a row for the instant markers
             children = kids.get(t, [])
             if children or depths == 0:
                 self.lanes.append(Lane(t, -1, y, HEADER_H, level))

@@ -211,3 +211,19 @@ def test_lane_tree_reorders_lanes(win, qtmodeltester):
         a, 0 if st.lod.depth_count(a) else -1).y
     assert not model.move(model.index(0, 0, root), -1)
     qtmodeltester.check(model)
+
+
+def test_counter_area_hidden_without_counters_and_instants_get_a_row(win):
+    from accelview.model import TraceBuilder, TrackKind
+
+    b = TraceBuilder()
+    host = b.add_track("host", TrackKind.HOST)
+    marks = b.add_track("markers", TrackKind.OTHER, host)
+    b.add_slice(b.add_track("thread", TrackKind.HOST_THREAD, host), 0, 1000, "work")
+    b.add_instant(marks, 500, "sync")
+    win.set_trace(b.build())
+    assert not win.counters.isVisible()
+    assert win.state.layout.lane_of(marks, 0) is not None
+    win.timeline.grab()
+    win.set_trace(demo_trace(steps=1, layers=1))
+    assert win.counters.isVisible()
