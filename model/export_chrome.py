@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from .schema import TrackKind
+from .schema import ArgKind, TrackKind
 from .trace import Trace
 
 EXPORT_MARKER = "accelviewExport"
@@ -53,13 +53,27 @@ class _Strings:
         return s
 
 
-def _bind_points(trace: Trace, ids: np.ndarray) -> np.ndarray:
+def _child_at_start(trace: Trace) -> np.ndarray:
+    """Per slice: whether a slice one level deeper on its track starts at the same time."""
+    sl, runs = trace.slices, trace.runs
+    out = np.zeros(len(sl), dtype=bool)
+    where = {(int(t), int(d)): (int(b), int(e)) for t, d, b, e in zip(runs.track, runs.depth, runs.begin, runs.end,
+                                                                       strict=True)}
+    for (t, d), (b, e) in where.items():
+        child = where.get((t, d + 1))
+        if child is not None:
+            out[b:e] = np.isin(sl.start_ns[b:e], sl.start_ns[child[0]:child[1]])
+    return out
+
+
+def _bind_points(trace: Trace, ids: np.ndarray, child_at_start: np.ndarray) -> np.ndarray:
     """A timestamp inside each slice at which it is the deepest slice of its track."""
     sl = trace.slices
     ts = sl.start_ns[ids].copy()
-    for j, sid in enumerate(ids.tolist()):
-        track, depth, start, end = int(sl.track[sid]), int(sl.depth[sid]), int(sl.start_ns[sid]), int(
-            sl.start_ns[sid] + sl.dur_ns[sid])
+    for j in np.flatnonzero(child_at_start[ids]).tolist():
+        sid = int(ids[j])
+        track, depth, start = int(sl.track[sid]), int(sl.depth[sid]), int(sl.start_ns[sid])
+        end = start + int(sl.dur_ns[sid])
         kids = [k for k in trace.window(track, start, max(end, start + 1)).tolist() if sl.depth[k] == depth + 1]
         t = start
         for k in sorted(kids, key=lambda k: int(sl.start_ns[k])):
@@ -103,7 +117,8 @@ def _events(trace: Trace) -> Iterator[str]:
                f'"args":{{"value":{_enc(v).decode()}}}}}')
     fl = trace.flows
     if len(fl):
-        src_ts, dst_ts = _bind_points(trace, fl.src), _bind_points(trace, fl.dst)
+        child = _child_at_start(trace)
+        src_ts, dst_ts = _bind_points(trace, fl.src, child), _bind_points(trace, fl.dst, child)
         for i, (a, b, nm, ta, tb) in enumerate(zip(fl.src.tolist(), fl.dst.tolist(), fl.name.tolist(),
                                                    src_ts.tolist(), dst_ts.tolist(), strict=True)):
             ca, cb = int(sl.track[a]), int(sl.track[b])
@@ -122,9 +137,14 @@ def _path(trace: Trace, track: int) -> str:
 
 
 def _args_json(trace: Trace) -> dict[int, str]:
-    used = set(np.unique(trace.slices.args).tolist()) | set(np.unique(trace.instants.args).tolist())
-    used.discard(-1)
-    return {a: _enc(trace.args(a)).decode() for a in sorted(used)}
+    """Each argument set as a JSON object, from one pass over the args table (sorted by set)."""
+    a = trace.tables["args"]
+    sets: dict[int, dict[str, Any]] = {}
+    name = trace.strings.__getitem__
+    for st, key, kind, i, r, sv in zip(a.set.tolist(), a.key.tolist(), a.kind.tolist(), a.int.tolist(),
+                                       a.real.tolist(), a.str.tolist(), strict=True):
+        sets.setdefault(st, {})[name(key)] = i if kind == ArgKind.INT else r if kind == ArgKind.REAL else name(sv)
+    return {k: _enc(v).decode() for k, v in sets.items()}
 
 
 def _header(trace: Trace) -> dict[str, Any]:

@@ -23,17 +23,26 @@ def track_rows(t: Trace) -> list[tuple]:
              int(tr.sort[i])) for i in range(len(tr))]
 
 
+def arg_sets(t: Trace) -> dict[int, str]:
+    a = t.tables["args"]
+    out: dict[int, list] = {}
+    for row in zip(a.set.tolist(), a.key.tolist(), a.kind.tolist(), a.int.tolist(), a.real.tolist(), a.str.tolist(),
+                   strict=True):
+        out.setdefault(row[0], []).append((t.name(row[1]), row[2], row[3], row[4], t.name(row[5])))
+    return {k: repr(sorted(v)) for k, v in out.items()}
+
+
 def slice_rows(t: Trace) -> list[tuple]:
-    sl = t.slices
-    return [(int(sl.track[i]), int(sl.start_ns[i]), int(sl.dur_ns[i]), int(sl.depth[i]), t.name(sl.name[i]),
-             t.name(sl.category[i]), int(sl.correlation[i]), sorted(t.args(int(sl.args[i])).items()))
-            for i in range(len(sl))]
+    sl, args, name = t.slices, arg_sets(t), t.strings.strings()
+    return list(zip(sl.track.tolist(), sl.start_ns.tolist(), sl.dur_ns.tolist(), sl.depth.tolist(),
+                    [name[i] for i in sl.name.tolist()], [name[i] for i in sl.category.tolist()],
+                    sl.correlation.tolist(), [args.get(a, "") for a in sl.args.tolist()], strict=True))
 
 
 def flow_rows(t: Trace) -> Counter:
     rows = slice_rows(t)
-    return Counter((repr(rows[s]), repr(rows[d]), t.name(n)) for s, d, n in zip(t.flows.src, t.flows.dst,
-                                                                                 t.flows.name, strict=True))
+    return Counter((rows[s], rows[d], t.name(n)) for s, d, n in zip(t.flows.src.tolist(), t.flows.dst.tolist(),
+                                                                     t.flows.name.tolist(), strict=True))
 
 
 def other_rows(t: Trace) -> tuple[list, list, list]:

@@ -123,8 +123,13 @@ class Assembler:
                 if global_track < 0:
                     global_track = self.b.add_track("global instants", TrackKind.OTHER, parent)
                 track = global_track
+            elif scope == "p" and pid in proc_track:
+                track = proc_track[pid]
+            elif scope == "t":
+                track = int(thread_track[thread])
             else:
-                track = proc_track[pid] if scope == "p" else int(thread_track[thread])
+                c.stats["instants_without_track"] += 1
+                continue
             rows.append((track, ts + offset_ns, names[name], cat_map[cat], args))
         self._add_instants(rows)
         c.stats["instants"] += len(rows)
@@ -159,7 +164,8 @@ class Assembler:
         thread_keys = list(c.threads)
         proc_track: dict[Any, int] = {}
         proc_lane: dict[Any, Lane] = {}
-        pids = list(dict.fromkeys([k[0] for k in thread_keys] + [a[0] for a in c.asyncs] + [k[0] for k in c.counters]))
+        pids = list(dict.fromkeys([k[0] for k in thread_keys] + [a[0] for a in c.asyncs] + [k[0] for k in c.counters]
+                                  + [i[1] for i in c.instants if i[0] == "p"]))
         for pid in pids:
             pcats = set().union(*[cats_of[i] for i, k in enumerate(thread_keys) if k[0] == pid])
             lane = proc_lane[pid] = lanes.process(pid, c.meta, pcats)

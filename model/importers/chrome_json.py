@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..builder import TraceBuilder
 from ..errors import CaptureError
-from ..schema import TrackKind
+from ..schema import ArgKind, TrackKind
 from ..trace import Trace
 from .assemble import Assembler, Lanes
 from .collect import ArgColumns, Collector, Interner
@@ -111,7 +113,8 @@ def _add_args(b: TraceBuilder, args: ArgColumns, assembler: Assembler) -> None:
         return
     cols = args.columns()
     names = assembler.map_names()
-    cols["key"], cols["str"] = names[cols["key"]], names[cols["str"]]
+    cols["key"] = names[cols["key"]]
+    cols["str"] = np.where(cols["kind"] == ArgKind.STR, names[cols["str"]], 0)  # 0: the empty string
     b.add_rows("args", cols)
 
 

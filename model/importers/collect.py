@@ -182,8 +182,10 @@ class Collector:
             c.begin_end.append((c.threads.id((e.pid, e.tid)), ts, order, ph == "B", c.names.id(e.name),
                                 c.cats.id(e.cat), args))
         elif ph in INSTANT_PHASES:
-            c.instants.append((e.s or "t", e.pid, c.threads.id((e.pid, e.tid)), ts, c.names.id(e.name),
-                               c.cats.id(e.cat), self.args.add(self._args(e))))
+            scope = e.s if e.s in ("g", "p") else "t"
+            thread = c.threads.id((e.pid, e.tid)) if scope == "t" else -1
+            c.instants.append((scope, e.pid, thread, ts, c.names.id(e.name), c.cats.id(e.cat),
+                               self.args.add(self._args(e))))
         elif ph == "C":
             series = e.name if e.id is None else f"{e.name} {e.id}"
             values = {k: v for k, v in self._args(e).items() if isinstance(v, int | float) and not isinstance(v, bool)}
