@@ -72,6 +72,17 @@ class Command:
     done: bool = False  # finished (an op knows its end time from the moment it starts)
 
 
+def _extend(segments: list[tuple[float, float, float, int]], t0: float, t1: float, amount: float,
+            sharers: int) -> None:
+    """Append a progress segment, merging it into the last one when it continues at the same rate."""
+    if segments:
+        a, b, moved, n = segments[-1]
+        if b == t0 and n == sharers and abs(moved * (t1 - t0) - amount * (b - a)) <= 1e-9 * moved * (t1 - t0):
+            segments[-1] = (a, t1, moved + amount, sharers)
+            return
+    segments.append((t0, t1, amount, sharers))
+
+
 class DeviceEngine:
     """One device's simulated hardware; ``advance(t)`` runs it up to host time ``t``."""
 
@@ -80,6 +91,7 @@ class DeviceEngine:
         self.link = Link.from_spec(spec)
         self.bandwidth = {d: self.link.bulk_bandwidth(d) * 1e-9 for d in ("h2d", "d2h")}  # bytes/ns
         self.hbm_capacity = spec.hbm_bytes_per_s * 1e-9 * spec.memory.efficiency_sequential  # bytes/ns
+        self._rates: dict[int, float] | None = None  # op body speeds; None when the set of bodies changed
         self.now = 0.0
         self.streams: list[deque[Command]] = [deque() for _ in range(n_streams)]
         self.prev_end: list[float] = [-math.inf] * n_streams
@@ -159,6 +171,11 @@ class DeviceEngine:
 
     def _op_rates(self) -> dict[int, float]:
         """Speed (1 = standalone) of each op body in flight under max-min fair HBM sharing."""
+        if self._rates is None:
+            self._rates = self._share_hbm()
+        return self._rates
+
+    def _share_hbm(self) -> dict[int, float]:
         bodies = [c for c in self.units.values() if c is not None and c.phase == "body"]
         if len(bodies) < 2:
             return {id(c): 1.0 for c in bodies}
@@ -178,19 +195,18 @@ class DeviceEngine:
         dt = t - self.now
         if dt > 0:
             rates = self._op_rates()
-            bodies = sum(1 for c in self.units.values() if c is not None and c.phase == "body")
             for cmd in self.units.values():
                 if cmd is not None and cmd.phase == "body":
                     step = min(cmd.remaining, rates[id(cmd)] * dt)
                     cmd.remaining -= step
-                    cmd.segments.append((self.now, t, step, bodies))
+                    _extend(cmd.segments, self.now, t, step, len(rates))
             for d, act in self.active.items():
                 if act:
                     moved = self.bandwidth[d] / len(act) * dt
                     for c in act:
                         step = min(moved, c.remaining)
                         c.remaining -= step
-                        c.segments.append((self.now, t, step, len(act)))
+                        _extend(c.segments, self.now, t, step, len(act))
         self.now = max(self.now, t)
 
     def _step(self, t: float) -> None:
@@ -201,9 +217,11 @@ class DeviceEngine:
             if cmd.phase == "launch" and cmd.phase_end <= t:
                 cmd.phase, cmd.phase_end = "body", math.inf
                 cmd.data_start_ns = t
+                self._rates = None
             if cmd.phase == "body" and cmd.remaining <= _EPS_NS:
                 cmd.end_ns = t
                 self.units[unit] = None
+                self._rates = None
                 self._finish(cmd)
         for act in self.active.values():
             for c in [c for c in act if c.remaining <= _EPS_BYTES]:
