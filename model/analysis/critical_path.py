@@ -50,6 +50,9 @@ class CriticalPath:
         return self.steps[-1].end_ns - self.steps[0].start_ns if self.steps else 0
 
 
+VIA = ("flow", "queue", "parent", "copy")
+
+
 class _Deps:
     """Predecessors of every slice, precomputed with numpy: the flow source that arrived last,
     the previous slice of its (track, depth) run, and its parent (enclosing slice)."""
@@ -95,6 +98,25 @@ class _Deps:
             ops = roles.device_ops[dev[roles.device_ops] == d]
             i = np.searchsorted(self.end[c], self.start[ops], "right") - 1
             self.copy_pred[ops[i >= 0]] = c[i[i >= 0]]
+        self.best_src, self.best_t, self.best_via = self._best(n)
+
+    def _best(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For every slice, the predecessor that arrived last (latest time, then highest id)."""
+        lowest = np.iinfo(np.int64).min
+        idx = np.arange(n, dtype=np.int64)
+        cands = (
+            (self.flow_src, self.flow_t),
+            (np.where(self.has_prev, idx - 1, -1), np.where(self.has_prev, np.roll(self.end, 1), lowest)),
+            (self.parent, np.where(self.parent >= 0, self.start[np.maximum(self.parent, 0)], lowest)),
+            (self.copy_pred, np.where(self.copy_pred >= 0, self.end[np.maximum(self.copy_pred, 0)], lowest)),
+        )
+        best_src = np.full(n, -1, np.int64)
+        best_t = np.full(n, lowest, np.int64)
+        best_via = np.full(n, -1, np.int8)
+        for code, (src, t) in enumerate(cands):
+            better = (src >= 0) & ((t > best_t) | ((t == best_t) & (src > best_src)))
+            best_src[better], best_t[better], best_via[better] = src[better], t[better], code
+        return best_src, best_t, best_via
 
     def waited_for(self, x: int, until: int) -> int:
         """For a blocking call X: the device work that ended last within (start, until], or -1."""
@@ -121,19 +143,6 @@ class _Deps:
             parent[b:e] = np.where(ok, i, -1)
         return parent
 
-    def predecessors(self, x: int) -> list[tuple[int, int, str]]:
-        """(time, slice, via) candidates that X's start waited on, each at or before it."""
-        out = []
-        f, p, c = self.flow_src.item(x), self.parent.item(x), self.copy_pred.item(x)
-        if f >= 0:
-            out.append((self.flow_t.item(x), f, "flow"))
-        if self.has_prev.item(x):
-            out.append((self.end.item(x - 1), x - 1, "queue"))
-        if p >= 0:
-            out.append((self.start.item(p), p, "parent"))
-        if c >= 0:
-            out.append((self.end.item(c), c, "copy"))
-        return out
 
 
 def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 10_000_000,
@@ -142,7 +151,9 @@ def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 1
     if len(trace.slices) == 0:
         return CriticalPath()
     deps = _Deps(trace, roles)
-    start, end = deps.start.item, deps.end.item  # Python ints: the walk is a scalar loop
+    # A scalar loop over Python ints taken from the precomputed arrays.
+    start, end = deps.start.item, deps.end.item
+    best_src, best_t, best_via = deps.best_src.item, deps.best_t.item, deps.best_via.item
     x = int(np.argmax(deps.end)) if end_slice is None else end_slice
     seg_end = end(x)
     steps: list[PathStep] = []
@@ -155,10 +166,10 @@ def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 1
         sx = start(x)
         if seg_end > sx or end(x) == sx:
             steps.append(PathStep("slice", sx, seg_end, x))
-        cands = deps.predecessors(x)
-        if not cands:
+        prev = best_src(x)
+        if prev < 0:
             break
-        t, prev, via = max(cands)
+        t, via = best_t(x), VIA[best_via(x)]
         if via != "parent" and t < sx and end(prev) <= sx:
             steps.append(PathStep("wait", t, sx, x, via))
         # Through a parent, or a flow whose source still ran when X began, the path continues in

@@ -20,7 +20,8 @@ from .roles import Roles
 from .stats import OpStat, op_stats
 from .transfer_passes import transfer_findings
 
-CLASSES = ("compute", "memory", "latency", "unknown", "host", "pcie", "sync", "communication")
+LABELS = ("compute", "memory", "latency", "unknown")
+CAUSES = ("host", "pcie", "sync", "communication")
 
 
 @dataclass
@@ -83,11 +84,11 @@ def _phase_breakdown(trace: Trace, labels: OpLabels, gaps: Gaps, t0: int, t1: in
             continue
         busy = iv.total(*iv.union(np.maximum(s[m], t0), np.minimum(e[m], t1)))
         scale = busy / d[m].sum()
-        for lab in np.unique(labels.label[m]):
-            out[str(lab)] = out.get(str(lab), 0) + round(d[m & (labels.label == lab)].sum() * scale)
+        for lab in LABELS:
+            out[lab] = out.get(lab, 0) + round(d[m & (labels.label == lab)].sum() * scale)
     g = np.clip(np.minimum(gaps.end_ns, t1) - np.maximum(gaps.start_ns, t0), 0, None)
-    for c in np.unique(gaps.cause):
-        out[str(c)] = out.get(str(c), 0) + int(g[gaps.cause == c].sum())
+    for c in CAUSES:
+        out[c] = out.get(c, 0) + int(g[gaps.cause == c].sum())
     return {k: v for k, v in out.items() if v > 0}
 
 

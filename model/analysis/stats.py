@@ -58,7 +58,10 @@ def op_stats(trace: Trace, ids: np.ndarray | None = None) -> list[OpStat]:
         return []
     names = trace.slices.name[ids]
     dur = trace.slices.dur_ns[ids]
-    o = np.lexsort((dur, names))
+    if len(dur) and 0 <= dur.min() and dur.max() < 1 << 40:  # one sort on a packed (name, duration) key
+        o = np.argsort((names.astype(np.int64) << 40) | dur, kind="stable")
+    else:
+        o = np.lexsort((dur, names))
     names, dur = names[o], dur[o]
     first = np.flatnonzero(np.concatenate(([True], names[1:] != names[:-1])))
     count = np.diff(np.concatenate((first, [len(names)])))
