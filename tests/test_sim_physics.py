@@ -94,9 +94,14 @@ def test_vector_ops_are_memory_bound_and_patterns_cost(g5) -> None:
     narrow = op_cost(g5, "elementwise", elements=n, pattern="random", run_bytes=4)
     assert narrow.counters["burst_efficiency"] < 0.7
     assert narrow.counters["hbm_read_bytes"] == n * 2 * 64 // 4
-    for op, shapes in [("rmsnorm", dict(tokens=4096, hidden=4096)), ("layernorm", dict(tokens=4096, hidden=4096)),
-                       ("softmax", dict(rows=32 * 2048, cols=2048)), ("embedding", dict(tokens=4096, hidden=4096,
-                       vocab=128256)), ("kv_append", dict(batch=8, tokens=512, kv_heads=8, head_dim=128))]:
+    vector_ops = [
+        ("rmsnorm", dict(tokens=4096, hidden=4096)),
+        ("layernorm", dict(tokens=4096, hidden=4096)),
+        ("softmax", dict(rows=32 * 2048, cols=2048)),
+        ("embedding", dict(tokens=4096, hidden=4096, vocab=128256)),
+        ("kv_append", dict(batch=8, tokens=512, kv_heads=8, head_dim=128)),
+    ]
+    for op, shapes in vector_ops:
         c = op_cost(g5, op, **shapes)
         assert c.unit == "vector" and c.limiter == "memory", op
     assert op_cost(g5, "rmsnorm", tokens=1, hidden=4096).limiter == "latency"

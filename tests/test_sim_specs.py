@@ -57,7 +57,7 @@ def _raw(name: str) -> dict:
         (lambda r: r["memory"].pop("hbm_gb_per_s"), "memory: missing hbm_gb_per_s"),
         (lambda r: r["pcie"].update(lanes=12), "pcie.lanes must be"),
         (lambda r: r["pcie"].update(mps=300), "pcie.mps must be"),
-        (lambda r: r["compute"].update(matrix_engines=0), "compute.matrix_engines must be a positive integer"),
+        (lambda r: r["compute"].update(matrix_engines=0), "compute.matrix_engines must be a positive int"),
         (lambda r: r["compute"]["matrix_tflops"].pop("fp8"), "compute.matrix_tflops must give exactly"),
         (lambda r: r["memory"].update(efficiency_sequential=1.5), "must be in (0, 1]"),
         (lambda r: r["timing"].update(surprise=1), "timing: unknown key(s) surprise"),

@@ -132,8 +132,9 @@ def test_counters_add_up_to_the_slices(run) -> None:
     dev = s.device(0)
     ops = [c for c in dev.engine.finished if c.kind == "op"]
     copies = [c for c in dev.engine.finished if c.kind == "copy"]
-    hbm_read = sum(c.cost.dram_read_bytes for c in ops) + sum(c.job.nbytes for c in copies if c.direction == "d2h")
-    hbm_write = sum(c.cost.dram_write_bytes for c in ops) + sum(c.job.nbytes for c in copies if c.direction == "h2d")
+    moved = {d: sum(c.job.nbytes for c in copies if c.direction == d) for d in ("h2d", "d2h")}
+    hbm_read = sum(c.cost.dram_read_bytes for c in ops) + moved["d2h"]
+    hbm_write = sum(c.cost.dram_write_bytes for c in ops) + moved["h2d"]
     assert _counter_total(trace, "HBM read bytes") == pytest.approx(hbm_read, rel=1e-9)
     assert _counter_total(trace, "HBM write bytes") == pytest.approx(hbm_write, rel=1e-9)
     h2d_wire = sum(c.job.data_wire_bytes for c in copies if c.direction == "h2d") + sum(

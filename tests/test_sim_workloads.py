@@ -72,8 +72,8 @@ def test_llm_decode_is_memory_bound() -> None:
     assert any(n.startswith("prefill.layers.31") for n in names)
     assert any(n.startswith("decode.lm_head") for n in names)
     copy = trace.strings.lookup("copy")
-    uploaded = sum(trace.args(int(a))["bytes"] for a, n, c in zip(trace.slices.args, names, trace.slices.category,
-                                                                  strict=True) if n.startswith("H2D") and c == copy)
+    rows = zip(trace.slices.args, names, trace.slices.category, strict=True)
+    uploaded = sum(trace.args(int(a))["bytes"] for a, n, c in rows if n.startswith("H2D") and c == copy)
     assert uploaded == MODELS["8b"].weight_bytes
 
 

@@ -19,8 +19,9 @@ _stack: list[Simulator] = []
 
 
 @contextmanager
-def session(spec: str | DeviceSpec = "gen5x16-141g", devices: int = 1, seed: int = 0, deterministic: bool = True,
-            counter_period_ns: int = 10_000, script_gap_ns: int = 0) -> Iterator[Simulator]:
+def session(spec: str | DeviceSpec = "gen5x16-141g", devices: int = 1, seed: int = 0,
+            deterministic: bool = True, counter_period_ns: int = 10_000,
+            script_gap_ns: int = 0) -> Iterator[Simulator]:
     """Open a simulated session and make it current inside the ``with`` block.
 
     ``spec`` is a preset name or a spec file; ``deterministic`` models host time between calls

@@ -25,8 +25,8 @@ class TraceBatch:
     def __init__(self, builder: TraceBuilder) -> None:
         self.b = builder
         self.intern = builder.strings.intern
-        self.slices: dict[str, list[int]] = {k: [] for k in ("track", "start_ns", "dur_ns", "name", "category",
-                                                              "correlation", "args")}
+        columns = ("track", "start_ns", "dur_ns", "name", "category", "correlation", "args")
+        self.slices: dict[str, list[int]] = {k: [] for k in columns}
         self.arg_rows: list[tuple[int, int, int, int, float, int]] = []
         self.arg_columns: list[dict[str, np.ndarray]] = []
         self.instants: dict[str, list[int]] = {k: [] for k in ("track", "ts_ns", "name", "category", "args")}
@@ -114,8 +114,8 @@ class TraceBatch:
         n = len(self.slices["track"])
         if n:
             cols = {k: np.asarray(v) for k, v in self.slices.items()}
-            ids = b.add_slices(cols["track"], cols["start_ns"], cols["dur_ns"], cols["name"], cols["category"],
-                               cols["correlation"], cols["args"])
+            ids = b.add_slices(cols["track"], cols["start_ns"], cols["dur_ns"], cols["name"],
+                               cols["category"], cols["correlation"], cols["args"])
         else:
             ids = np.empty(0, np.int64)
         if self.arg_rows:

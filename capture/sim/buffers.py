@@ -25,7 +25,8 @@ def dtype_size(dtype: Any) -> tuple[str, int]:
     try:
         np_dtype = np.dtype(dtype)
     except TypeError:
-        raise ValueError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPE_BYTES)} or a numpy dtype") from None
+        known = ", ".join(DTYPE_BYTES)
+        raise ValueError(f"unknown dtype {dtype!r}; use one of {known} or a numpy dtype") from None
     return np_dtype.name, np_dtype.itemsize
 
 

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from .runtime import Device, Stream
 
 
-def _direction(dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer, device: Device, nbytes: int) -> str:
+def _direction(dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer, device: Device,
+               nbytes: int) -> str:
     if isinstance(src, HostBuffer) and isinstance(dst, DeviceBuffer):
         direction, dev_buf = "h2d", dst
     elif isinstance(src, DeviceBuffer) and isinstance(dst, HostBuffer):
@@ -38,7 +39,8 @@ def _direction(dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer, d
     else:
         raise ValueError("copy: one side must be a device buffer (host-to-host copies are plain memcpy)")
     if dev_buf.device is not device:
-        raise ValueError(f"copy: the device buffer lives on device {dev_buf.device.index}, not {device.index}")
+        raise ValueError(f"copy: the device buffer lives on device {dev_buf.device.index}, "
+                         f"not {device.index}")
     if nbytes < 0 or nbytes > src.nbytes or nbytes > dst.nbytes:
         raise ValueError(f"copy: cannot copy {nbytes} B from a {src.nbytes} B source into a {dst.nbytes} B "
                          "destination")
@@ -67,8 +69,8 @@ def copy(device: Device, dst: HostBuffer | DeviceBuffer, src: HostBuffer | Devic
         fixed = spec.timing.op_launch_ns + 2 * nbytes / (spec.hbm_bytes_per_s * eff) * 1e9
         last = device.enqueue("copy", st, name, cid, direction="d2d", fixed_ns=fixed, args={"bytes": nbytes})
     elif pinned:
-        last = device.enqueue("copy", st, name, cid, direction=direction, job=dma_job(spec, nbytes, direction),
-                              args={"bytes": nbytes, "pinned": 1})
+        last = device.enqueue("copy", st, name, cid, direction=direction,
+                              job=dma_job(spec, nbytes, direction), args={"bytes": nbytes, "pinned": 1})
     elif direction == "h2d":
         last = _pageable_h2d(device, st, cid, nbytes, name)
     else:
@@ -111,7 +113,8 @@ def _pageable_h2d(device: Device, st: Stream, cid: int, nbytes: int, name: str) 
             _wait_for(device, cmds[i - nbuf])  # the bounce buffer is free once its DMA is done
         _memcpy(device, cid, size, i, "h2d")
         cmds.append(device.enqueue("copy", st, name, cid, chunk=i, direction="h2d",
-                                   job=dma_job(spec, size, "h2d"), args={"bytes": size, "pinned": 0, "chunk": i}))
+                                   job=dma_job(spec, size, "h2d"),
+                                   args={"bytes": size, "pinned": 0, "chunk": i}))
     return cmds[-1]
 
 
@@ -121,7 +124,8 @@ def _pageable_d2h(device: Device, st: Stream, cid: int, nbytes: int, name: str) 
 
     def submit(i: int) -> Command:
         return device.enqueue("copy", st, name, cid, chunk=i, direction="d2h",
-                              job=dma_job(spec, sizes[i], "d2h"), args={"bytes": sizes[i], "pinned": 0, "chunk": i})
+                              job=dma_job(spec, sizes[i], "d2h"),
+                              args={"bytes": sizes[i], "pinned": 0, "chunk": i})
 
     cmds = [submit(i) for i in range(min(nbuf, len(sizes)))]
     for i, size in enumerate(sizes):

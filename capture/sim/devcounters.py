@@ -55,7 +55,8 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
     cycles_per_ns = spec.clock_hz * 1e-9
     for c in commands:
         if c.kind == "op" and c.cost is not None:
-            busy[c.cost.unit if c.cost.unit in busy else "vector"].add(c.start_ns, c.end_ns, c.end_ns - c.start_ns)
+            unit = c.cost.unit if c.cost.unit in busy else "vector"
+            busy[unit].add(c.start_ns, c.end_ns, c.end_ns - c.start_ns)
             body_ns = c.cost.body_ns
             if body_ns <= 0 or not c.segments:
                 hbm["read"].add(c.end_ns, c.end_ns, c.cost.dram_read_bytes)
@@ -92,13 +93,14 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
                     stall[c.direction].add(t0, t1, (t1 - t0) * (1 - 1 / sharers) * cycles_per_ns)
     period = float(edges[1] - edges[0]) if len(edges) > 1 else 1.0
     out = [
-        CounterSeries("matrix busy", "%", "matrix", "time the matrix unit ran an op", busy["matrix"].sums(edges)
-                      / period * 100),
-        CounterSeries("vector busy", "%", "vector", "time the vector unit ran an op", busy["vector"].sums(edges)
-                      / period * 100),
+        CounterSeries("matrix busy", "%", "matrix", "time the matrix unit ran an op",
+                      busy["matrix"].sums(edges) / period * 100),
+        CounterSeries("vector busy", "%", "vector", "time the vector unit ran an op",
+                      busy["vector"].sums(edges) / period * 100),
         CounterSeries("DMA busy", "%", "dma", "mean over DMA engines of the time they ran a copy",
                       busy["dma"].sums(edges) / period * 100),
-        CounterSeries("HBM read bytes", "B", "hbm", "bytes read from HBM (whole bursts)", hbm["read"].sums(edges)),
+        CounterSeries("HBM read bytes", "B", "hbm", "bytes read from HBM (whole bursts)",
+                      hbm["read"].sums(edges)),
         CounterSeries("HBM write bytes", "B", "hbm", "bytes written to HBM (whole bursts)",
                       hbm["write"].sums(edges)),
     ]
@@ -109,6 +111,7 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
                           "TLP headers included", wire[d].sums(edges)),
             CounterSeries(f"PCIe {label} TLPs", "TLPs", "pcie", f"TLPs sent {label}", tlps[d].sums(edges)),
             CounterSeries(f"PCIe {label} credit stall cycles", "cycles", "pcie",
-                          f"DMA-engine cycles waiting for link credits {label} (link shared)", stall[d].sums(edges)),
+                          f"DMA-engine cycles waiting for link credits {label} (link shared)",
+                          stall[d].sums(edges)),
         ]
     return out

@@ -156,7 +156,8 @@ class DeviceEngine:
         rates = self._op_rates()
         for cmd in self.units.values():
             if cmd is not None:
-                t = min(t, cmd.phase_end if cmd.phase == "launch" else self.now + cmd.remaining / rates[id(cmd)])
+                end = cmd.phase_end if cmd.phase == "launch" else self.now + cmd.remaining / rates[id(cmd)]
+                t = min(t, end)
         for cmd in self.dma:
             if cmd is not None and cmd.phase != "data":
                 t = min(t, cmd.phase_end)
@@ -307,6 +308,7 @@ class DeviceEngine:
         cmd.engine = free[0]
         cmd.start_ns, cmd.cause = self.now, cause
         cmd.phase = "setup"
-        cmd.phase_end = self.now + (cmd.fixed_ns if cmd.direction == "d2d" else (cmd.job.setup_ns if cmd.job else 0))
+        setup = cmd.fixed_ns if cmd.direction == "d2d" else (cmd.job.setup_ns if cmd.job else 0.0)
+        cmd.phase_end = self.now + setup
         self.dma[cmd.engine] = cmd
         return True

@@ -82,7 +82,8 @@ def _step(cfg: LlmConfig, batch: int, q_len: int, kv_len: int) -> list[OpCall]:
                           dict(tokens=tokens, hidden=cfg.hidden, vocab=cfg.vocab, dtype=cfg.dtype))]
     for i in range(cfg.layers):
         ops += _layer(cfg, i, tokens, batch, q_len, kv_len)
-    ops.append(("final_norm", "rmsnorm", dict(tokens=tokens, hidden=cfg.hidden, residual=True, dtype=cfg.dtype)))
+    ops.append(("final_norm", "rmsnorm",
+                dict(tokens=tokens, hidden=cfg.hidden, residual=True, dtype=cfg.dtype)))
     # logits only for the last position of each sequence
     ops.append(("lm_head", "gemm", dict(m=batch, n=cfg.vocab, k=cfg.hidden, dtype=cfg.dtype)))
     return ops

@@ -124,7 +124,8 @@ def elementwise(elements: int, inputs: int = 1, flops_per_element: float = 1.0, 
     ``pattern``/``run_bytes`` describe how the inputs are walked (a strided view, a gather).
     """
     s = _size(dtype)
-    pat = AccessPattern(pattern, run_bytes) if pattern != "sequential" else SEQUENTIAL  # type: ignore[arg-type]
+    kind: Any = pattern
+    pat = SEQUENTIAL if pattern == "sequential" else AccessPattern(kind, run_bytes)
     return _vector("elementwise", dtype, flops_per_element * elements, elements * inputs * s,
                    elements * s, read_pattern=pat)
 

@@ -62,7 +62,8 @@ class Simulator:
             raise ValueError(f"no device {index}: this session has {len(self.devices)}")
         return self.devices[index]
 
-    def host_buffer(self, shape: int | tuple[int, ...], dtype: Any = "bf16", pinned: bool = True) -> HostBuffer:
+    def host_buffer(self, shape: int | tuple[int, ...], dtype: Any = "bf16",
+                    pinned: bool = True) -> HostBuffer:
         """Host memory for copies (no data is allocated)."""
         return host_buffer(shape, dtype, pinned)
 
@@ -210,7 +211,8 @@ class Device:
         self.sim.log.call(start, end, name, -1, **args)
         clock.exit_call()
 
-    def enqueue(self, kind: str, stream: Stream, name: str, cid: int, chunk: int = -1, **fields: Any) -> Command:
+    def enqueue(self, kind: str, stream: Stream, name: str, cid: int, chunk: int = -1,
+                **fields: Any) -> Command:
         """Write one command into ``stream``'s ring at the current host time (blocking while the
         ring is full) and ring the doorbell."""
         clock, engine = self.sim.clock, self.engine

@@ -72,10 +72,10 @@ def build_trace(sim: Simulator) -> Trace:
     for s in sim.log.submissions:
         key = (s.device, s.stream)
         if key not in queues:
-            queues[key] = b.add_track(f"device {s.device} queue {s.stream}", TrackKind.DRIVER_QUEUE, parent=proc,
-                                      host=HOST_NAME, device=s.device)
-        sid = batch.add_slice(queues[key], s.submit_ns, s.visible_ns - s.submit_ns, f"submit {s.name}", "driver",
-                              correlation=s.cid, args={"chunk": s.chunk} if s.chunk >= 0 else None)
+            queues[key] = b.add_track(f"device {s.device} queue {s.stream}", TrackKind.DRIVER_QUEUE,
+                                      parent=proc, host=HOST_NAME, device=s.device)
+        sid = batch.add_slice(queues[key], s.submit_ns, s.visible_ns - s.submit_ns, f"submit {s.name}",
+                              "driver", correlation=s.cid, args={"chunk": s.chunk} if s.chunk >= 0 else None)
         sub_ids[(s.device, s.cid, s.chunk)] = sid
         if s.cid in api_ids:
             batch.add_flow(api_ids[s.cid], sid, "submit")
@@ -116,9 +116,11 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
 
     d = dev.index
     top = b.add_track(f"device {d} ({dev.spec.name})", TrackKind.DEVICE, parent=-1, device=d, clock=clock)
-    units = {u: b.add_track(u, TrackKind.EXEC_UNIT, parent=top, device=d, clock=clock) for u in ("matrix", "vector")}
+    units = {u: b.add_track(u, TrackKind.EXEC_UNIT, parent=top, device=d, clock=clock)
+             for u in ("matrix", "vector")}
     if any(c.kind == "op" and c.cost is not None and c.cost.unit == "collective" for c in cmds):
-        units["collective"] = b.add_track("collective", TrackKind.EXEC_UNIT, parent=top, device=d, clock=clock)
+        units["collective"] = b.add_track("collective", TrackKind.EXEC_UNIT, parent=top, device=d,
+                                          clock=clock)
     dmas = [b.add_track(f"DMA {i}", TrackKind.DMA_ENGINE, parent=top, device=d, clock=clock)
             for i in range(dev.spec.pcie.dma_engines)]
     pcie = {x: b.add_track(f"PCIe {x.upper()}", TrackKind.PCIE, parent=top, device=d, clock=clock)
@@ -136,7 +138,8 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
             args = {**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
                     "dtype": c.cost.work.dtype}
             op_sets.append(batch.add_args(args, shared=False))  # the counters join it below
-            sid = batch.add_slice(units[c.cost.unit], s, e - s, c.name, "op", correlation=c.cid, args=op_sets[-1])
+            sid = batch.add_slice(units[c.cost.unit], s, e - s, c.name, "op", correlation=c.cid,
+                                  args=op_sets[-1])
             batch.add_truth_op(sid, c.cost.limiter)
             op_ids.append((c, sid))
         elif c.kind == "copy":
@@ -166,8 +169,8 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
     _idle_truth(b, sim, top, [c for c, _ in op_ids], to_ref)
     ts = to_ref(edges[:-1])
     for series in device_counters(dev.spec, cmds, edges):
-        track = b.add_counter_track(f"device {d} {series.name}", series.unit, series.block, series.description,
-                                    parent=top, device=d, clock=clock)
+        track = b.add_counter_track(f"device {d} {series.name}", series.unit, series.block,
+                                    series.description, parent=top, device=d, clock=clock)
         b.add_counters(track, ts, series.values)
 
 
