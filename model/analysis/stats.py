@@ -58,7 +58,7 @@ def op_stats(trace: Trace, ids: np.ndarray | None = None) -> list[OpStat]:
         return []
     names = trace.slices.name[ids]
     dur = trace.slices.dur_ns[ids]
-    if len(dur) and 0 <= dur.min() and dur.max() < 1 << 40:  # one sort on a packed (name, duration) key
+    if len(dur) and dur.min() >= 0 and dur.max() < 1 << 40:  # one sort on a packed (name, duration) key
         o = np.argsort((names.astype(np.int64) << 40) | dur, kind="stable")
     else:
         o = np.lexsort((dur, names))
