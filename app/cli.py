@@ -8,7 +8,6 @@ app is opened.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -29,42 +28,27 @@ def demo_capture() -> Path:
     return Path(str(files("accelview.resources") / "demo.h5"))
 
 
-def _cmd_info(args: argparse.Namespace) -> int:
-    from accelview.model.loader import load_trace
-    from accelview.model.summary import format_summary, summarize
+def _lazy(module: str, help_text: str) -> tuple[str, Callable[[argparse.ArgumentParser], None],
+                                                Callable[[argparse.Namespace], int]]:
+    """A command whose module is imported only when it runs (keeps start-up and Qt out)."""
+    from importlib import import_module
 
-    summary = summarize(load_trace(args.file))
-    if args.json:
-        print(json.dumps(summary, indent=2, default=str))
-    else:
-        print(format_summary(summary))
-    return 0
+    def configure(p: argparse.ArgumentParser) -> None:
+        import_module(f"accelview.app.{module}").configure(p)
+
+    def run(args: argparse.Namespace) -> int:
+        return import_module(f"accelview.app.{module}").run(args)
+
+    return help_text, configure, run
 
 
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
-    "info": (
-        "print a capture's or trace's summary",
-        lambda p: (p.add_argument("file", help="capture (.h5) or trace (.json, .json.gz)"),
-                   p.add_argument("--json", action="store_true", help="print JSON instead of text")),
-        _cmd_info,
-    ),
+    "info": _lazy("cli_info", "print a capture's or trace's summary"),
+    "analyze": _lazy("cli_analyze", "find what limits a capture: findings, bottleneck breakdown, phases"),
+    "metrics": _lazy("cli_metrics", "list base counters, device constants and derived metrics"),
+    "convert": _lazy("cli_convert", "convert between .h5 captures and Chrome trace JSON (Perfetto)"),
+    "render": _lazy("cli_render", "draw the timeline to a PNG, no display needed"),
 }
-
-
-def _metrics() -> tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]:
-    from accelview.app import cli_metrics
-
-    return "list base counters, device constants and derived metrics", cli_metrics.configure, cli_metrics.run
-
-
-def _analyze() -> tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]:
-    from accelview.app import cli_analyze
-
-    return "find what limits a capture: findings, bottleneck breakdown, phases", cli_analyze.configure, cli_analyze.run
-
-
-COMMANDS["metrics"] = _metrics()
-COMMANDS["analyze"] = _analyze()
 
 
 def _command_parser() -> argparse.ArgumentParser:

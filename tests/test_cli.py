@@ -46,3 +46,27 @@ def test_demo_capture_ships_and_is_valid():
     trace = load_capture(demo_capture())
     assert trace.self_check() == []
     assert len(trace.slices) > 1000 and len(trace.flows) > 0 and len(trace.counters) > 0
+
+
+def test_convert_round_trip_through_chrome_json(tmp_path, capsys):
+    src = tmp_path / "t.h5"
+    write_capture(tiny_trace(), src)
+    js = tmp_path / "t.json.gz"
+    back = tmp_path / "back.h5"
+    assert main(["convert", str(src), str(js)]) == 0
+    assert main(["convert", str(js), str(back)]) == 0
+    a, b = load_capture(src), load_capture(back)
+    assert len(a.slices) == len(b.slices) and len(a.flows) == len(b.flows) and len(a.counters) == len(b.counters)
+    assert main(["convert", str(src), str(js)]) == 2  # exists: refused without --force
+    assert "already exists" in capsys.readouterr().err
+    assert main(["convert", str(src), str(tmp_path / "x.txt")]) == 2
+
+
+def test_render_writes_a_png_without_a_display(tmp_path, capsys):
+    src = tmp_path / "t.h5"
+    write_capture(tiny_trace(), src)
+    out = tmp_path / "shot.png"
+    assert main(["render", str(src), "--out", str(out), "--size", "800x400", "--window", "0:50000", "--timing"]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "paint ms per frame" in capsys.readouterr().out
+    assert main(["render", str(src), "--out", str(out), "--window", "5:1"]) == 2

@@ -1,0 +1,50 @@
+"""``accelview convert IN OUT``: between .h5 captures and Chrome trace JSON (for Perfetto UI and
+chrome://tracing), optionally gzipped."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from accelview.model.errors import AccelviewError, CaptureError
+from accelview.model.loader import load_trace
+
+JSON_SUFFIXES = (".json", ".json.gz")
+CAPTURE_SUFFIXES = (".h5", ".hdf5")
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    """Arguments of the convert command."""
+    p.add_argument("input", help="capture (.h5), trace (.json, .json.gz) or a directory of per-rank traces")
+    p.add_argument("output", help="OUT.h5, OUT.json or OUT.json.gz")
+    p.add_argument("--force", action="store_true", help="overwrite OUTPUT if it exists")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read the input in any format accelview reads and write the output's format."""
+    out = Path(args.output)
+    name = out.name.lower()
+    if not name.endswith(JSON_SUFFIXES + CAPTURE_SUFFIXES):
+        raise AccelviewError(f"{out}: unknown output format (use .h5, .json or .json.gz)")
+    if out.exists() and not args.force:
+        raise CaptureError(out, "already exists (use --force to overwrite it)")
+    trace = load_trace(args.input)
+    if name.endswith(CAPTURE_SUFFIXES):
+        from accelview.model.capture_writer import write_capture
+
+        write_capture(trace, out, overwrite=True)
+    else:
+        from accelview.model.export_chrome import export_chrome
+
+        tmp = out.with_name(f".{out.name}.partial")
+        try:
+            export_chrome(trace, tmp)
+            os.replace(tmp, out)
+        except OSError as e:
+            raise CaptureError(out, f"cannot write: {e.strerror or e}") from None
+        finally:
+            tmp.unlink(missing_ok=True)
+    print(f"wrote {out} ({len(trace.slices):,} slices, {len(trace.flows):,} flows, "
+          f"{len(trace.counters):,} counter samples)")
+    return 0
