@@ -121,7 +121,7 @@ class CounterPanel(QWidget):
             p.setPen(th.c("grid"))
             p.drawLine(0, y, w, y)
             ts, vals = st.trace.counter_series(track)
-            lo, hi = counter_minmax(ts, vals, sc.t0, sc.ns_per_px, sc.width)
+            lo, hi = counter_minmax(ts, vals, sc.r0, sc.ns_per_px, sc.width, st.origin)
             finite = np.isfinite(hi)
             top = float(np.nanmax(hi)) if finite.any() else 0.0
             vmax = top if top > 0 else 1.0
@@ -141,11 +141,12 @@ class CounterPanel(QWidget):
             a, b = st.range
             x0, x1 = GUTTER_W + sc.x_of(a), GUTTER_W + sc.x_of(b)
             p.fillRect(QRectF(x0, 0, max(x1 - x0, 1), h), th.c("range_fill", 40))
-        if self.cursor is not None and sc.t0 <= self.cursor <= sc.t1:
+        if self.cursor is not None and sc.r0 <= self.cursor <= sc.r1:
             self._paint_cursor(p, h)
 
     def set_cursor(self, t: float) -> None:
-        """Show the time under the timeline's cursor (NaN: none) and each counter's value there."""
+        """Show the time under the timeline's cursor (ns from the origin; NaN: none) and each
+        counter's value there."""
         self.cursor = None if t != t else t
         self.update()
 
@@ -157,7 +158,7 @@ class CounterPanel(QWidget):
         p.setFont(QFont("DejaVu Sans", 7))
         for i, track in enumerate(self.model.checked):
             ts, vals = st.trace.counter_series(track)
-            j = int(np.searchsorted(ts, np.int64(np.floor(self.cursor)), "right")) - 1
+            j = int(np.searchsorted(ts, np.int64(st.origin + int(np.floor(self.cursor))), "right")) - 1
             if j < 0:
                 continue
             unit = st.trace.strings[st.trace.counter_tracks.unit[self.model.tracks.index(track)]]

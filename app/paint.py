@@ -96,7 +96,7 @@ class TimelinePainter:
                        "Open a capture: File → Open, or drop a .h5 / trace .json file here")
             return
         lanes = st.layout.visible(scroll_y, scroll_y + h - RULER_H)
-        self._ticks = ruler_ticks(st.scale, st.origin)
+        self._ticks = ruler_ticks(st.scale, 0.0)
         p.fillRect(QRectF(GUTTER_W, RULER_H, w - GUTTER_W, h - RULER_H), th.c("bg"))
         p.drawImage(0, RULER_H, self._gutter_image(lanes, h, scroll_y))
         p.save()
@@ -154,13 +154,13 @@ class TimelinePainter:
         if not rows:
             return
         width = sc.width + 1
-        x0, frac, _, col, _ = lod.coverage_rows([(ln.track, ln.depth) for ln in rows], sc.t0, sc.ns_per_px,
+        x0, frac, _, col, _ = lod.coverage_rows([(ln.track, ln.depth) for ln in rows], sc.r0, sc.ns_per_px,
                                                 sc.width, exact=self.exact)
         self.stale = lod.stale
         sep = np.zeros((len(rows), width), bool)
         min_dur = MIN_BOX_PX * sc.ns_per_px
-        which, ids = lod.wide_rows([(ln.track, ln.depth) for ln in rows], sc.t0, sc.t1, min_dur)
-        xs = (sl.start_ns[ids] - sc.t0) / sc.ns_per_px
+        which, ids = lod.wide_rows([(ln.track, ln.depth) for ln in rows], sc.r0, sc.r1, min_dur)
+        xs = ((sl.start_ns[ids] - st.origin) - sc.r0) / sc.ns_per_px  # exact int offsets, then float
         ws = sl.dur_ns[ids] / sc.ns_per_px
         edge = ws > 6
         ix = np.floor(xs[edge] - x0).astype(np.int64)
@@ -206,11 +206,11 @@ class TimelinePainter:
         for ln in lanes:
             if ln.depth != 0:
                 continue
-            ts = st.lod.instant_times(ln.track, sc.t0, sc.t1, sc.ns_per_px)
+            ts = st.lod.instant_times(ln.track, sc.r0, sc.r1, sc.ns_per_px)
             if not len(ts):
                 continue
             y = self.lane_y(ln, scroll_y)
-            xs = ((ts - sc.t0) / sc.ns_per_px + GUTTER_W).tolist()
+            xs = (((ts - st.origin) - sc.r0) / sc.ns_per_px + GUTTER_W).tolist()
             p.drawLines([QLineF(x - 3, y + 1, x, y + 6) for x in xs] + [QLineF(x + 3, y + 1, x, y + 6) for x in xs])
 
     def _elided(self, name_id: int, width: float) -> QStaticText | None:
@@ -238,7 +238,7 @@ class TimelinePainter:
         ln = st.layout.lane_of(int(sl.track[sid]), int(sl.depth[sid]))
         if ln is None:
             return None
-        x = st.scale.x_of(float(sl.start_ns[sid]))
+        x = st.scale.x_of(float(int(sl.start_ns[sid]) - st.origin))
         w = max(float(sl.dur_ns[sid]) / st.scale.ns_per_px, 1.0)
         return QRectF(GUTTER_W + x, self.lane_y(ln, scroll_y) + 1, w, ln.h - 2)
 
@@ -248,13 +248,14 @@ class TimelinePainter:
             return
         sl, sc = st.trace.slices, st.scale
         starts = sl.start_ns[st.hits]
-        a = int(np.searchsorted(starts, np.int64(sc.t0 - sc.span), "left"))
-        b = int(np.searchsorted(starts, np.int64(sc.t1), "right"))
+        a0, a1 = st.origin + int(sc.r0), st.origin + int(sc.r1)
+        a = int(np.searchsorted(starts, np.int64(a0 - int(sc.span)), "left"))
+        b = int(np.searchsorted(starts, np.int64(a1), "right"))
         ids = st.hits[a:b]
-        ids = ids[sl.start_ns[ids] + sl.dur_ns[ids] >= sc.t0]
+        ids = ids[sl.start_ns[ids] + sl.dur_ns[ids] >= a0]
         if not len(ids):
             return
-        xs = np.floor((sl.start_ns[ids] - sc.t0) / sc.ns_per_px).astype(np.int64)
+        xs = np.floor(((sl.start_ns[ids] - st.origin) - sc.r0) / sc.ns_per_px).astype(np.int64)
         keys = np.stack([sl.track[ids].astype(np.int64), sl.depth[ids].astype(np.int64), xs])
         _, first = np.unique(keys, axis=1, return_index=True)  # one outline per lane pixel
         pen = QPen(self.theme.c("search"), 2)
@@ -376,7 +377,8 @@ class TimelinePainter:
             if badge is None or not r.intersects(badge[0].adjusted(-4, 0, 4, 0)):
                 p.drawText(r, Qt.AlignmentFlag.AlignVCenter, label)
         if len(st.hits):
-            xs = np.unique(((st.trace.slices.start_ns[st.hits] - sc.t0) / sc.ns_per_px).astype(np.int64))
+            rel = st.trace.slices.start_ns[st.hits] - st.origin
+            xs = np.unique(((rel - sc.r0) / sc.ns_per_px).astype(np.int64))
             xs = xs[(xs >= 0) & (xs <= sc.width)][:3000] + GUTTER_W + 0.5
             p.setPen(QPen(th.c("search"), 1))
             p.drawLines([QLineF(x, 0, x, 5) for x in xs.tolist()])

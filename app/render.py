@@ -37,7 +37,7 @@ def render_png(
     state.scale = state.scale.with_width(painter.content_width(w))
     state.set_trace(trace)
     if window is not None:
-        state.set_scale(state.scale.with_window(float(window[0]), float(window[1])))
+        state.show_window(window[0], window[1], pad=0.0)
     img = QImage(w, h, QImage.Format.Format_RGB32)
     times: list[float] = []
     for _ in range(frames if timing else 1):

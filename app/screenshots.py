@@ -28,19 +28,24 @@ def _demo() -> Trace:
 
 
 def _pick(trace: Trace, min_chain: int = 3) -> int:
-    """A slice on a device lane whose dependency chain spans a few lanes (a good selection)."""
+    """A long slice at the end of a flow whose dependency chain crosses lanes (a good
+    selection to show the chain's arrows); -1 when the trace has none."""
     from accelview.model.navigate import chain_of
 
-    sl = trace.slices
-    order = np.argsort(-sl.dur_ns.astype(np.int64), kind="stable")[:400]
-    for sid in sorted(order.tolist(), key=lambda s: int(sl.start_ns[s])):
-        chain, flows = chain_of(trace, sid)
-        if len(chain) >= min_chain and len(flows) >= 2:
-            return sid
+    sl, fl = trace.slices, trace.flows
+    ends = np.unique(np.concatenate((fl.src, fl.dst))) if len(fl) else np.arange(len(sl))
+    ends = ends[(ends >= 0) & (ends < len(sl))]
+    order = ends[np.argsort(-sl.dur_ns[ends].astype(np.int64), kind="stable")[:400]]
+    for need in (min_chain, 2):
+        for sid in order.tolist():
+            chain, flows = chain_of(trace, sid)
+            if len(chain) >= need and len(flows) >= need - 1 and len(np.unique(sl.track[chain])) >= 2:
+                return sid
     return int(order[0]) if len(order) else -1
 
 
-def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000)) -> list[Path]:
+def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), prefix: str = "",
+         title: str = "demo.h5") -> list[Path]:
     """Write the screenshots; returns their paths."""
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
@@ -53,14 +58,14 @@ def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000)) -> list[
     win = MainWindow(theme="dark", settings=settings)
     win.resize(*size)
     win.show()
-    win.set_trace(trace, "demo.h5")
+    win.set_trace(trace, title)
     app.processEvents()
     st = win.state
     paths = []
 
     def shot(name: str) -> None:
         app.processEvents()
-        p = out / name
+        p = out / (prefix + name)
         win.grab().save(str(p))
         paths.append(p)
 
@@ -78,7 +83,7 @@ def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000)) -> list[
     win.apply_theme("light")
     st.select(-1)
     st.show_window(lo + (hi - lo) * 0.2, lo + (hi - lo) * 0.32, pad=0)
-    st.set_range((lo + (hi - lo) * 0.23, lo + (hi - lo) * 0.27))
+    st.set_range(((hi - lo) * 0.23, (hi - lo) * 0.27))  # relative to the trace start
     names = [trace.strings[i] for i in np.unique(sl.name[: min(len(sl), 5000)])][:1] if len(trace.slices) else []
     win.search.edit.setText(names[0] if names else "")
     shot("range-search-light.png")
@@ -95,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Screenshots of the accelview window for the docs.")
     ap.add_argument("capture", nargs="?", help="capture or trace to show (default: the demo capture)")
     ap.add_argument("--out", default="docs/screenshots", help="output folder")
+    ap.add_argument("--prefix", default="", help="prefix of the file names")
     args = ap.parse_args(argv)
     if args.capture:
         from accelview.model.loader import load_trace
@@ -102,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         trace = load_trace(args.capture)
     else:
         trace = _demo()
-    for p in take(trace, Path(args.out)):
+    title = Path(args.capture).name if args.capture else "demo.h5"
+    for p in take(trace, Path(args.out), prefix=args.prefix, title=title):
         print(p)
     return 0
 

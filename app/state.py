@@ -1,6 +1,10 @@
 """The view state shared by the timeline, counter panels, details and status bar: the trace,
 its level-of-detail index and lane layout, the visible window, the selection and its chain,
-the range selection, marks and search hits. Widgets change it; its signals redraw the others."""
+the range selection, marks and search hits. Widgets change it; its signals redraw the others.
+
+The scale, range and marks are in ns *relative to* ``origin`` (the trace start): absolute
+timestamps since the epoch (1.7e18) lose 256 ns as floats. ``show_window`` takes absolute
+times, like the model's columns."""
 
 from __future__ import annotations
 
@@ -47,11 +51,11 @@ class ViewState(QObject):
     def set_trace(self, trace: Trace) -> None:
         """Show a new trace, fitted to the view, with nothing selected."""
         self.trace = trace
-        self.lod = TraceLOD(trace)
-        self.hidden, self.collapsed, self.order = set(), set(), {}
         lo, hi = trace.time_bounds()
-        self.origin = lo
-        self.scale = TimeScale.fit(lo, hi, self.scale.width)
+        self.origin = int(lo)
+        self.lod = TraceLOD(trace, origin=self.origin)
+        self.hidden, self.collapsed, self.order = set(), set(), {}
+        self.scale = TimeScale.fit(0, hi - lo, self.scale.width, origin=self.origin)
         self.selected, self.range, self.marks = -1, None, []
         self.chain = self.chain_flows = np.empty(0, np.int64)
         self.hits, self.hit_index, self.search_text = np.empty(0, np.int64), -1, ""
@@ -93,9 +97,19 @@ class ViewState(QObject):
         self.set_scale(self.scale.with_width(width))
 
     def show_window(self, t0: float, t1: float, pad: float = 0.05) -> None:
-        """Fit [t0, t1) into the view with a margin."""
-        span = max(t1 - t0, 1.0)
-        self.set_scale(self.scale.with_window(t0 - span * pad, t1 + span * pad))
+        """Fit absolute times [t0, t1) (the model's timebase) into the view with a margin."""
+        self.show_relative(float(t0 - self.origin), float(t1 - self.origin), pad)
+
+    def show_relative(self, a: float, b: float, pad: float = 0.05) -> None:
+        """Fit [a, b) in ns from ``origin`` into the view with a margin."""
+        span = max(b - a, 1.0)
+        self.set_scale(self.scale.with_window(a - span * pad, b + span * pad))
+
+    def slice_span(self, sid: int) -> tuple[float, float]:
+        """A slice's [start, end) relative to ``origin``."""
+        sl = self.trace.slices
+        s = float(int(sl.start_ns[sid]) - self.origin)
+        return s, s + float(sl.dur_ns[sid])
 
     def select(self, slice_id: int) -> None:
         """Select a slice (-1: none) and compute its dependency chain."""
@@ -107,7 +121,7 @@ class ViewState(QObject):
         self.selection_changed.emit()
 
     def set_range(self, rng: tuple[float, float] | None) -> None:
-        """Set (or clear) the range selection."""
+        """Set (or clear) the range selection, in ns from ``origin``."""
         if rng is not None:
             a, b = sorted(rng)
             rng = (a, b)
@@ -119,20 +133,18 @@ class ViewState(QObject):
         if self.range is not None:
             self.marks.append(self.range)
         elif self.trace is not None and self.selected >= 0:
-            s = float(self.trace.slices.start_ns[self.selected])
-            self.marks.append((s, s + float(self.trace.slices.dur_ns[self.selected])))
+            self.marks.append(self.slice_span(self.selected))
         self.range_changed.emit()
 
     def fit_selection(self) -> None:
         """Zoom to the range selection, else the selected slice, else the whole trace."""
         if self.range is not None:
-            self.show_window(*self.range, pad=0.02)
+            self.show_relative(*self.range, pad=0.02)
         elif self.trace is not None and self.selected >= 0:
-            s = float(self.trace.slices.start_ns[self.selected])
-            self.show_window(s, s + float(self.trace.slices.dur_ns[self.selected]), pad=0.25)
+            self.show_relative(*self.slice_span(self.selected), pad=0.25)
         elif self.trace is not None:
             lo, hi = self.trace.time_bounds()
-            self.set_scale(type(self.scale).fit(lo, hi, self.scale.width))
+            self.set_scale(type(self.scale).fit(0, hi - lo, self.scale.width, origin=self.origin))
 
     def search(self, text: str) -> int:
         """Find slices by name; returns the number of hits."""
@@ -149,10 +161,9 @@ class ViewState(QObject):
         self.hit_index = (self.hit_index + step) % len(self.hits)
         sid = int(self.hits[self.hit_index])
         self.select(sid)
-        s = float(self.trace.slices.start_ns[sid])
-        d = float(self.trace.slices.dur_ns[sid])
-        if not (self.scale.t0 <= s and s + d <= self.scale.t1) or d < self.scale.ns_per_px:
-            span = max(self.scale.span, d * 4) if d * 4 > self.scale.span else self.scale.span
-            self.show_window(s + d / 2 - span / 2, s + d / 2 + span / 2, pad=0.0)
+        s, e = self.slice_span(sid)
+        if not (self.scale.r0 <= s and e <= self.scale.r1):
+            span = max(self.scale.span, (e - s) * 4)
+            self.show_relative((s + e) / 2 - span / 2, (s + e) / 2 + span / 2, pad=0.0)
         self.search_changed.emit()
         return sid

@@ -126,9 +126,8 @@ class TimelineWidget(QWidget):
 
     def _reveal(self, sid: int) -> None:
         st = self.state
-        s = float(st.trace.slices.start_ns[sid])
-        e = s + float(st.trace.slices.dur_ns[sid])
-        if s < st.scale.t0 or e > st.scale.t1:
+        s, e = st.slice_span(sid)
+        if s < st.scale.r0 or e > st.scale.r1:
             mid = (s + e) / 2
             st.set_scale(st.scale.with_window(mid - st.scale.span / 2, mid + st.scale.span / 2))
 
@@ -190,7 +189,7 @@ class TimelineWidget(QWidget):
         st = self.state
         sl = st.trace.slices
         name = st.trace.strings[sl.name[sid]]
-        start = format_duration(float(sl.start_ns[sid] - st.origin))
+        start = format_duration(float(int(sl.start_ns[sid]) - st.origin))
         return f"<b>{name}</b><br>{format_duration(float(sl.dur_ns[sid]))} · at {start}"
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:

@@ -7,6 +7,10 @@ fraction however many slices fall in it; slices narrower than a pixel merge into
 coverage and never vanish. Slices wide enough to be boxes come from a per-run index sorted by
 (duration class, start), so finding them is also bounded by the pixels on screen.
 
+Times given to ``TraceLOD`` are relative to its ``origin`` (the trace start, an int): float
+arithmetic on absolute nanosecond timestamps (1.7e18 since the epoch in real traces) is only
+precise to 256 ns, so views work in offsets and add the origin back as exact integers.
+
 Coverage is computed for a window a quarter screen wider on each side than the view and cached per
 zoom level, so panning at one zoom reuses it. Pure numpy; no Qt.
 """
@@ -83,12 +87,12 @@ class RunIndex:
         v = self.busy_at(np.array([a, b], np.int64))
         return int(v[1] - v[0])
 
-    def coverage(self, first_bucket: int, n: int, ns_per_px: float) -> tuple[np.ndarray, np.ndarray]:
+    def coverage(self, first_bucket: int, n: int, ns_per_px: float, origin: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """Busy fraction and a representative name of ``n`` buckets of ``ns_per_px`` ns from
-        bucket index ``first_bucket`` (bucket k spans [k·p, (k+1)·p)). One binary search per
-        bucket edge serves both."""
+        bucket index ``first_bucket`` (bucket k spans origin + [k·p, (k+1)·p)). One binary
+        search per bucket edge serves both."""
         k = np.arange(first_bucket, first_bucket + n + 1, dtype=np.float64)
-        edges = np.round(k * ns_per_px).astype(np.int64)
+        edges = np.round(k * ns_per_px).astype(np.int64) + np.int64(origin)
         if not len(self.start):
             return np.zeros(n, np.float32), np.full(n, -1, np.int32)
         j = np.searchsorted(self.start, edges, "right")  # slices starting <= each edge
@@ -130,11 +134,11 @@ class RunIndex:
         rows = rows[(self.dur[rows] >= min_dur) & (self.start[rows] + self.dur[rows] > t0)]
         return rows.astype(np.int64) + self.begin
 
-    def at(self, t: float, tol_ns: float = 0.0) -> int:
-        """The slice id under time ``t`` (or within ``tol_ns`` of it, nearest first); -1."""
+    def at(self, t: int, tol_ns: float = 0.0) -> int:
+        """The slice id under absolute time ``t`` (or within ``tol_ns`` of it, nearest first); -1."""
         if not len(self.start):
             return -1
-        ti = np.int64(np.floor(t))
+        ti = np.int64(t)
         j = int(np.searchsorted(self.start, ti, "right")) - 1
         best, gap = -1, tol_ns
         for i in (j, j + 1):
@@ -147,10 +151,12 @@ class RunIndex:
 
 
 class TraceLOD:
-    """Lazy per-run indexes and a per-zoom coverage cache for one trace."""
+    """Lazy per-run indexes and a per-zoom coverage cache for one trace. Every time argument
+    is an offset in ns from ``origin``."""
 
-    def __init__(self, trace: Trace) -> None:
+    def __init__(self, trace: Trace, origin: int = 0) -> None:
         self.trace = trace
+        self.origin = int(origin)
         runs = trace.runs
         self._run_of = {(int(t), int(d)): i for i, (t, d) in enumerate(zip(runs.track, runs.depth, strict=True))}
         self._index: dict[int, RunIndex] = {}
@@ -259,14 +265,14 @@ class TraceLOD:
             for r in rs:
                 runs = self.trace.runs
                 idx = self.run(int(runs.track[r]), int(runs.depth[r]))
-                frac, names = idx.coverage(g0, g1 - g0, p)
+                frac, names = idx.coverage(g0, g1 - g0, p, self.origin)
                 self._cache[r] = (p, g0, g1, frac, names, self.colours(names))
             return
         shift, tmin, key, cum = g
         sl, runs = self.trace.slices, self.trace.runs
         start, dur = sl.start_ns, sl.dur_ns
         r = np.asarray(rs, np.int64)
-        edges = np.round(np.arange(g0, g1 + 1, dtype=np.float64) * p).astype(np.int64)
+        edges = np.round(np.arange(g0, g1 + 1, dtype=np.float64) * p).astype(np.int64) + np.int64(self.origin)
         q = (r[:, None] << shift) + np.clip(edges - tmin, 0, (1 << shift) - 1)[None, :]
         j = np.searchsorted(key, q.ravel(), "right").reshape(q.shape)  # rows starting <= edge, + begin
         b = runs.begin[r][:, None]
@@ -289,6 +295,7 @@ class TraceLOD:
         then start. Lanes with few slices in the window are searched together; a lane with
         many goes through its duration-class index."""
         g = self._global()
+        a0, a1 = self.origin + int(np.floor(t0)), self.origin + int(np.ceil(t1))  # exact absolute bounds
         if g is None:
             parts = [(i, self.wide_slices(t, d, t0, t1, min_dur)) for i, (t, d) in enumerate(lanes)]
         else:
@@ -305,8 +312,8 @@ class TraceLOD:
             if not len(r):
                 return np.empty(0, np.int64), np.empty(0, np.int64)
             top = (1 << shift) - 1
-            lo_q = (r << shift) + np.clip(np.floor(t0) - self._max_dur[r] - tmin, 0, top).astype(np.int64)
-            hi_q = (r << shift) + np.int64(min(max(np.ceil(t1) - tmin, 0), top))
+            lo_q = (r << shift) + np.clip(a0 - tmin - self._max_dur[r], 0, top).astype(np.int64)
+            hi_q = (r << shift) + np.int64(min(max(a1 - tmin, 0), top))
             lo = np.searchsorted(key, lo_q, "left")
             n = np.searchsorted(key, hi_q, "left") - lo
             small = n <= 4096
@@ -317,7 +324,7 @@ class TraceLOD:
                 rows = np.repeat(los - np.cumsum(ns) + ns, ns) + np.arange(total)
                 which = np.repeat(ls, ns)
                 sl = self.trace.slices
-                ok = (sl.dur_ns[rows] >= min_dur) & (sl.start_ns[rows] + sl.dur_ns[rows] > t0)
+                ok = (sl.dur_ns[rows] >= min_dur) & (sl.start_ns[rows] + sl.dur_ns[rows] > a0)
                 parts.append((which[ok], rows[ok]))
             for i in lane[~small].tolist():
                 t, d = lanes[i]
@@ -338,35 +345,36 @@ class TraceLOD:
         idx = self.run(track, depth)
         if idx is None:
             return np.empty(0, np.int64)
-        return idx.wide(int(np.floor(t0)), int(np.ceil(t1)), min_dur)
+        return idx.wide(self.origin + int(np.floor(t0)), self.origin + int(np.ceil(t1)), min_dur)
 
     def instant_times(self, track: int, t0: float, t1: float, ns_per_px: float) -> np.ndarray:
-        """Timestamps of a track's instant events in [t0, t1), at most one per pixel."""
+        """Absolute timestamps of a track's instant events in [t0, t1), at most one per pixel."""
         inst = self.trace.instants
         if not len(inst):
             return np.empty(0, np.int64)
         lo = int(np.searchsorted(inst.track, track, "left"))
         hi = int(np.searchsorted(inst.track, track, "right"))
         ts = inst.ts_ns[lo:hi]
-        a = int(np.searchsorted(ts, np.int64(np.floor(t0)), "left"))
-        b = int(np.searchsorted(ts, np.int64(np.ceil(t1)), "left"))
+        a0 = self.origin + int(np.floor(t0))
+        a = int(np.searchsorted(ts, np.int64(a0), "left"))
+        b = int(np.searchsorted(ts, np.int64(self.origin + int(np.ceil(t1))), "left"))
         ts = ts[a:b]
         if len(ts) > 1:
-            px = np.floor((ts - t0) / ns_per_px).astype(np.int64)
+            px = np.floor((ts - a0) / ns_per_px).astype(np.int64)
             ts = ts[np.concatenate(([True], px[1:] != px[:-1]))]
         return ts
 
     def slice_at(self, track: int, depth: int, t: float, tol_ns: float = 0.0) -> int:
         """The slice id of a lane under time ``t`` (within ``tol_ns``), or -1."""
         idx = self.run(track, depth)
-        return -1 if idx is None else idx.at(t, tol_ns)
+        return -1 if idx is None else idx.at(self.origin + int(np.floor(t)), tol_ns)
 
     def busy_fraction(self, track: int, a: float, b: float) -> float:
         """Fraction of [a, b) in which the track's top-level slices are busy."""
         idx = self.run(track, 0)
         if idx is None or b <= a:
             return 0.0
-        return idx.busy_ns(int(a), int(b)) / max(int(b) - int(a), 1)
+        return idx.busy_ns(self.origin + int(a), self.origin + int(b)) / max(int(b) - int(a), 1)
 
     def colours(self, name_ids: np.ndarray) -> np.ndarray:
         """Stable palette indexes (0..N_COLOURS-1) of string ids; -1 stays -1. The table of
@@ -386,14 +394,14 @@ def colour_index(name: str, n: int = N_COLOURS) -> int:
 
 
 def counter_minmax(
-    ts: np.ndarray, values: np.ndarray, t0: float, ns_per_px: float, width: int
+    ts: np.ndarray, values: np.ndarray, t0: float, ns_per_px: float, width: int, origin: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
     """Min and max of a step-function counter in each of ``width`` pixel buckets from ``t0``.
 
     A bucket's range includes the value held from the previous sample, so flat stretches
     draw as lines and spikes narrower than a pixel survive. NaN where no sample precedes."""
     edges = (t0 + np.arange(width + 1, dtype=np.float64) * ns_per_px)
-    e = np.floor(edges).astype(np.int64)
+    e = np.floor(edges).astype(np.int64) + np.int64(origin)  # ``t0`` is an offset from ``origin``
     idx = np.searchsorted(ts, e, "left")
     prev_i = idx[:-1] - 1
     held = np.where(prev_i >= 0, values[np.maximum(prev_i, 0)], np.nan).astype(np.float64)

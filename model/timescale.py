@@ -1,7 +1,9 @@
 """Time ↔ pixel arithmetic of the timeline and the adaptive time ruler. Pure Python, no Qt.
 
-A ``TimeScale`` maps the visible window [t0, t1) (ns on the display timebase) onto ``width``
-pixels. Every zoom, pan and fit the app does goes through it, so it is tested without widgets.
+A ``TimeScale`` maps the visible window [r0, r1) onto ``width`` pixels. Every zoom, pan and
+fit the app does goes through it, so it is tested without widgets. Its times are offsets in ns
+from ``origin`` (an exact int, the trace start): absolute timestamps since the epoch (~1.7e18)
+are only precise to 256 ns as floats, which is far coarser than a pixel when zoomed in.
 """
 
 from __future__ import annotations
@@ -16,26 +18,38 @@ _UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
 
 @dataclass(frozen=True)
 class TimeScale:
-    """The visible time window ``[t0, t1)`` drawn across ``width`` pixels, and the limits
-    (``lo``, ``hi``: the trace's bounds) that pan and zoom keep it near."""
+    """The visible window ``[r0, r1)`` (ns from ``origin``) drawn across ``width`` pixels, and
+    the limits (``lo``, ``hi``: the trace's bounds, also from ``origin``) that pan and zoom keep
+    it near. ``t0``/``t1`` give the window in absolute ns (as floats: approximate)."""
 
-    t0: float
-    t1: float
+    r0: float
+    r1: float
     width: int
     lo: float = 0.0
     hi: float = 1.0
+    origin: int = 0
+
+    @property
+    def t0(self) -> float:
+        """Start of the view in absolute ns (a float: approximate for epoch timestamps)."""
+        return self.origin + self.r0
+
+    @property
+    def t1(self) -> float:
+        """End of the view in absolute ns (approximate)."""
+        return self.origin + self.r1
 
     @classmethod
-    def fit(cls, lo: float, hi: float, width: int, margin: float = 0.01) -> TimeScale:
-        """A scale showing all of [lo, hi] with a small margin on both sides."""
+    def fit(cls, lo: float, hi: float, width: int, margin: float = 0.01, origin: int = 0) -> TimeScale:
+        """A scale showing all of [lo, hi] (ns from ``origin``) with a small margin."""
         span = max(float(hi - lo), MIN_SPAN_NS)
         pad = span * margin
-        return cls(lo - pad, lo + span + pad, max(int(width), 1), float(lo), float(lo + span))
+        return cls(lo - pad, lo + span + pad, max(int(width), 1), float(lo), float(lo + span), int(origin))
 
     @property
     def span(self) -> float:
         """Visible duration in ns."""
-        return self.t1 - self.t0
+        return self.r1 - self.r0
 
     @property
     def ns_per_px(self) -> float:
@@ -43,12 +57,12 @@ class TimeScale:
         return self.span / self.width
 
     def x_of(self, t: float) -> float:
-        """The x pixel of time ``t`` (may lie outside [0, width))."""
-        return (t - self.t0) / self.ns_per_px
+        """The x pixel of time ``t`` in ns from the origin (may lie outside [0, width))."""
+        return (t - self.r0) / self.ns_per_px
 
     def t_of(self, x: float) -> float:
-        """The time at pixel ``x``."""
-        return self.t0 + x * self.ns_per_px
+        """The time (ns from the origin) at pixel ``x``."""
+        return self.r0 + x * self.ns_per_px
 
     def with_width(self, width: int) -> TimeScale:
         """The same window on a widget of another width."""
@@ -62,7 +76,7 @@ class TimeScale:
         mid = (t0 + t1) / 2
         # The view may leave the trace only by half a view on either side.
         mid = min(max(mid, self.lo - span / 2), self.hi + span / 2)
-        return replace(self, t0=mid - span / 2, t1=mid + span / 2)
+        return replace(self, r0=mid - span / 2, r1=mid + span / 2)
 
     def zoom(self, factor: float, at_x: float | None = None) -> TimeScale:
         """Zoom in (factor > 1) or out (< 1) keeping the time under pixel ``at_x`` fixed
@@ -81,7 +95,7 @@ class TimeScale:
     def pan_px(self, dx: float) -> TimeScale:
         """Move the view by ``dx`` pixels (positive: content moves left, later times appear)."""
         d = dx * self.ns_per_px
-        return self.with_window(self.t0 + d, self.t1 + d)
+        return self.with_window(self.r0 + d, self.r1 + d)
 
     def pan_fraction(self, frac: float) -> TimeScale:
         """Move the view by a fraction of its span."""
@@ -149,19 +163,17 @@ def ruler_ticks(scale: TimeScale, origin: float = 0.0, min_px: float = 90.0, min
     """Major (labelled) and minor ticks covering the view; labels are times relative to
     ``origin`` (the trace start), in the unit that suits the step."""
     step = tick_step(scale.ns_per_px, min_px)
-    unit = max(abs(scale.t0 - origin), abs(scale.t1 - origin), step)  # one unit across the ruler
+    unit = max(abs(scale.r0 - origin), abs(scale.r1 - origin), step)  # one unit across the ruler
     sub = step / minor
-    first = math.floor((scale.t0 - origin) / sub) * sub + origin
+    k0 = math.floor((scale.r0 - origin) / sub)
     out: list[Tick] = []
-    n = int((scale.t1 - first) / sub) + 2
-    for i in range(n):
-        t = first + i * sub
-        if t > scale.t1:
+    n = int((scale.r1 - origin) / sub - k0) + 2
+    for k in range(k0, k0 + n):  # integer tick indexes: majors never missed to rounding
+        rel = k * sub
+        t = origin + rel
+        if t > scale.r1:
             break
-        rel = t - origin
-        k = rel / step
-        is_major = abs(k - round(k)) < 1e-6
-        out.append(Tick(scale.x_of(t), t, format_time(rel, step, unit) if is_major else ""))
+        out.append(Tick(scale.x_of(t), t, format_time(rel, step, unit) if k % minor == 0 else ""))
     return out
 
 

@@ -22,7 +22,7 @@ def test_thousands_of_frames(qapp):
     st.scale = st.scale.with_width(painter.content_width(w))
     st.set_trace(demo_trace(steps=2, layers=1))
     st.select(40)
-    st.set_range((st.scale.t0 + st.scale.span * 0.2, st.scale.t0 + st.scale.span * 0.4))
+    st.set_range((st.scale.r0 + st.scale.span * 0.2, st.scale.r0 + st.scale.span * 0.4))
     st.search("matmul")
     img = QImage(w, h, QImage.Format.Format_RGB32)
     for i in range(1200):

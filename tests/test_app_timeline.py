@@ -62,11 +62,11 @@ def test_keys_zoom_and_pan(win, qtbot):
     assert st.scale.span > span * 0.99
     qtbot.keyClick(win.timeline, Qt.Key.Key_W)
     qtbot.keyClick(win.timeline, Qt.Key.Key_W)
-    t0 = st.scale.t0
+    t0 = st.scale.r0
     qtbot.keyClick(win.timeline, Qt.Key.Key_D)
-    assert st.scale.t0 > t0
+    assert st.scale.r0 > t0
     qtbot.keyClick(win.timeline, Qt.Key.Key_A)
-    assert st.scale.t0 == pytest.approx(t0)
+    assert st.scale.r0 == pytest.approx(t0)
 
 
 def test_wheel_zooms_at_cursor_and_drag_pans(win):
@@ -79,9 +79,9 @@ def test_wheel_zooms_at_cursor_and_drag_pans(win):
     QApplication.sendEvent(tl, ev)
     assert st.scale.span < span / 1.5
     assert st.scale.t_of(300) == pytest.approx(t_under, rel=1e-9, abs=1.0)
-    t0 = st.scale.t0
+    t0 = st.scale.r0
     drag(tl, QPointF(GUTTER_W + 500, RULER_H + 300), QPointF(GUTTER_W + 400, RULER_H + 300))
-    assert st.scale.t0 == pytest.approx(t0 + 100 * st.scale.ns_per_px, rel=1e-6)
+    assert st.scale.r0 == pytest.approx(t0 + 100 * st.scale.ns_per_px, rel=1e-6)
     assert st.selected == -1 and st.range is None
 
 
@@ -129,7 +129,7 @@ def test_shift_drag_selects_range_fit_and_mark(win, qtbot):
     assert 0 < st.lod.busy_fraction(main, r0, r1) <= 1
     win.timeline.grab()  # paints the per-lane busy % in the gutter
     qtbot.keyClick(win.timeline, Qt.Key.Key_F)
-    assert st.scale.t0 < r0 < r1 < st.scale.t1
+    assert st.scale.r0 < r0 < r1 < st.scale.r1
     assert st.scale.span == pytest.approx((r1 - r0) * 1.04, rel=1e-6)
     qtbot.keyClick(win.timeline, Qt.Key.Key_M)
     assert st.marks == [(r0, r1)]
@@ -149,11 +149,11 @@ def test_counter_panel_follows_the_timeline(win):
         p = QPainter(img)
         panel.paint(p, img.width(), img.height())
         p.end()
-        x = int(GUTTER_W + st.scale.x_of(t)) + 1
+        x = int(GUTTER_W + st.scale.x_of(t - st.origin)) + 1
         bg = img.pixelColor(x, 2)
         col = [img.pixelColor(x, y) for y in range(8, 50)]
         assert any(c != bg for c in col), f"no counter drawn at the spike's x for span {span}"
-        panel.set_cursor(t)
+        panel.set_cursor(t - st.origin)
         p = QPainter(img)
         panel.paint(p, img.width(), img.height())  # with the value under the cursor
         p.end()
@@ -173,7 +173,7 @@ def test_search_counts_highlights_and_steps(win, qtbot):
     qtbot.keyClick(win.search.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
     assert st.selected == int(st.hits[-1])
     sl = st.trace.slices
-    assert st.scale.t0 <= sl.start_ns[st.selected] <= st.scale.t1
+    assert st.scale.r0 <= sl.start_ns[st.selected] - st.origin <= st.scale.r1
     win.timeline.grab()  # paints the highlights
     win.search.edit.clear()
     assert len(st.hits) == 0 and win.search.count.text() == ""

@@ -293,3 +293,27 @@ def test_instant_times_one_per_pixel():
     assert lod.instant_times(t, 0, 1000, 100.0).tolist() == [10, 500, 990]
     assert lod.instant_times(t, 0, 1000, 1.0).tolist() == [10, 11, 12, 500, 990]
     assert len(lod.instant_times(t + 1, 0, 1000, 1.0)) == 0
+
+
+def test_epoch_timestamps_keep_nanosecond_precision():
+    """Real traces count ns since 1970 (~1.7e18), where a float is only good to 256 ns: the
+    view works in offsets from an integer origin so a 100 ns window still hits exactly."""
+    base = 1_716_423_322_388_068_751
+    b = TraceBuilder()
+    t = b.add_track("stream", TrackKind.GPU_STREAM)
+    starts = [base + 1000 + 20 * i for i in range(10)]
+    for i, s in enumerate(starts):
+        b.add_slice(t, s, 10, f"k{i}")
+    trace = b.build()
+    lod = TraceLOD(trace, origin=base)
+    assert lod.slice_at(t, 0, 1000 + 20 * 3 + 5) == 3
+    assert lod.slice_at(t, 0, 1000 + 20 * 3 + 15) == -1
+    cov = lod.coverage(t, 0, 1000.0, 1.0, 100)  # 1 ns per pixel
+    assert cov.frac[:10].tolist() == [1.0] * 10 and cov.frac[10:20].tolist() == [0.0] * 10
+    assert lod.wide_slices(t, 0, 1000.0, 1100.0, 5.0).tolist() == [0, 1, 2, 3, 4]
+    sc = TimeScale.fit(0, 1200, 1000, origin=base)
+    assert sc.t0 == pytest.approx(base - 12, abs=512)
+    z = sc.with_window(1000.0, 1100.0)
+    labels = [tk.label for tk in ruler_ticks(z) if tk.label]
+    assert len(labels) >= 5 and len(set(labels)) == len(labels)  # 10-20 ns steps stay distinct
+    assert labels[0] in ("1.00 µs", "1.01 µs", "1.02 µs")
