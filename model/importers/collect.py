@@ -43,9 +43,36 @@ class Interner(dict):
         get = self.get
         out = [get(v, -1) for v in values]
         if -1 in out:
-            for i in [i for i, o in enumerate(out) if o == -1]:
-                out[i] = self.id(values[i])
+            for v in dict.fromkeys(v for v, o in zip(values, out, strict=True) if o == -1):
+                self.id(v)
+            out = [get(v) for v in values]
         return np.asarray(out, dtype=np.int32)
+
+    def pair_ids(self, first: list, second: list) -> np.ndarray:
+        """Ids of (first[i], second[i]) pairs; integer pairs are grouped in numpy first."""
+        try:
+            a, b = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
+        except (ValueError, TypeError, OverflowError):  # string pids or tids
+            return self.ids(list(zip(first, second, strict=True)))
+        if not len(a):
+            return np.empty(0, dtype=np.int32)
+        ua, ia = np.unique(a, return_inverse=True)
+        ub, ib = np.unique(b, return_inverse=True)
+        keys, inv = np.unique(ia.astype(np.int64) * len(ub) + ib, return_inverse=True)
+        ua_l, ub_l = ua.tolist(), ub.tolist()
+        ids = np.asarray([self.id((ua_l[k // len(ub_l)], ub_l[k % len(ub_l)])) for k in keys.tolist()], dtype=np.int32)
+        return ids[inv.reshape(-1)]
+
+
+def phase_masks(evs: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(is X, is M) per event, from one joined string when every phase is one ASCII letter."""
+    phs = [e.ph for e in evs]
+    joined = "".join(phs)
+    if len(joined) == len(phs) and joined.isascii():
+        code = np.frombuffer(joined.encode(), dtype=np.uint8)
+        return code == ord("X"), code == ord("M")
+    arr = np.asarray(phs, dtype=object)
+    return arr == "X", arr == "M"
 
 
 class ArgColumns:
@@ -121,6 +148,7 @@ class Collector:
         self.skip_args = set(skip_args)
         self.skip_flow_cats = set(skip_flow_cats)
         self._seen_meta: set[tuple] = set()
+        self._meta_names, self._meta_lanes, self._meta_keys = Interner(), Interner(), Interner()
 
     def add(self, batch: Batch) -> None:
         """Take one decoded batch."""
@@ -128,14 +156,14 @@ class Collector:
         evs, ts = batch.events, batch.ts_ns
         c.stats["events"] += len(evs) + batch.malformed
         c.stats["malformed_events"] += batch.malformed
-        ph = np.asarray([e.ph for e in evs], dtype="U2")
-        xi = np.flatnonzero(ph == "X")
+        is_x, is_m = phase_masks(evs)
+        xi = np.flatnonzero(is_x)
         if len(xi):
             self._complete([evs[i] for i in xi.tolist()], ts[xi])
-        mi = np.flatnonzero(ph == "M")
+        mi = np.flatnonzero(is_m)
         if len(mi):
             self._metadata([evs[i] for i in mi.tolist()])
-        for i in np.flatnonzero((ph != "X") & (ph != "M")).tolist():
+        for i in np.flatnonzero(~is_x & ~is_m).tolist():
             self._other(evs[i], int(ts[i]), c.order + i)
         c.order += len(evs)
 
@@ -161,7 +189,7 @@ class Collector:
                         corr[j] = cv
                     arg_ids[j] = add(a)
         x = c.x
-        x["thread"].append(c.threads.ids([(e.pid, e.tid) for e in evs]))
+        x["thread"].append(c.threads.pair_ids([e.pid for e in evs], [e.tid for e in evs]))
         x["ts"].append(ts)
         x["dur"].append(dur)
         x["name"].append(c.names.ids([e.name for e in evs]))
@@ -207,7 +235,12 @@ class Collector:
     def _metadata(self, evs: list[Any]) -> None:
         """Process and thread names, labels and sort order; repeats are counted once each."""
         c = self.c
-        fresh = {(e.name, e.pid, e.tid): e for e in evs}  # the last of repeated names wins
+        # The last of repeated names wins; group (name, pid, tid) in numpy first (MTIA: 310k repeats).
+        rev = evs[::-1]
+        lane = self._meta_lanes.pair_ids([e.pid for e in rev], [e.tid for e in rev])
+        key = self._meta_keys.pair_ids(self._meta_names.ids([e.name for e in rev]).tolist(), lane.tolist())
+        last = sorted((len(evs) - 1 - np.unique(key, return_index=True)[1]).tolist())
+        fresh = {(evs[i].name, evs[i].pid, evs[i].tid): evs[i] for i in last}
         c.stats["duplicate_metadata_events"] += len(evs) - len(fresh.keys() - self._seen_meta)
         self._seen_meta.update(fresh)
         new = fresh.values()
