@@ -122,3 +122,21 @@ def test_breakdown_never_exceeds_device_time():
     r = analyze(b.build())
     assert sum(r.phases[0].breakdown_ns.values()) == 1_000
     assert np.all(r.ops.confidence <= 1)
+
+
+def test_phases_from_host_annotations_break_down_their_own_window():
+    b, api, q, _pcie, mxu = _base()
+    thread = 1  # the "main" host thread of _base
+    b.add_slice(thread, 0, 10_000, "prefill")
+    b.add_slice(thread, 10_000, 10_000, "decode")
+    cyc = {"elapsed_cycles": 1000, "dispatch_cycles": 0, "active_cycles": 1000, "stall_latency_cycles": 0}
+    _launch(b, api, q, mxu, 0, 1_000, 8_000, "gemm", {**cyc, "flops": 8e9, "hbm_read_bytes": 1e5,
+                                                      "hbm_write_bytes": 0})
+    _launch(b, api, q, mxu, 15_000, 16_000, 2_000, "norm", {**cyc, "flops": 1e3, "hbm_read_bytes": 1.8e6,
+                                                             "hbm_write_bytes": 0})
+    r = analyze(b.build())
+    by_name = {p.name: p for p in r.phases}
+    # The device idled 9,000-16,000 waiting for the host: 1,000 of it in prefill, 6,000 in decode.
+    assert by_name["prefill"].breakdown_ns == {"compute": 8_000, "host": 1_000}
+    assert by_name["decode"].breakdown_ns == {"memory": 2_000, "host": 6_000}
+    assert by_name["prefill"].verdict == "compute" and by_name["decode"].verdict == "host"

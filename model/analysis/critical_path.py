@@ -98,25 +98,28 @@ class _Deps:
             ops = roles.device_ops[dev[roles.device_ops] == d]
             i = np.searchsorted(self.end[c], self.start[ops], "right") - 1
             self.copy_pred[ops[i >= 0]] = c[i[i >= 0]]
-        self.best_src, self.best_t, self.best_via = self._best(n)
+        self._start, self._end = self.start.item, self.end.item
 
-    def _best(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For every slice, the predecessor that arrived last (latest time, then highest id)."""
-        lowest = np.iinfo(np.int64).min
-        idx = np.arange(n, dtype=np.int64)
-        cands = (
-            (self.flow_src, self.flow_t),
-            (np.where(self.has_prev, idx - 1, -1), np.where(self.has_prev, np.roll(self.end, 1), lowest)),
-            (self.parent, np.where(self.parent >= 0, self.start[np.maximum(self.parent, 0)], lowest)),
-            (self.copy_pred, np.where(self.copy_pred >= 0, self.end[np.maximum(self.copy_pred, 0)], lowest)),
-        )
-        best_src = np.full(n, -1, np.int64)
-        best_t = np.full(n, lowest, np.int64)
-        best_via = np.full(n, -1, np.int8)
-        for code, (src, t) in enumerate(cands):
-            better = (src >= 0) & ((t > best_t) | ((t == best_t) & (src > best_src)))
-            best_src[better], best_t[better], best_via[better] = src[better], t[better], code
-        return best_src, best_t, best_via
+    def best(self, x: int) -> tuple[int, int, int]:
+        """(time, slice, via code) of X's predecessor that arrived last, or (0, -1, -1).
+
+        Ties go to the higher slice id. Scalar on purpose: only the path's slices are asked."""
+        best = (0, -1, -1)
+        f = self.flow_src.item(x)
+        if f >= 0:
+            best = (self.flow_t.item(x), f, 0)
+        if self.has_prev.item(x):
+            c = (self._end(x - 1), x - 1, 1)
+            best = c if best[1] < 0 or c[:2] > best[:2] else best
+        p = self.parent.item(x)
+        if p >= 0:
+            c = (self._start(p), p, 2)
+            best = c if best[1] < 0 or c[:2] > best[:2] else best
+        k = self.copy_pred.item(x)
+        if k >= 0:
+            c = (self._end(k), k, 3)
+            best = c if best[1] < 0 or c[:2] > best[:2] else best
+        return best
 
     def waited_for(self, x: int, until: int) -> int:
         """For a blocking call X: the device work that ended last within (start, until], or -1."""
@@ -151,9 +154,7 @@ def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 1
     if len(trace.slices) == 0:
         return CriticalPath()
     deps = _Deps(trace, roles)
-    # A scalar loop over Python ints taken from the precomputed arrays.
-    start, end = deps.start.item, deps.end.item
-    best_src, best_t, best_via = deps.best_src.item, deps.best_t.item, deps.best_via.item
+    start, end = deps.start.item, deps.end.item  # Python ints: the walk is a scalar loop
     x = int(np.argmax(deps.end)) if end_slice is None else end_slice
     seg_end = end(x)
     steps: list[PathStep] = []
@@ -166,12 +167,11 @@ def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 1
         sx = start(x)
         if seg_end > sx or end(x) == sx:
             steps.append(PathStep("slice", sx, seg_end, x))
-        prev = best_src(x)
+        t, prev, via = deps.best(x)
         if prev < 0:
             break
-        t, via = best_t(x), VIA[best_via(x)]
-        if via != "parent" and t < sx and end(prev) <= sx:
-            steps.append(PathStep("wait", t, sx, x, via))
+        if via != 2 and t < sx and end(prev) <= sx:
+            steps.append(PathStep("wait", t, sx, x, VIA[via]))
         # Through a parent, or a flow whose source still ran when X began, the path continues in
         # the predecessor's own time up to X's start.
         seg_end = min(end(prev), sx)

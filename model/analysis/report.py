@@ -22,6 +22,7 @@ from .transfer_passes import transfer_findings
 
 LABELS = ("compute", "memory", "latency", "unknown")
 CAUSES = ("host", "pcie", "sync", "communication")
+MAX_PHASES = 500
 
 
 @dataclass
@@ -68,40 +69,74 @@ class Report:
         }
 
 
-def _phase_breakdown(trace: Trace, labels: OpLabels, gaps: Gaps, t0: int, t1: int) -> dict[str, int]:
-    """Device time in [t0, t1) per op label and per idle cause. Ops on a device's several units
-    overlap, so each device's busy time (the union) is shared among labels in proportion to
-    their op time; idle gaps are device-wide already."""
-    out: dict[str, int] = {}
-    ids = labels.slice
-    s = trace.slices.start_ns[ids]
-    e = s + trace.slices.dur_ns[ids]
-    d = np.clip(np.minimum(e, t1) - np.maximum(s, t0), 0, None)
-    devices = trace.tracks.device[trace.slices.track[ids]]
-    for dev in np.unique(devices):
-        m = (devices == dev) & (d > 0)
-        if not m.any():
-            continue
-        busy = iv.total(*iv.union(np.maximum(s[m], t0), np.minimum(e[m], t1)))
-        scale = busy / d[m].sum()
-        for lab in LABELS:
-            out[lab] = out.get(lab, 0) + round(d[m & (labels.label == lab)].sum() * scale)
-    g = np.clip(np.minimum(gaps.end_ns, t1) - np.maximum(gaps.start_ns, t0), 0, None)
-    for c in CAUSES:
-        out[c] = out.get(c, 0) + int(g[gaps.cause == c].sum())
-    return {k: v for k, v in out.items() if v > 0}
+def _codes(values: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
+    """Index of each value in ``names`` (values not in it get the last index)."""
+    out = np.full(len(values), len(names) - 1, np.int64)
+    for i, name in enumerate(names):
+        out[values == name] = i
+    return out
+
+
+class _Breakdown:
+    """Device time per class over any window, from ops sorted once by start.
+
+    Ops on a device's several units overlap, so each device's busy time (their union) is shared
+    among op labels in proportion to their op time; idle gaps are device-wide already."""
+
+    def __init__(self, trace: Trace, labels: OpLabels, gaps: Gaps) -> None:
+        ids = labels.slice
+        s = trace.slices.start_ns[ids]
+        o = np.argsort(s, kind="stable")
+        self.s = s[o]
+        self.e = self.s + trace.slices.dur_ns[ids][o]
+        dev = trace.tracks.device[trace.slices.track[ids]][o]
+        self.devices, self.dev = np.unique(dev, return_inverse=True)
+        self.code = _codes(labels.label[o], LABELS)
+        self.max_dur = int((self.e - self.s).max()) if len(o) else 0
+        g = np.argsort(gaps.start_ns, kind="stable")
+        self.g0, self.g1 = gaps.start_ns[g], gaps.end_ns[g]
+        self.gcode = _codes(gaps.cause[g], CAUSES)
+        self.g_max = int((self.g1 - self.g0).max()) if len(g) else 0
+
+    def __call__(self, t0: int, t1: int) -> dict[str, int]:
+        out: dict[str, int] = {}
+        lo, hi = np.searchsorted(self.s, t0 - self.max_dur, "left"), np.searchsorted(self.s, t1, "left")
+        s, e = np.maximum(self.s[lo:hi], t0), np.minimum(self.e[lo:hi], t1)
+        keep = e > s
+        if keep.any():
+            s, e, dev, code = s[keep], e[keep], self.dev[lo:hi][keep], self.code[lo:hi][keep]
+            k = t1 - t0 + 1  # shift each device onto its own stretch of the axis: one union for all
+            us, ue = iv.union(s - t0 + dev * k, e - t0 + dev * k)
+            n_dev = len(self.devices)
+            busy = np.bincount(us // k, weights=ue - us, minlength=n_dev)
+            per = np.bincount(dev * len(LABELS) + code, weights=e - s, minlength=n_dev * len(LABELS))
+            per = per.reshape(n_dev, len(LABELS))
+            scale = np.divide(busy, per.sum(axis=1), out=np.zeros(n_dev), where=per.sum(axis=1) > 0)
+            for i, lab in enumerate(LABELS):
+                out[lab] = round(float((per[:, i] * scale).sum()))
+        lo, hi = np.searchsorted(self.g0, t0 - self.g_max, "left"), np.searchsorted(self.g0, t1, "left")
+        g = np.clip(np.minimum(self.g1[lo:hi], t1) - np.maximum(self.g0[lo:hi], t0), 0, None)
+        if len(g):
+            sums = np.bincount(self.gcode[lo:hi], weights=g, minlength=len(CAUSES))
+            for i, c in enumerate(CAUSES):
+                out[c] = out.get(c, 0) + int(sums[i])
+        return {k: v for k, v in out.items() if v > 0}
 
 
 def phases(trace: Trace, labels: OpLabels, gaps: Gaps) -> list[Phase]:
     """The run, and each top-level user annotation on a host thread (prefill, decode, a step)."""
+    breakdown = _Breakdown(trace, labels, gaps)
     t0, t1 = trace.time_bounds()
-    out = [Phase("whole run", t0, t1, _phase_breakdown(trace, labels, gaps, t0, t1))]
+    out = [Phase("whole run", t0, t1, breakdown(t0, t1))]
     threads = np.flatnonzero(trace.tracks.kind == TrackKind.HOST_THREAD)
-    ids = np.flatnonzero(np.isin(trace.slices.track, threads) & (trace.slices.depth == 0))
-    for i in ids[:500]:
-        a = int(trace.slices.start_ns[i])
-        b = a + int(trace.slices.dur_ns[i])
-        out.append(Phase(trace.strings[trace.slices.name[i]], a, b, _phase_breakdown(trace, labels, gaps, a, b)))
+    for track in threads:
+        for depth, b, e in trace.runs.of_track(int(track)):
+            if depth != 0:
+                continue
+            for i in range(b, min(e, b + MAX_PHASES - len(out) + 1)):
+                a = int(trace.slices.start_ns[i])
+                z = a + int(trace.slices.dur_ns[i])
+                out.append(Phase(trace.strings[trace.slices.name[i]], a, z, breakdown(a, z)))
     return out
 
 
