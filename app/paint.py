@@ -286,11 +286,17 @@ class TimelinePainter:
             b = self.slice_rect(int(fl.dst[row]), scroll_y)
             if a is None or b is None:
                 continue
-            src = QPointF(a.right(), a.center().y())
+            # Leave the source where the destination starts when they overlap in time (a launch
+            # and the submission it makes), else at the source's end.
+            src = QPointF(max(a.left(), min(a.right(), b.left())), a.center().y())
             dst = QPointF(b.left(), b.center().y())
             path = QPainterPath(src)
             dx = max(abs(dst.x() - src.x()) * 0.5, 12.0)
-            path.cubicTo(QPointF(src.x() + dx, src.y()), QPointF(dst.x() - dx, dst.y()), dst)
+            down = 1 if dst.y() > src.y() else -1
+            if dst.x() - src.x() < 24:  # nearly vertical: bend through the lanes, not sideways
+                path.cubicTo(QPointF(src.x(), src.y() + down * 10), QPointF(dst.x() - 14, dst.y()), dst)
+            else:
+                path.cubicTo(QPointF(src.x() + dx, src.y()), QPointF(dst.x() - dx, dst.y()), dst)
             p.setPen(pen)
             p.drawPath(path)
             head = QPolygonF([dst, QPointF(dst.x() - 7, dst.y() - 4), QPointF(dst.x() - 7, dst.y() + 4)])

@@ -28,19 +28,27 @@ def _demo() -> Trace:
 
 
 def _pick(trace: Trace, min_chain: int = 3) -> int:
-    """A long slice at the end of a flow whose dependency chain crosses lanes (a good
-    selection to show the chain's arrows); -1 when the trace has none."""
+    """A slice at the end of a flow whose dependency chain crosses lanes and is compact in
+    time (its arrows readable next to the slices); -1 when the trace has no flows."""
     from accelview.model.navigate import chain_of
 
     sl, fl = trace.slices, trace.flows
     ends = np.unique(np.concatenate((fl.src, fl.dst))) if len(fl) else np.arange(len(sl))
     ends = ends[(ends >= 0) & (ends < len(sl))]
-    order = ends[np.argsort(-sl.dur_ns[ends].astype(np.int64), kind="stable")[:400]]
+    order = ends[np.argsort(-sl.dur_ns[ends].astype(np.int64), kind="stable")[:200]]
+    best, best_score = -1, float("inf")
     for need in (min_chain, 2):
         for sid in order.tolist():
             chain, flows = chain_of(trace, sid)
-            if len(chain) >= need and len(flows) >= need - 1 and len(np.unique(sl.track[chain])) >= 2:
-                return sid
+            if len(chain) < need or len(flows) < need - 1 or len(np.unique(sl.track[chain])) < 2:
+                continue
+            ends_ = sl.start_ns[chain] + sl.dur_ns[chain]
+            extent = float(ends_.max() - sl.start_ns[chain].min())
+            score = extent / max(float(sl.dur_ns[chain].max()), 1.0)
+            if score < best_score:
+                best, best_score = sid, score
+        if best >= 0:
+            return best
     return int(order[0]) if len(order) else -1
 
 
