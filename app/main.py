@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
@@ -19,9 +20,10 @@ def _app() -> QApplication:
     return app  # type: ignore[return-value]
 
 
-def make_main_window(theme: str | None = None) -> MainWindow:
-    """A main window with no file open (a QApplication must exist)."""
-    return MainWindow(theme=theme)
+def make_main_window(theme: str | None = None, settings: QSettings | None = None) -> MainWindow:
+    """A main window with no file open (a QApplication must exist); ``settings`` defaults to
+    the user's (recent files, theme)."""
+    return MainWindow(theme=theme, settings=settings)
 
 
 def run_app(path: str | None = None) -> int:

@@ -21,8 +21,7 @@ from PySide6.QtWidgets import QApplication
 def win(qtbot, tmp_path):
     from PySide6.QtCore import QSettings
 
-    w = make_main_window("dark")
-    w.settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    w = make_main_window("dark", QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(w)
     w.resize(1400, 900)
     w.show()
