@@ -65,9 +65,31 @@ def format_report(r: Report, top: int = 10) -> str:
             lines.append(f"  {s.name[:27]:<28}{s.count:>9,}{format_duration(s.total_ns):>12}"
                          f"{format_duration(s.mean_ns):>11}{format_duration(s.p50_ns):>11}"
                          f"{format_duration(s.p95_ns):>11}{format_duration(s.p99_ns):>11}{s.share:>8.1%}")
+    if r.gpu is not None:
+        lines += _format_gpu(r.gpu, top)
     if r.critical_path_by_resource:
         cp_total = sum(r.critical_path_by_resource.values())
         parts = ", ".join(f"{k} {_pct(v, cp_total).strip()}" for k, v in
                           sorted(r.critical_path_by_resource.items(), key=lambda kv: -kv[1]))
         lines.append(f"\nCritical path ({format_duration(cp_total)}): {parts}")
     return "\n".join(lines)
+
+
+def _format_gpu(g: dict, top: int) -> list[str]:
+    """The GPU-trace section: per-rank time breakdown, idle causes per stream, overlap."""
+    lines = ["\nGPU time per rank (Holistic Trace Analysis definitions)"]
+    lines.append(f"  {'rank':>4} {'span':>12} {'compute':>9} {'comm':>9} {'memory':>9} {'other':>9} {'idle':>9}")
+    for b in g["temporal_breakdown"]:
+        span = max(b["span"], 1)
+        lines.append(f"  {b['rank']:>4} {format_duration(b['span']):>12}" + "".join(
+            f" {b[k] / span:>9.1%}" for k in ("compute", "communication", "memory", "other", "idle")))
+    lines.append("\nGPU idle time per stream")
+    lines.append(f"  {'rank':>4} {'stream':<24}{'idle':>12}{'host wait':>11}{'kernel wait':>13}{'other':>9}")
+    for s in sorted(g["idle_by_stream"], key=lambda s: -s["total"])[:top]:
+        tot = max(s["total"], 1)
+        lines.append(f"  {s['rank']:>4} {s['stream_name'][:23]:<24}{format_duration(s['total']):>12}"
+                     f"{s['host_wait'] / tot:>11.1%}{s['kernel_wait'] / tot:>13.1%}{s['other'] / tot:>9.1%}")
+    for o in g["comm_compute_overlap"]:
+        if o["ratio"] is not None:
+            lines.append(f"  rank {o['rank']}: {o['ratio']:.1%} of communication overlapped compute")
+    return lines

@@ -129,6 +129,9 @@ def test_phases_from_host_annotations_break_down_their_own_window():
     thread = 1  # the "main" host thread of _base
     b.add_slice(thread, 0, 10_000, "prefill")
     b.add_slice(thread, 10_000, 10_000, "decode")
+    b.add_slice(thread, 100, 50, "tokenize")  # phases are annotations that enclose work
+    b.add_slice(thread, 10_100, 50, "sample")
+    b.add_slice(thread, 30_000, 10, "no children: not a phase")
     cyc = {"elapsed_cycles": 1000, "dispatch_cycles": 0, "active_cycles": 1000, "stall_latency_cycles": 0}
     _launch(b, api, q, mxu, 0, 1_000, 8_000, "gemm", {**cyc, "flops": 8e9, "hbm_read_bytes": 1e5,
                                                       "hbm_write_bytes": 0})
@@ -136,7 +139,20 @@ def test_phases_from_host_annotations_break_down_their_own_window():
                                                              "hbm_write_bytes": 0})
     r = analyze(b.build())
     by_name = {p.name: p for p in r.phases}
+    assert set(by_name) == {"whole run", "prefill", "decode"}
     # The device idled 9,000-16,000 waiting for the host: 1,000 of it in prefill, 6,000 in decode.
     assert by_name["prefill"].breakdown_ns == {"compute": 8_000, "host": 1_000}
     assert by_name["decode"].breakdown_ns == {"memory": 2_000, "host": 6_000}
     assert by_name["prefill"].verdict == "compute" and by_name["decode"].verdict == "host"
+
+
+def test_analyze_a_real_pytorch_trace(shared_traces, capsys):
+    path = shared_traces / "kineto" / "a100_2rank_nccl_rank0.json.gz"
+    assert main(["analyze", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    steps = [p["name"] for p in out["phases"] if p["name"].startswith("ProfilerStep#")]
+    assert steps == ["ProfilerStep#4", "ProfilerStep#5", "ProfilerStep#6"]
+    gpu = out["gpu"]
+    assert gpu["temporal_breakdown"][0]["rank"] == 0
+    assert any(k["kind"] == "communication" for k in gpu["kernels"])
+    assert all(op["label"] in ("compute", "memory", "latency", "unknown") for op in out["ops"])

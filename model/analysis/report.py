@@ -15,6 +15,7 @@ from .critical_path import critical_path
 from .device_passes import fusion_candidates, host_sync, launch_bound, low_hbm_efficiency
 from .findings import Finding, ranked
 from .gaps import Gaps, device_gaps
+from .gpu_section import gpu_section
 from .ops import OpLabels, classify_ops
 from .roles import Roles
 from .stats import OpStat, op_stats
@@ -51,6 +52,7 @@ class Report:
     findings: list[Finding]
     stats: list[OpStat]
     critical_path_by_resource: dict[str, int]
+    gpu: dict[str, Any] | None = None  # GPU-trace analyses (imported traces with GPU streams)
 
     def to_json(self) -> dict[str, Any]:
         """The documented, stable JSON object of ``accelview analyze --json``."""
@@ -66,6 +68,7 @@ class Report:
             "findings": [f.to_json() for f in self.findings],
             "op_stats": [vars(s) for s in self.stats[:50]],
             "critical_path_ns": self.critical_path_by_resource,
+            **({"gpu": self.gpu} if self.gpu is not None else {}),
         }
 
 
@@ -129,14 +132,17 @@ def phases(trace: Trace, labels: OpLabels, gaps: Gaps) -> list[Phase]:
     t0, t1 = trace.time_bounds()
     out = [Phase("whole run", t0, t1, breakdown(t0, t1))]
     threads = np.flatnonzero(trace.tracks.kind == TrackKind.HOST_THREAD)
+    start, end = trace.slices.start_ns, trace.slices.start_ns + trace.slices.dur_ns
     for track in threads:
-        for depth, b, e in trace.runs.of_track(int(track)):
-            if depth != 0:
-                continue
-            for i in range(b, min(e, b + MAX_PHASES - len(out) + 1)):
-                a = int(trace.slices.start_ns[i])
-                z = a + int(trace.slices.dur_ns[i])
-                out.append(Phase(trace.strings[trace.slices.name[i]], a, z, breakdown(a, z)))
+        runs = {d: (b, e) for d, b, e in trace.runs.of_track(int(track))}
+        if 0 not in runs or 1 not in runs:
+            continue  # a phase is an annotation that encloses work: top level, with children
+        (b0, e0), (b1, e1) = runs[0], runs[1]
+        first_child = b1 + np.searchsorted(start[b1:e1], start[b0:e0], "left")
+        has_child = (first_child < e1) & (start[np.minimum(first_child, e1 - 1)] < end[b0:e0])
+        for i in (b0 + np.flatnonzero(has_child))[: MAX_PHASES - len(out) + 1].tolist():
+            a, z = int(start[i]), int(end[i])
+            out.append(Phase(trace.strings[trace.slices.name[i]], a, z, breakdown(a, z)))
     return out
 
 
@@ -154,4 +160,4 @@ def analyze(trace: Trace) -> Report:
             found.append(f)
     cp = critical_path(trace, roles=roles)
     return Report(trace, labels, gaps, phases(trace, labels, gaps), ranked(found), op_stats(trace, roles.device_ops),
-                  cp.by_resource_ns)
+                  cp.by_resource_ns, gpu_section(trace))

@@ -32,8 +32,11 @@ class Roles:
 
     @cached_property
     def device_ops(self) -> np.ndarray:
-        """Work on execution units (or GPU streams, for imported traces)."""
-        return slices_of_kinds(self.trace, (TrackKind.EXEC_UNIT, TrackKind.GPU_STREAM))
+        """Work on execution units (or GPU streams, for imported traces); annotations that
+        profilers draw on stream lanes (``gpu_user_annotation``) are not work."""
+        ids = slices_of_kinds(self.trace, (TrackKind.EXEC_UNIT, TrackKind.GPU_STREAM))
+        cats = [c for c in range(len(self.trace.strings)) if "annotation" in self.trace.strings[c]]
+        return ids[~np.isin(self.trace.slices.category[ids], cats)] if cats else ids
 
     @cached_property
     def transfers(self) -> np.ndarray:
