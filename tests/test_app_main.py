@@ -1,38 +1,52 @@
-"""run_app: creates the window, opens the file, runs the event loop and returns its exit code."""
+"""run_app: creates the window, opens the file, runs the event loop and returns its exit code.
+
+It runs in a child process: once a QApplication's main loop has quit, Qt refuses to run event
+loops again, which would break the other GUI tests sharing pytest-qt's application."""
 
 from __future__ import annotations
 
 import os
-
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+import subprocess
+import sys
+import textwrap
 
 import pytest
-from accelview.app.main import run_app
-from accelview.app.window import MainWindow
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
 
+SCRIPT = textwrap.dedent("""
+    import sys
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+    from accelview.app.main import run_app
+    from accelview.app.window import MainWindow
 
-def test_run_app_opens_the_file_and_returns(qapp, tmp_path, monkeypatch):
-    capture_writer = pytest.importorskip("accelview.model.capture_writer")
-    from accelview.model.synthetic import demo_trace
-
-    monkeypatch.setenv("HOME", str(tmp_path))  # QSettings of this run go to a scratch home
-    path = tmp_path / "run.h5"
-    capture_writer.write_capture(demo_trace(steps=1, layers=1), path)
+    app = QApplication(sys.argv[:1])
     seen = {}
 
-    def check_and_quit():
+    def check():
         wins = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)]
         if wins and wins[-1].state.trace is not None:
             seen["slices"] = len(wins[-1].state.trace.slices)
-            for w in wins:
-                w.close()
+            wins[-1].close()
             QApplication.quit()
         else:
-            QTimer.singleShot(50, check_and_quit)
+            QTimer.singleShot(50, check)
 
-    QTimer.singleShot(50, check_and_quit)
-    QTimer.singleShot(15000, QApplication.quit)  # never hang the suite
-    assert run_app(str(path)) == 0
-    assert seen.get("slices", 0) > 0
+    QTimer.singleShot(50, check)
+    QTimer.singleShot(20000, QApplication.quit)
+    code = run_app(sys.argv[1])
+    print("exit", code, "slices", seen.get("slices", 0))
+""")
+
+
+def test_run_app_opens_the_file_and_returns(tmp_path):
+    capture_writer = pytest.importorskip("accelview.model.capture_writer")
+    from accelview.model.synthetic import demo_trace
+
+    path = tmp_path / "run.h5"
+    trace = demo_trace(steps=1, layers=1)
+    capture_writer.write_capture(trace, path)
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(path)], capture_output=True, text=True, timeout=60,
+                         env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"exit 0 slices {len(trace.slices)}" in out.stdout
