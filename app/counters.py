@@ -1,77 +1,23 @@
-"""Counter panels under the timeline: one strip per chosen counter track, sharing the
-timeline's time axis (same gutter, same ``TimeScale``), drawn as per-pixel min/max bands so
-spikes narrower than a pixel survive zooming out; and the list model to choose them."""
+"""Counter panels under the timeline: one strip per chosen counter or derived metric, sharing
+the timeline's time axis (same gutter, same ``TimeScale``), drawn as per-pixel min/max bands
+so spikes narrower than a pixel survive zooming out."""
 
 from __future__ import annotations
 
 import numpy as np
 from accelview.model.lod import counter_minmax
 from accelview.model.timescale import format_value
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QPointF, QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from .counter_list import CounterListModel
 from .paint import GUTTER_W
 from .state import ViewState
 from .theme import Theme
 
 STRIP_H = 56
 
-_Index = QModelIndex | QPersistentModelIndex
-
-
-class CounterListModel(QAbstractListModel):
-    """The trace's counter tracks, checkable: checked ones get a strip."""
-
-    def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.state = state
-        self.tracks: list[int] = []
-        self.checked: list[int] = []
-        state.trace_changed.connect(self.reload)
-        self.reload()
-
-    def reload(self) -> None:
-        """Re-read the counter tracks; the first three start checked."""
-        self.beginResetModel()
-        tr = self.state.trace
-        self.tracks = [int(t) for t in tr.counter_tracks.track] if tr is not None else []
-        self.checked = self.tracks[:3]
-        self.endResetModel()
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.tracks)
-
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid() or not 0 <= index.row() < len(self.tracks):
-            return None
-        t = self.tracks[index.row()]
-        tr = self.state.trace
-        if role == Qt.ItemDataRole.DisplayRole:
-            unit = tr.strings[tr.counter_tracks.unit[index.row()]]
-            return f"{tr.track_name(t)} ({unit})" if unit else tr.track_name(t)
-        if role == Qt.ItemDataRole.CheckStateRole:
-            return Qt.CheckState.Checked if t in self.checked else Qt.CheckState.Unchecked
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return tr.strings[tr.counter_tracks.description[index.row()]] or None
-        return None
-
-    def flags(self, index: _Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsUserCheckable
-
-    def setData(self, index: _Index, value: object, role: int = Qt.ItemDataRole.EditRole) -> bool:
-        if not index.isValid() or role != Qt.ItemDataRole.CheckStateRole:
-            return False
-        t = self.tracks[index.row()]
-        on = value in (Qt.CheckState.Checked, Qt.CheckState.Checked.value, 2, True)
-        if on and t not in self.checked:
-            self.checked.append(t)
-        elif not on and t in self.checked:
-            self.checked.remove(t)
-        self.dataChanged.emit(index, index, [role])
-        return True
 
 
 class CounterPanel(QWidget):
@@ -116,23 +62,23 @@ class CounterPanel(QWidget):
             return
         sc = st.scale
         colours = th.slice_colours
-        for i, track in enumerate(self.model.checked):
+        for i, row in enumerate(self.model.checked):
             y = i * STRIP_H
+            entry = self.model.entries[row]
             p.setPen(th.c("grid"))
             p.drawLine(0, y, w, y)
-            ts, vals = st.trace.counter_series(track)
+            ts, vals = self.model.series(row)
             lo, hi = counter_minmax(ts, vals, sc.r0, sc.ns_per_px, sc.width, st.origin)
             finite = np.isfinite(hi)
             top = float(np.nanmax(hi)) if finite.any() else 0.0
             vmax = top if top > 0 else 1.0
             col = colours[(0, 1, 4, 6, 2, 8, 5, 9)[i % 8]]
             self._strip_image(p, lo, hi, vmax, col, y + 6, STRIP_H - 10)
-            row = self.model.tracks.index(track)
-            unit = st.trace.strings[st.trace.counter_tracks.unit[row]]
+            unit = entry.unit
             p.setPen(th.c("text"))
             p.setFont(QFont("DejaVu Sans", 8))
             p.drawText(QRectF(10, y + 4, GUTTER_W - 14, 16), Qt.AlignmentFlag.AlignVCenter,
-                       st.trace.track_name(track))
+                       entry.label)
             p.setPen(th.c("dim"))
             p.setFont(QFont("DejaVu Sans", 7))
             p.drawText(QRectF(10, y + 20, GUTTER_W - 14, 16), Qt.AlignmentFlag.AlignVCenter,
@@ -156,12 +102,12 @@ class CounterPanel(QWidget):
         p.setPen(th.c("dim", 160))
         p.drawLine(QPointF(x, 0), QPointF(x, h))
         p.setFont(QFont("DejaVu Sans", 7))
-        for i, track in enumerate(self.model.checked):
-            ts, vals = st.trace.counter_series(track)
+        for i, row in enumerate(self.model.checked):
+            ts, vals = self.model.series(row)
             j = int(np.searchsorted(ts, np.int64(st.origin + int(np.floor(self.cursor))), "right")) - 1
             if j < 0:
                 continue
-            unit = st.trace.strings[st.trace.counter_tracks.unit[self.model.tracks.index(track)]]
+            unit = self.model.entries[row].unit
             text = format_value(float(vals[j]), unit)
             r = QRectF(x + 4, i * STRIP_H + 3, 110, 14)
             if r.right() > self.width():

@@ -27,7 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .counters import CounterListModel, CounterPanel
+from .counter_list import CounterListModel
+from .counters import CounterPanel
 from .details import DetailsPanel
 from .lane_tree import LaneTreeView
 from .loading import LoadJob
@@ -88,7 +89,7 @@ class MainWindow(QMainWindow):
         self._bar_spacer = QWidget()  # keeps the counters' time axis under the timeline's
         lay2.addWidget(self._bar_spacer)
         bottom.setVisible(False)  # shown when a trace has counters
-        self.counter_model.modelReset.connect(lambda: bottom.setVisible(bool(self.counter_model.tracks)))
+        self.counter_model.modelReset.connect(lambda: bottom.setVisible(bool(self.counter_model.entries)))
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
         split.addWidget(bottom)

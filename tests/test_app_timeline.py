@@ -138,8 +138,7 @@ def test_counter_panel_follows_the_timeline(win):
     st = win.state
     panel = win.counters
     assert panel.model.checked
-    track = panel.model.checked[0]
-    ts, vals = st.trace.counter_series(track)
+    ts, vals = panel.model.series(panel.model.checked[0])
     i = int(np.argmax(vals))
     t = float(ts[i])
     for span in (2e6, 2e5):

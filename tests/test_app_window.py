@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from accelview.app.counters import CounterListModel
+from accelview.app.counter_list import CounterListModel
 from accelview.app.lane_tree import LaneTreeModel
 from accelview.app.render import render_png
 from accelview.app.state import ViewState
@@ -151,3 +151,20 @@ def test_render_png(tmp_path, qapp):
     assert (img.width(), img.height()) == (640, 360)
     lo, hi = tr.time_bounds()
     assert render_png(tr, str(out), window=(lo, lo + (hi - lo) / 10), size=(320, 200)) == []
+
+
+def test_counter_list_offers_derived_metrics(qtmodeltester):
+    loader = pytest.importorskip("accelview.model.loader")
+    from importlib import resources
+
+    demo = resources.files("accelview.resources").joinpath("demo.h5")
+    if not demo.is_file():
+        pytest.skip("no demo capture")
+    model = CounterListModel(ViewState(loader.load_trace(str(demo))))
+    derived = [i for i, e in enumerate(model.entries) if e.metric]
+    if not derived:
+        pytest.skip("the demo capture's counters feed no derived metric")
+    ts, vals = model.series(derived[0])
+    assert len(ts) == len(vals) > 0
+    assert model.entries[derived[0]].unit
+    qtmodeltester.check(model)

@@ -1,0 +1,124 @@
+"""The list of counters that can get a strip under the timeline: the trace's base counter
+tracks and the derived metrics (utilisation %, GB/s) the model can compute from them.
+Checked entries get a strip; the series come from the model and are cached per trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import QWidget
+
+from .state import ViewState
+
+_Index = QModelIndex | QPersistentModelIndex
+MAX_METRIC_SAMPLES = 5_000_000  # derived series are computed eagerly; skip them beyond this
+
+
+@dataclass(frozen=True)
+class CounterEntry:
+    """One selectable series: a counter track (``track`` >= 0) or a derived metric."""
+
+    label: str
+    unit: str
+    description: str
+    track: int = -1
+    metric: str = ""
+    device: int = 0
+
+
+def _derived(trace, entries: list[CounterEntry]) -> tuple[list[CounterEntry], dict[int, tuple]]:
+    """Derived-metric entries the model can evaluate on this trace, with their series."""
+    try:
+        from accelview.model.analysis.metric_eval import counter_tracks_for, metric_series, sampled_metrics
+        from accelview.model.analysis.metrics import MetricRegistry
+
+        reg = MetricRegistry.load()
+        names = sampled_metrics(trace, reg)
+    except Exception:  # no taxonomy, or one this trace's counters do not fit: base counters only
+        return [], {}
+    devices = sorted({int(trace.tracks.device[t]) for t in trace.counter_tracks.track.tolist()})
+    out, series = [], {}
+    for name in names:
+        m = reg.metrics[name]
+        for d in devices:
+            if not all(counter_tracks_for(trace, reg, b, d) for b in reg.inputs_of(name)):
+                continue
+            try:
+                ts, vals = metric_series(trace, reg, name, d)
+            except Exception:  # e.g. a constant the device spec lacks
+                continue
+            suffix = f" (dev {d})" if len(devices) > 1 else ""
+            series[len(entries) + len(out)] = (ts, vals)
+            out.append(CounterEntry(f"{name}{suffix}", m.unit, f"derived: {m.expr}", metric=name, device=d))
+    return out, series
+
+
+class CounterListModel(QAbstractListModel):
+    """Base counters then derived metrics, checkable: checked rows get a strip."""
+
+    def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.entries: list[CounterEntry] = []
+        self.checked: list[int] = []  # rows, in strip order
+        self._series: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        state.trace_changed.connect(self.reload)
+        self.reload()
+
+    def reload(self) -> None:
+        """Re-read the counters of the current trace; the first three start checked."""
+        self.beginResetModel()
+        tr = self.state.trace
+        self.entries, self._series = [], {}
+        if tr is not None:
+            ct = tr.counter_tracks
+            for i, t in enumerate(ct.track.tolist()):
+                self.entries.append(CounterEntry(tr.track_name(t), tr.strings[ct.unit[i]],
+                                                 tr.strings[ct.description[i]], track=int(t)))
+            if len(tr.counters) <= MAX_METRIC_SAMPLES:
+                derived, series = _derived(tr, self.entries)
+                self.entries += derived
+                self._series.update(series)
+        self.checked = list(range(min(3, len(self.entries))))
+        self.endResetModel()
+
+    def series(self, row: int) -> tuple[np.ndarray, np.ndarray]:
+        """(ts_ns, value) of one entry."""
+        e = self.entries[row]
+        if e.track >= 0:
+            return self.state.trace.counter_series(e.track)
+        return self._series[row]
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.entries)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid() or not 0 <= index.row() < len(self.entries):
+            return None
+        e = self.entries[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"{e.label} ({e.unit})" if e.unit else e.label
+        if role == Qt.ItemDataRole.CheckStateRole:
+            return Qt.CheckState.Checked if index.row() in self.checked else Qt.CheckState.Unchecked
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return e.description or None
+        return None
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsUserCheckable
+
+    def setData(self, index: _Index, value: object, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if not index.isValid() or role != Qt.ItemDataRole.CheckStateRole:
+            return False
+        row = index.row()
+        on = value in (Qt.CheckState.Checked, Qt.CheckState.Checked.value, 2, True)
+        if on and row not in self.checked:
+            self.checked.append(row)
+        elif not on and row in self.checked:
+            self.checked.remove(row)
+        self.dataChanged.emit(index, index, [role])
+        return True
