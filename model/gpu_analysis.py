@@ -93,7 +93,7 @@ def device_work(trace: Trace, drop_last_step: bool = True) -> list[DeviceWork]:
     for rank, tracks in ranks(trace).items():
         in_rank = np.isin(sl.track, tracks)
         ids = np.flatnonzero(work & in_rank)
-        launch = launch_starts(trace, ids)
+        launch = launch_starts(trace, ids, tracks)
         step_slices = np.flatnonzero(in_rank & ~is_stream[sl.track] & np.isin(sl.name, steps))
         if drop_last_step and len(np.unique(sl.name[step_slices])) >= 2:
             cutoff = sl.start_ns[step_slices].max()
@@ -165,11 +165,13 @@ class StreamIdle:
         return self.host_wait + self.kernel_wait + self.other
 
 
-def launch_starts(trace: Trace, slice_ids: np.ndarray) -> np.ndarray:
-    """Start of the host call that launched each slice (same correlation id); -1 when unknown."""
+def launch_starts(trace: Trace, slice_ids: np.ndarray, tracks: np.ndarray | None = None) -> np.ndarray:
+    """Start of the host call that launched each slice (same correlation id, on one of
+    ``tracks`` when given: correlation ids repeat across ranks); -1 when unknown."""
     sl = trace.slices
     device = np.isin(sl.track, np.flatnonzero(np.isin(trace.tracks.kind, [int(k) for k in STREAM_KINDS])))
-    host = np.flatnonzero(~device & (sl.correlation >= 0))
+    mine = np.isin(sl.track, tracks) if tracks is not None else True
+    host = np.flatnonzero(~device & mine & (sl.correlation >= 0))
     corr = sl.correlation[host]
     order = np.argsort(corr, kind="stable")
     corr, host = corr[order], host[order]

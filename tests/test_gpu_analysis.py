@@ -182,3 +182,14 @@ def test_last_profiler_step_is_dropped_like_hta() -> None:
     trace = b.build()
     assert [b.span for b in ga.temporal_breakdown(trace)] == [110 * US]
     assert [b.span for b in ga.temporal_breakdown(trace, drop_last_step=False)] == [210 * US]
+
+
+@needs_traces
+def test_analyses_run_per_rank_on_a_directory_of_ranks() -> None:
+    trace = imported("a100_128rank_sampled")
+    singles = [ga.temporal_breakdown(imported(f"a100_128rank_sampled/rank-{r}.json.gz"))[0] for r in (0, 1)]
+    both = ga.temporal_breakdown(trace)
+    assert [b.rank for b in both] == [0, 1]
+    assert [(b.span, b.idle, b.compute) for b in both] == [(b.span, b.idle, b.compute) for b in singles]
+    assert {s.rank for s in ga.idle_time_breakdown(trace)} == {0, 1}
+    assert [o.rank for o in ga.comm_compute_overlap(trace)] == [0, 1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,26 @@ def test_unknown_format_is_refused(tmp_path: Path) -> None:
         import_trace(path)
     with pytest.raises(CaptureError, match="no such file"):
         import_trace(tmp_path / "missing.json")
+
+
+def test_memory_follows_the_events_kept_not_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 16 MB trace of which little is kept (repeated metadata, ops with bulky args that the
+    Kineto profile drops) imports with a small fraction of its size in Python memory."""
+    meta = '{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}'
+    args = json.dumps({"Input Dims": [[64, 3, 224, 224]] * 80, "Concrete Inputs": ["x" * 40] * 80})
+    ops = [f'{{"ph": "X", "cat": "cpu_op", "name": "op{i % 50}", "pid": 1, "tid": 1, "ts": {i * 10}, "dur": 5, '
+           f'"args": {args}}}' for i in range(3_000)]
+    text = '{"schemaVersion": 1, "traceEvents": [\n' + ",\n".join([meta] * 20_000 + ops) + "\n]}"
+    path = tmp_path / "big.json.gz"
+    path.write_bytes(gzip.compress(text.encode(), compresslevel=1))
+    monkeypatch.setattr(json_stream, "BLOCK", 1 << 16)  # peak is ~10 blocks: buffer, its copy, one batch
+    seen: list[float] = []
+    tracemalloc.start()
+    try:
+        trace = import_trace(path, progress=seen.append)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(trace.slices) == 3_000 and len(text) > 15e6
+    assert peak < len(text) / 4, f"peak {peak / 1e6:.1f} MB for {len(text) / 1e6:.1f} MB of JSON"
+    assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) > 3

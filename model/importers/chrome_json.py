@@ -105,7 +105,10 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
     if len(paths) > 1:
         stats["files"] = per_file
     b.metadata["import_stats"] = stats
-    return b.build(source=source or str(paths[0]))
+    trace = b.build(source=source or str(paths[0]))
+    if progress is not None:
+        progress(1.0)
+    return trace
 
 
 def _add_args(b: TraceBuilder, args: ArgColumns, assembler: Assembler) -> None:
