@@ -11,33 +11,29 @@ from __future__ import annotations
 import numpy as np
 from accelview.model.lanes import Lane
 from accelview.model.schema import TrackKind
-from accelview.model.timescale import format_duration, ruler_ticks
+from accelview.model.timescale import ruler_ticks
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
-    QBrush,
     QColor,
     QFont,
     QFontMetricsF,
     QImage,
     QPainter,
-    QPainterPath,
     QPen,
-    QPolygonF,
     QStaticText,
     QTransform,
 )
 
+from .overlays import GUTTER_W, RULER_H, OverlayPainter
 from .state import ViewState
 from .theme import Theme
 
-RULER_H = 30
-GUTTER_W = 220
 MIN_BOX_PX = 3.0  # slices at least this wide are drawn as boxes
-MIN_LABEL_PX = 28.0
+MIN_LABEL_PX = 36.0
 LEVELS = 16  # shades of partial pixel coverage
 
 
-class TimelinePainter:
+class TimelinePainter(OverlayPainter):
     """Draws one frame of the timeline for a ``ViewState`` in a ``Theme``."""
 
     def __init__(self, state: ViewState, theme: Theme) -> None:
@@ -139,11 +135,6 @@ class TimelinePainter:
             self._bg_img, self._bg_key = img, key
         return self._bg_img
 
-    def _grid(self, p: QPainter, h: int) -> None:
-        p.setPen(QPen(self.theme.c("grid", 110), 1))
-        xs = [GUTTER_W + round(t.x) + 0.5 for t in self._ticks if t.label]
-        p.drawLines([QLineF(x, RULER_H, x, h) for x in xs])
-
     def _slices(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
         """Every lane's coverage as one image row (slices as wide as boxes included, with a
         dark separator at each box's start), then the names of boxes wide enough to hold one.
@@ -242,83 +233,6 @@ class TimelinePainter:
         w = max(float(sl.dur_ns[sid]) / st.scale.ns_per_px, 1.0)
         return QRectF(GUTTER_W + x, self.lane_y(ln, scroll_y) + 1, w, ln.h - 2)
 
-    def _search_hits(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
-        st = self.state
-        if not len(st.hits):
-            return
-        sl, sc = st.trace.slices, st.scale
-        starts = sl.start_ns[st.hits]
-        a0, a1 = st.origin + int(sc.r0), st.origin + int(sc.r1)
-        a = int(np.searchsorted(starts, np.int64(a0 - int(sc.span)), "left"))
-        b = int(np.searchsorted(starts, np.int64(a1), "right"))
-        ids = st.hits[a:b]
-        ids = ids[sl.start_ns[ids] + sl.dur_ns[ids] >= a0]
-        if not len(ids):
-            return
-        xs = np.floor(((sl.start_ns[ids] - st.origin) - sc.r0) / sc.ns_per_px).astype(np.int64)
-        keys = np.stack([sl.track[ids].astype(np.int64), sl.depth[ids].astype(np.int64), xs])
-        _, first = np.unique(keys, axis=1, return_index=True)  # one outline per lane pixel
-        pen = QPen(self.theme.c("search"), 2)
-        p.setPen(pen)
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        for sid in ids[first][:4000].tolist():
-            r = self.slice_rect(sid, scroll_y)
-            if r is not None:
-                p.drawRect(r.adjusted(-1, -1, 1, 1))
-
-    def _chain(self, p: QPainter, scroll_y: float) -> None:
-        st = self.state
-        if st.selected < 0:
-            return
-        th = self.theme
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        p.setPen(QPen(th.c("accent"), 2))
-        for sid in st.chain.tolist():
-            if sid != st.selected:
-                r = self.slice_rect(sid, scroll_y)
-                if r is not None:
-                    p.drawRect(r.adjusted(-1, -1, 1, 1))
-        fl = st.trace.flows
-        pen = QPen(th.c("accent"), 1.6)
-        p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        for row in st.chain_flows.tolist():
-            a = self.slice_rect(int(fl.src[row]), scroll_y)
-            b = self.slice_rect(int(fl.dst[row]), scroll_y)
-            if a is None or b is None:
-                continue
-            # Leave the source where the destination starts when they overlap in time (a launch
-            # and the submission it makes), else at the source's end.
-            src = QPointF(max(a.left(), min(a.right(), b.left())), a.center().y())
-            dst = QPointF(b.left(), b.center().y())
-            path = QPainterPath(src)
-            dx = max(abs(dst.x() - src.x()) * 0.5, 12.0)
-            down = 1 if dst.y() > src.y() else -1
-            if dst.x() - src.x() < 24:  # nearly vertical: bend through the lanes, not sideways
-                path.cubicTo(QPointF(src.x(), src.y() + down * 10), QPointF(dst.x() - 14, dst.y()), dst)
-            else:
-                path.cubicTo(QPointF(src.x() + dx, src.y()), QPointF(dst.x() - dx, dst.y()), dst)
-            p.setPen(pen)
-            p.drawPath(path)
-            head = QPolygonF([dst, QPointF(dst.x() - 7, dst.y() - 4), QPointF(dst.x() - 7, dst.y() + 4)])
-            p.setBrush(QBrush(th.c("accent")))
-            p.drawPolygon(head)
-            p.setBrush(Qt.BrushStyle.NoBrush)
-        p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-        r = self.slice_rect(st.selected, scroll_y)
-        if r is not None:
-            p.setPen(QPen(th.c("select"), 2))
-            p.drawRect(r.adjusted(-1, -1, 1, 1))
-
-    def _marks_and_range(self, p: QPainter, h: int) -> None:
-        st, th = self.state, self.theme
-        for (a, b), col in [*((m, "mark") for m in st.marks), *(((st.range, "range_fill"),) if st.range else ())]:
-            x0 = GUTTER_W + st.scale.x_of(a)
-            x1 = GUTTER_W + st.scale.x_of(b)
-            p.fillRect(QRectF(x0, RULER_H, max(x1 - x0, 1), h - RULER_H), th.c(col, 40))
-            p.setPen(QPen(th.c(col), 1))
-            p.drawLine(QPointF(x0, RULER_H), QPointF(x0, h))
-            p.drawLine(QPointF(x1, RULER_H), QPointF(x1, h))
-
     def _gutter(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
         st, th = self.state, self.theme
         tr = st.trace.tracks
@@ -349,48 +263,3 @@ class TimelinePainter:
                                Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, f"{frac * 100:.0f}%")
         p.setPen(QPen(th.c("grid"), 1))
         p.drawLine(QPointF(GUTTER_W - 0.5, RULER_H), QPointF(GUTTER_W - 0.5, RULER_H + 100000))
-
-    def _ruler(self, p: QPainter, w: int) -> None:
-        st, th = self.state, self.theme
-        sc = st.scale
-        p.fillRect(QRectF(0, 0, w, RULER_H), th.c("ruler"))
-        p.setPen(QPen(th.c("grid"), 1))
-        p.drawLine(QPointF(0, RULER_H - 0.5), QPointF(w, RULER_H - 0.5))
-        p.setFont(self.small)
-        p.setPen(th.c("dim"))
-        p.drawText(QRectF(8, 0, GUTTER_W - 12, RULER_H), Qt.AlignmentFlag.AlignVCenter,
-                   f"view {format_duration(sc.span)}")
-        p.save()
-        p.setClipRect(QRectF(GUTTER_W, 0, w - GUTTER_W, RULER_H))
-        major = [(GUTTER_W + round(t.x) + 0.5, t.label) for t in self._ticks if t.label]
-        minor = [GUTTER_W + round(t.x) + 0.5 for t in self._ticks if not t.label]
-        p.setPen(QPen(th.c("grid"), 1))
-        p.drawLines([QLineF(x, RULER_H - 5, x, RULER_H) for x in minor])
-        p.setPen(QPen(th.c("dim"), 1))
-        p.drawLines([QLineF(x, RULER_H - 12, x, RULER_H) for x, _ in major])
-        badge = None
-        if st.range:
-            a, b = st.range
-            x0, x1 = GUTTER_W + sc.x_of(a), GUTTER_W + sc.x_of(b)
-            p.fillRect(QRectF(x0, RULER_H - 8, max(x1 - x0, 1), 8), th.c("range_fill", 160))
-            label = f"Δ {format_duration(b - a)}"
-            tw = self.fm.horizontalAdvance(label) + 12
-            cx = min(max((x0 + x1) / 2 - tw / 2, GUTTER_W), w - tw)
-            badge = (QRectF(cx, 3, tw, 16), label)
-        p.setPen(th.c("text"))
-        for x, label in major:
-            r = QRectF(x + 4, 2, self.fm.horizontalAdvance(label) + 2, RULER_H - 10)
-            if badge is None or not r.intersects(badge[0].adjusted(-4, 0, 4, 0)):
-                p.drawText(r, Qt.AlignmentFlag.AlignVCenter, label)
-        if len(st.hits):
-            rel = st.trace.slices.start_ns[st.hits] - st.origin
-            xs = np.unique(((rel - sc.r0) / sc.ns_per_px).astype(np.int64))
-            xs = xs[(xs >= 0) & (xs <= sc.width)][:3000] + GUTTER_W + 0.5
-            p.setPen(QPen(th.c("search"), 1))
-            p.drawLines([QLineF(x, 0, x, 5) for x in xs.tolist()])
-        if badge is not None:
-            p.fillRect(badge[0], th.c("range_fill"))
-            p.setPen(th.c("bg"))
-            p.setFont(self.bold)
-            p.drawText(badge[0], Qt.AlignmentFlag.AlignCenter, badge[1])
-        p.restore()

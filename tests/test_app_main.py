@@ -32,7 +32,7 @@ SCRIPT = textwrap.dedent("""
             QTimer.singleShot(50, check)
 
     QTimer.singleShot(50, check)
-    QTimer.singleShot(20000, QApplication.quit)
+    QTimer.singleShot(40000, QApplication.quit)
     code = run_app(sys.argv[1])
     print("exit", code, "slices", seen.get("slices", 0))
 """)
@@ -45,8 +45,8 @@ def test_run_app_opens_the_file_and_returns(tmp_path):
     path = tmp_path / "run.h5"
     trace = demo_trace(steps=1, layers=1)
     capture_writer.write_capture(trace, path)
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(path)], capture_output=True, text=True, timeout=60,
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path))  # settings to scratch
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(path)], capture_output=True, text=True, timeout=90,
                          env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     assert f"exit 0 slices {len(trace.slices)}" in out.stdout
