@@ -136,6 +136,11 @@ class ViewState(QObject):
             self.marks.append(self.slice_span(self.selected))
         self.range_changed.emit()
 
+    def clear_marks(self) -> None:
+        """Remove every mark."""
+        self.marks = []
+        self.range_changed.emit()
+
     def fit_selection(self) -> None:
         """Zoom to the range selection, else the selected slice, else the whole trace."""
         if self.range is not None:

@@ -112,6 +112,8 @@ class TimelineWidget(QWidget):
             st.set_scale(st.scale.pan_fraction(PAN_STEP))
         elif k == Qt.Key.Key_F:
             st.fit_selection()
+        elif k == Qt.Key.Key_M and event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            st.clear_marks()
         elif k == Qt.Key.Key_M:
             st.add_mark()
         elif k in (Qt.Key.Key_BracketRight, Qt.Key.Key_BracketLeft) and st.selected >= 0:

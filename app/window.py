@@ -42,7 +42,7 @@ FILE_FILTER = "Captures and traces (*.h5 *.hdf5 *.json *.json.gz *.pt.trace.json
 KEYS_HELP = (
     "W / S  zoom in / out at the cursor      A / D  pan left / right\n"
     "Wheel  zoom at the cursor      Shift+wheel  scroll lanes      Drag  pan\n"
-    "Shift+drag  select a range (duration and per-lane busy %)      F  fit selection      M  mark range\n"
+    "Shift+drag  select a range (duration and per-lane busy %)      F  fit selection      M / Shift+M  mark / clear\n"
     "Click  select a slice and its dependency chain      [ / ]  step along the chain\n"
     "Ctrl+F  search      Enter / Shift+Enter  next / previous result      Esc  clear"
 )

@@ -78,10 +78,37 @@ def pan_times(trace, fraction: float, steps: int = 20) -> float:
     return statistics.median(out)
 
 
+def open_to_first_frame(trace) -> None:
+    """Write ``trace`` as a capture, then time load_trace + view set-up + first painted frame."""
+    from accelview.model.capture_writer import write_capture
+    from accelview.model.loader import load_trace
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "big.h5")
+        t = time.perf_counter()
+        write_capture(trace, path)
+        print(f"    wrote {os.path.getsize(path) / 1e6:.0f} MB capture in {time.perf_counter() - t:.1f} s")
+        t = time.perf_counter()
+        loaded = load_trace(path)
+        t_load = time.perf_counter() - t
+        state = ViewState()
+        painter = TimelinePainter(state, DARK)
+        state.scale = state.scale.with_width(painter.content_width(W))
+        state.set_trace(loaded)
+        img = QImage(W, H, QImage.Format.Format_RGB32)
+        p = QPainter(img)
+        painter.paint(p, W, H)
+        p.end()
+        total = time.perf_counter() - t
+        print(f"    open → first frame from the .h5 file: {total:.2f} s (load_trace {t_load:.2f} s)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--slices", type=int, default=10_000_000)
     ap.add_argument("--png", action="store_true", help="also write the 10M full-view frame to a PNG")
+    ap.add_argument("--from-file", action="store_true",
+                    help="also write the big capture to a temporary .h5 and time open (load_trace) to first frame")
     args = ap.parse_args()
     ensure_gui_app()
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores (other processes skew the figures)")
@@ -100,6 +127,8 @@ def main() -> None:
                   f"cold frame {cold:6.1f} ms, warm median {warm:6.1f} ms (min {best:.1f})")
         pan = pan_times(trace, 0.01)
         print(f"    panning at 1%: median {pan:.1f} ms per frame")
+        if args.from_file and n == args.slices:
+            open_to_first_frame(trace)
         if args.png and n == args.slices:
             from accelview.app.render import render_png
 

@@ -132,6 +132,9 @@ def test_shift_drag_selects_range_fit_and_mark(win, qtbot):
     assert st.scale.span == pytest.approx((r1 - r0) * 1.04, rel=1e-6)
     qtbot.keyClick(win.timeline, Qt.Key.Key_M)
     assert st.marks == [(r0, r1)]
+    win.timeline.grab()  # paints the mark
+    qtbot.keyClick(win.timeline, Qt.Key.Key_M, Qt.KeyboardModifier.ShiftModifier)
+    assert st.marks == []
 
 
 def test_counter_panel_follows_the_timeline(win):
