@@ -204,3 +204,23 @@ def test_the_capture_round_trips_through_hdf5(run, tmp_path: Path) -> None:
     back = load_capture(path)
     assert back.slices.equals(trace.slices)
     assert back.truth["truth_idle"].equals(trace.truth["truth_idle"])
+
+
+@pytest.mark.parametrize("host_start_ns", [None, 30 * 10**15])  # this host's clock; a year of uptime
+def test_several_devices_and_measured_host_time(host_start_ns: int | None) -> None:
+    s = sim.Simulator("gen4x16-64g", devices=2, deterministic=False, seed=5, host_start_ns=host_start_ns)
+    for i in range(2):
+        dev = s.device(i)
+        dev.copy(dev.alloc(1 << 24, "int8"), s.host_buffer(1 << 24, "int8"))
+        dev.copy(dev.alloc(1 << 24, "int8"), s.host_buffer(1 << 24, "int8", pinned=False))
+        for _ in range(5):
+            dev.launch("gemm", m=64, n=4096, k=4096)
+        dev.synchronize()
+    trace = s.trace()
+    assert trace.self_check() == []
+    devices = _tracks(trace, TrackKind.DEVICE)
+    assert sorted(trace.tracks.device[devices].tolist()) == [0, 1]
+    assert len(trace.tables["clocks"]) == 3 and len(trace.truth["truth_clocks"]) == 2
+    ops = _slices_on(trace, _tracks(trace, TrackKind.EXEC_UNIT))
+    assert len(ops) == 10 and len(trace.truth["truth_ops"]) == 10
+    assert trace.metadata["capture"]["deterministic"] is False

@@ -121,16 +121,27 @@ class DeviceEngine:
     # -- running -------------------------------------------------------------------------------
     def advance(self, until: float) -> None:
         """Process everything that happens up to ``until``."""
+        stuck = 0
         while True:
             self._dispatch()
             t = self._next_time()
             if t > until:
                 break
+            stuck = self._check_progress(t, stuck)
             self._step(t)
         self._progress(max(self.now, until))
 
+    def _check_progress(self, t: float, stuck: int) -> int:
+        """Count steps that do not move time; many in a row mean a phase can never complete."""
+        if t > self.now:
+            return 0
+        if stuck > 10_000:
+            raise RuntimeError(f"device simulation stuck at t={t} ns (a phase that never completes)")
+        return stuck + 1
+
     def run_until(self, cmd: Command) -> float:
         """Run until ``cmd`` has finished; return its end time."""
+        stuck = 0
         while not cmd.done:
             self._dispatch()
             if cmd.done:
@@ -139,6 +150,7 @@ class DeviceEngine:
             if t == math.inf:
                 raise RuntimeError(f"device deadlock: {cmd.name!r} can never run (waiting on an event "
                                    "that is never recorded?)")
+            stuck = self._check_progress(t, stuck)
             self._step(t)
         return cmd.end_ns
 
@@ -212,6 +224,10 @@ class DeviceEngine:
 
     def _step(self, t: float) -> None:
         self._progress(t)
+        # What is left of a phase can be below what the clock can still resolve at t (floats of
+        # absolute ns lose sub-ns digits on a long-running host): such a phase is complete.
+        tol = 4 * math.ulp(t)
+        rates = self._op_rates()
         for unit, cmd in self.units.items():
             if cmd is None:
                 continue
@@ -219,13 +235,14 @@ class DeviceEngine:
                 cmd.phase, cmd.phase_end = "body", math.inf
                 cmd.data_start_ns = t
                 self._rates = None
-            if cmd.phase == "body" and cmd.remaining <= _EPS_NS:
+            if cmd.phase == "body" and cmd.remaining <= _EPS_NS + rates.get(id(cmd), 1.0) * tol:
                 cmd.end_ns = t
                 self.units[unit] = None
                 self._rates = None
                 self._finish(cmd)
-        for act in self.active.values():
-            for c in [c for c in act if c.remaining <= _EPS_BYTES]:
+        for d, act in self.active.items():
+            left = _EPS_BYTES + self.bandwidth[d] / max(1, len(act)) * tol
+            for c in [c for c in act if c.remaining <= left]:
                 act.remove(c)
                 c.data_end_ns = t
                 c.phase, c.phase_end = "completion", t + (c.job.completion_ns if c.job else 0.0)

@@ -40,11 +40,14 @@ class Simulator:
     """One simulated process: a host thread, its clock, and ``devices`` identical devices."""
 
     def __init__(self, spec: str | DeviceSpec = "gen5x16-141g", devices: int = 1, seed: int = 0,
-                 deterministic: bool = True, counter_period_ns: int = 10_000, script_gap_ns: int = 0) -> None:
+                 deterministic: bool = True, counter_period_ns: int = 10_000, script_gap_ns: int = 0,
+                 host_start_ns: int | None = None) -> None:
         self.spec = spec if isinstance(spec, DeviceSpec) else load_spec(spec)
         self.seed = seed
         self.rng = np.random.default_rng(seed)
-        self.clock = HostClock(deterministic, script_gap_ns=script_gap_ns)
+        # host_start_ns: where the host clock starts (default: 1 s when deterministic, else now
+        # on the host's monotonic clock)
+        self.clock = HostClock(deterministic, host_start_ns, script_gap_ns)
         self.counter_period_ns = int(counter_period_ns)
         self.log = HostLog()
         self._cid = 0
