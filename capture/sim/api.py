@@ -21,13 +21,13 @@ _stack: list[Simulator] = []
 @contextmanager
 def session(spec: str | DeviceSpec = "gen5x16-141g", devices: int = 1, seed: int = 0,
             deterministic: bool = True, counter_period_ns: int = 10_000,
-            script_gap_ns: int = 0) -> Iterator[Simulator]:
+            script_gap_ns: int = 0, host_start_ns: int | None = None) -> Iterator[Simulator]:
     """Open a simulated session and make it current inside the ``with`` block.
 
     ``spec`` is a preset name or a spec file; ``deterministic`` models host time between calls
     instead of measuring it, so identical inputs give identical captures.
     """
-    sim = Simulator(spec, devices, seed, deterministic, counter_period_ns, script_gap_ns)
+    sim = Simulator(spec, devices, seed, deterministic, counter_period_ns, script_gap_ns, host_start_ns)
     _stack.append(sim)
     try:
         yield sim
