@@ -33,6 +33,7 @@ def run_app(path: str | None = None) -> int:
     win = make_main_window()
     app.setWindowIcon(QIcon(win.icon_path()))
     win.resize(1600, 1000)
+    win.restore_layout()
     win.show()
     if path:
         win.open_path(path)

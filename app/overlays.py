@@ -56,6 +56,16 @@ class OverlayPainter:
             if r is not None:
                 p.drawRect(r.adjusted(-1, -1, 1, 1))
 
+    def _hover(self, p: QPainter, scroll_y: float) -> None:
+        sid = getattr(self, "hover_sid", -1)
+        if sid < 0 or self.state.trace is None or sid >= len(self.state.trace.slices):
+            return
+        r = self.slice_rect(sid, scroll_y)
+        if r is not None:
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.setPen(QPen(self.theme.c("select", 170), 1))
+            p.drawRect(r.adjusted(-0.5, -0.5, 0.5, 0.5))
+
     def _chain(self, p: QPainter, scroll_y: float) -> None:
         st = self.state
         if st.selected < 0:

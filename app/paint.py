@@ -44,6 +44,7 @@ class TimelinePainter(OverlayPainter):
         self.small = QFont("DejaVu Sans", 7)
         self.fm = QFontMetricsF(self.font)
         self._elide: dict[tuple[int, int], QStaticText | None] = {}
+        self.hover_sid = -1  # the slice under the mouse, outlined
         self.exact = True  # False while zooming: reuse coverage of the last zoom, resampled
         self.stale = False  # the last frame drew resampled coverage
 
@@ -105,6 +106,7 @@ class TimelinePainter(OverlayPainter):
         self._grid(p, h)
         self._marks_and_range(p, h)
         self._search_hits(p, lanes, scroll_y)
+        self._hover(p, scroll_y)
         self._chain(p, scroll_y)
         if hover_x is not None and hover_x >= GUTTER_W:
             p.setPen(QPen(th.c("dim", 160), 1))

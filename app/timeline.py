@@ -180,6 +180,7 @@ class TimelineWidget(QWidget):
                 st.set_range((sc.t_of(self._x(self._press)), st.scale.t_of(self._x(pos))))
         elif st.trace is not None:
             sid = self.slice_at(pos)
+            self.painter.hover_sid = sid
             if sid >= 0:
                 QToolTip.showText(event.globalPosition().toPoint(), self._tooltip(sid), self)
             else:
@@ -208,6 +209,7 @@ class TimelineWidget(QWidget):
             self.state.fit_selection()
 
     def leaveEvent(self, event) -> None:
+        self.painter.hover_sid = -1
         self._hover_x = None
         self.hovered.emit(float("nan"))
         self.update()

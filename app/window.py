@@ -206,9 +206,11 @@ class MainWindow(QMainWindow):
     # -- files ----------------------------------------------------------------------------------
     def set_trace(self, trace: Trace, title: str = "") -> None:
         """Show a trace that is already in memory."""
+        self.timeline.painter.hover_sid = -1
         self.state.set_trace(trace)
         self.setWindowTitle(f"accelview — {title or trace.source or 'trace'}")
         self._show_view()
+        self.timeline.setFocus()  # W/A/S/D work at once
 
     def _fit_all(self) -> None:
         self.state.set_range(None)
@@ -291,7 +293,17 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             self.open_path(paths[0])
 
+    def restore_layout(self) -> None:
+        """Restore the window geometry and dock layout saved at the last close."""
+        geo, dock = self.settings.value("geometry"), self.settings.value("dock_state")
+        if geo is not None:
+            self.restoreGeometry(geo)
+        if dock is not None:
+            self.restoreState(dock)
+
     def closeEvent(self, event) -> None:
+        self.settings.setValue("geometry", self.saveGeometry())
+        self.settings.setValue("dock_state", self.saveState())
         if self.job is not None and self.job.running:
             self.job.cancel()
             self.job.wait(5000)

@@ -90,6 +90,8 @@ def test_click_selects_slice_with_chain_and_details(win, qtbot):
     sid = int(np.flatnonzero(tr.slices.name == k)[0])
     st.show_window(float(tr.slices.start_ns[sid]) - 60_000, float(tr.slices.start_ns[sid]) + 60_000)
     pos = widget_pos(win, sid)
+    mouse(win.timeline, QMouseEvent.Type.MouseMove, pos, Qt.MouseButton.NoButton, Qt.MouseButton.NoButton)
+    assert win.timeline.painter.hover_sid == sid  # outlined under the mouse, with a tooltip
     mouse(win.timeline, QMouseEvent.Type.MouseButtonPress, pos)
     mouse(win.timeline, QMouseEvent.Type.MouseButtonRelease, pos, buttons=Qt.MouseButton.NoButton)
     assert st.selected == sid

@@ -168,3 +168,19 @@ def test_counter_list_offers_derived_metrics(qtmodeltester):
     assert len(ts) == len(vals) > 0
     assert model.entries[derived[0]].unit
     qtmodeltester.check(model)
+
+
+def test_window_layout_is_saved_and_restored(qtbot, tmp_path):
+    settings = QSettings(str(tmp_path / "layout.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(settings=settings)
+    qtbot.addWidget(w)
+    w.resize(900, 700)
+    w.show()
+    w.docks["Details"].hide()
+    w.close()
+    w2 = MainWindow(settings=settings)
+    qtbot.addWidget(w2)
+    w2.restore_layout()
+    w2.show()
+    assert not w2.docks["Details"].isVisible()
+    assert w2.docks["Lanes"].isVisible()
