@@ -35,3 +35,25 @@ def test_thousands_of_frames(qapp):
         painter.paint(p, w, h, 0.0, 100.0 + i % 300)
         p.end()
     assert not img.isNull()
+
+
+def test_empty_and_counter_only_traces_paint(qapp):
+    from accelview.model import TraceBuilder, TrackKind
+
+    empty = TraceBuilder().build()
+    b = TraceBuilder()
+    dev = b.add_track("dev", TrackKind.DEVICE)
+    c = b.add_counter_track("power", "W", parent=dev)
+    b.add_counter(c, 0, 1.0)
+    b.add_counter(c, 1000, 3.0)
+    counters_only = b.build()
+    for trace in (empty, counters_only):
+        st = ViewState()
+        painter = TimelinePainter(st, DARK)
+        st.scale = st.scale.with_width(painter.content_width(300))
+        st.set_trace(trace)
+        st.set_scale(st.scale.zoom(3.0))
+        img = QImage(300, 200, QImage.Format.Format_RGB32)
+        p = QPainter(img)
+        painter.paint(p, 300, 200)
+        p.end()
