@@ -100,3 +100,17 @@ def test_params_are_typed_and_checked() -> None:
         workloads.parse_params("gemm", ["m"])
     with sim.session("gen4x8-24g"), pytest.raises(MemoryError):
         workloads.run("llm", ["model=70b", "tokens=1"])  # 140 GB of weights on a 24 GB card
+
+
+def test_the_module_writes_a_capture(tmp_path, capsys) -> None:
+    from accelview.capture.sim.__main__ import main
+    from accelview.model.capture_reader import load_capture
+
+    out = tmp_path / "sync.h5"
+    assert main(["sync-heavy", "--param", "count=5", "--spec", "gen4x8-24g", "-o", str(out)]) == 0
+    assert "sync.h5: " in capsys.readouterr().out
+    assert len(load_capture(out).truth["truth_ops"]) == 5
+    assert main(["sync-heavy", "-o", str(out)]) == 2  # exists: refused without --force
+    assert "already exists" in capsys.readouterr().err
+    assert main(["gemm", "--param", "m=big", "-o", str(tmp_path / "x.h5")]) == 2
+    assert "gemm: m='big' is not a valid int" in capsys.readouterr().err
