@@ -19,7 +19,7 @@ from .specs import list_presets
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m accelview.capture.sim",
-                                     description="Run a built-in workload on the simulator, write its capture.")
+                                     description="Run a built-in workload, write its capture.")
     parser.add_argument("workload", choices=sorted(workloads.WORKLOADS))
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                         help="a workload parameter (repeatable)")
