@@ -8,7 +8,7 @@ import numpy as np
 from accelview.model.lod import counter_minmax
 from accelview.model.timescale import format_value
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPaintEvent
+from PySide6.QtGui import QColor, QFont, QImage, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from .counter_list import CounterListModel
@@ -30,12 +30,27 @@ class CounterPanel(QWidget):
         self.model = model
         self.theme = theme
         self.cursor: float | None = None
+        self.wheel_target: QWidget | None = None  # the timeline: wheel zoom over the counters too
+        self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         for sig in (state.scale_changed, state.trace_changed, state.range_changed):
             sig.connect(self.update)
         model.dataChanged.connect(self._strips_changed)
         model.modelReset.connect(self._strips_changed)
         self._strips_changed()
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        """Zoom and pan from the counters like on the timeline (same x axis)."""
+        if self.wheel_target is not None:
+            self.wheel_target.wheelEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        x = event.position().x()
+        self.set_cursor(self.state.scale.t_of(x - GUTTER_W) if x >= GUTTER_W else float("nan"))
+
+    def leaveEvent(self, event) -> None:
+        self.set_cursor(float("nan"))
+        super().leaveEvent(event)
 
     def set_theme(self, theme: Theme) -> None:
         """Repaint in another theme."""

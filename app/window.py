@@ -75,6 +75,7 @@ class MainWindow(QMainWindow):
         self.timeline = TimelineWidget(st, self.theme)
         self.counter_model = CounterListModel(st, self)
         self.counters = CounterPanel(st, self.counter_model, self.theme)
+        self.counters.wheel_target = self.timeline
         top = QWidget()
         lay = QHBoxLayout(top)
         lay.setContentsMargins(0, 0, 0, 0)

@@ -139,6 +139,18 @@ def test_shift_drag_selects_range_fit_and_mark(win, qtbot):
     assert st.marks == []
 
 
+def test_wheel_over_counters_zooms_the_timeline(win):
+    st = win.state
+    span = st.scale.span
+    pos = QPointF(GUTTER_W + 200, 20)
+    ev = QWheelEvent(pos, QPointF(win.counters.mapToGlobal(pos.toPoint())), QPoint(0, 0), QPoint(0, 120),
+                     Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(win.counters, ev)
+    assert st.scale.span < span
+    mouse(win.counters, QMouseEvent.Type.MouseMove, pos, Qt.MouseButton.NoButton, Qt.MouseButton.NoButton)
+    assert win.counters.cursor == pytest.approx(st.scale.t_of(200))
+
+
 def test_counter_panel_follows_the_timeline(win):
     st = win.state
     panel = win.counters
