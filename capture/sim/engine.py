@@ -166,10 +166,13 @@ class DeviceEngine:
     def _next_time(self) -> float:
         t = math.inf
         rates = self._op_rates()
-        for cmd in self.units.values():
-            if cmd is not None:
-                end = cmd.phase_end if cmd.phase == "launch" else self.now + cmd.remaining / rates[id(cmd)]
-                t = min(t, end)
+        running = [c for c in self.units.values() if c is not None]
+        for cmd in running:
+            if cmd.phase == "launch":
+                # alone, its body starts without changing anyone's HBM share: no event needed
+                t = min(t, cmd.phase_end + cmd.remaining if len(running) == 1 else cmd.phase_end)
+            else:
+                t = min(t, self.now + cmd.remaining / rates[id(cmd)])
         for cmd in self.dma:
             if cmd is not None and cmd.phase != "data":
                 t = min(t, cmd.phase_end)
@@ -207,12 +210,17 @@ class DeviceEngine:
         """Move fluid data phases forward to ``t``."""
         dt = t - self.now
         if dt > 0:
+            for cmd in self.units.values():  # a lone op's body began inside this interval
+                if cmd is not None and cmd.phase == "launch" and cmd.phase_end < t:
+                    cmd.phase, cmd.data_start_ns, cmd.phase_end = "body", cmd.phase_end, math.inf
+                    self._rates = None
             rates = self._op_rates()
             for cmd in self.units.values():
                 if cmd is not None and cmd.phase == "body":
-                    step = min(cmd.remaining, rates[id(cmd)] * dt)
+                    t0 = max(self.now, cmd.data_start_ns)
+                    step = min(cmd.remaining, rates[id(cmd)] * (t - t0))
                     cmd.remaining -= step
-                    _extend(cmd.segments, self.now, t, step, len(rates))
+                    _extend(cmd.segments, t0, t, step, len(rates))
             for d, act in self.active.items():
                 if act:
                     moved = self.bandwidth[d] / len(act) * dt
