@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from accelview.model import AccelviewError, Trace
+
+if TYPE_CHECKING:
+    from accelview.model.lod import TraceLOD
 from PySide6.QtCore import QObject, QThread, Signal
 
 
@@ -25,6 +29,7 @@ class _Worker(QObject):
     def __init__(self, path: str, loader: Callable[..., Trace], stop: threading.Event) -> None:
         super().__init__()
         self.path, self.loader, self.stop = path, loader, stop
+        self.lod = None
 
     def run(self) -> None:
         try:
@@ -40,8 +45,14 @@ class _Worker(QObject):
             return
         if self.stop.is_set():
             self.cancelled.emit()
-        else:
-            self.loaded.emit(trace)
+            return
+        try:  # the timeline's indexes, built here so the first frame does not wait for them
+            from accelview.model.lod import TraceLOD
+
+            self.lod = TraceLOD(trace, origin=int(trace.time_bounds()[0])).prepare()
+        except Exception:  # the view builds them itself then
+            self.lod = None
+        self.loaded.emit(trace)
 
 
 class LoadJob(QObject):
@@ -72,6 +83,11 @@ class LoadJob(QObject):
     def start(self) -> None:
         """Start loading."""
         self._thread.start()
+
+    @property
+    def lod(self) -> TraceLOD | None:
+        """The timeline index the worker prepared for the loaded trace (or None)."""
+        return self._worker.lod
 
     def cancel(self) -> None:
         """Ask the loader to stop at its next check."""

@@ -48,12 +48,14 @@ class ViewState(QObject):
         if trace is not None:
             self.set_trace(trace)
 
-    def set_trace(self, trace: Trace) -> None:
-        """Show a new trace, fitted to the view, with nothing selected."""
+    def set_trace(self, trace: Trace, lod: TraceLOD | None = None) -> None:
+        """Show a new trace, fitted to the view, with nothing selected. ``lod`` is an index
+        already prepared for it (by the loading thread), else one is made."""
         self.trace = trace
         lo, hi = trace.time_bounds()
         self.origin = int(lo)
-        self.lod = TraceLOD(trace, origin=self.origin)
+        ok = lod is not None and lod.trace is trace and lod.origin == self.origin
+        self.lod = lod if ok else TraceLOD(trace, origin=self.origin)
         self.hidden, self.collapsed, self.order = set(), set(), {}
         self.scale = TimeScale.fit(0, hi - lo, self.scale.width, origin=self.origin)
         self.selected, self.range, self.marks = -1, None, []

@@ -205,10 +205,10 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
 
     # -- files ----------------------------------------------------------------------------------
-    def set_trace(self, trace: Trace, title: str = "") -> None:
-        """Show a trace that is already in memory."""
+    def set_trace(self, trace: Trace, title: str = "", lod: object = None) -> None:
+        """Show a trace that is already in memory (``lod``: its prepared timeline index)."""
         self.timeline.painter.hover_sid = -1
-        self.state.set_trace(trace)
+        self.state.set_trace(trace, lod)
         self.setWindowTitle(f"accelview — {title or trace.source or 'trace'}")
         self._show_view()
         self.timeline.setFocus()  # W/A/S/D work at once
@@ -237,7 +237,7 @@ class MainWindow(QMainWindow):
         self.progress.setAutoReset(False)
         self.progress.canceled.connect(job.cancel)
         job.progressed.connect(lambda f: self.progress and self.progress.setValue(int(max(0.0, min(f, 1.0)) * 1000)))
-        job.loaded.connect(lambda tr: self._loaded(path, tr))
+        job.loaded.connect(lambda tr: self._loaded(path, tr, job.lod))
         job.failed.connect(self._failed)
         job.cancelled.connect(lambda: self.statusBar().showMessage(f"Loading {path} cancelled", 5000))
         job.finished.connect(self._job_done)
@@ -249,8 +249,8 @@ class MainWindow(QMainWindow):
             self.progress.reset()
             self.progress.hide()
 
-    def _loaded(self, path: str, trace: Trace) -> None:
-        self.set_trace(trace, Path(path).name)
+    def _loaded(self, path: str, trace: Trace, lod: object = None) -> None:
+        self.set_trace(trace, Path(path).name, lod)
         self.add_recent(path)
         self.statusBar().showMessage(f"Opened {path}: {len(trace.slices):,} slices", 5000)
 

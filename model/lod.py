@@ -60,6 +60,16 @@ class TraceLOD:
         self.stale = False
         self._max_dur: np.ndarray | None = None
 
+    def prepare(self) -> TraceLOD:
+        """Build the whole-trace indexes now (the loader's worker thread calls this, so the
+        first frame does not): the packed search key, per-run maximum durations, colours."""
+        self._global()
+        runs = self.trace.runs
+        if self._max_dur is None and len(runs.begin):
+            self._max_dur = np.maximum.reduceat(self.trace.slices.dur_ns, runs.begin)
+        self.colours(np.empty(0, np.int32))
+        return self
+
     def depth_count(self, track: int) -> int:
         """Number of depth rows of a track (0 when it has no slices)."""
         runs = self.trace.runs.of_track(track)

@@ -184,3 +184,13 @@ def test_window_layout_is_saved_and_restored(qtbot, tmp_path):
     w2.show()
     assert not w2.docks["Details"].isVisible()
     assert w2.docks["Lanes"].isVisible()
+
+
+def test_loaded_trace_arrives_with_its_timeline_index_prepared(win, qtbot, tmp_path):
+    path = tmp_path / "x.h5"
+    path.write_bytes(b"x")
+    job = win.open_path(str(path))
+    with qtbot.waitSignal(win.state.trace_changed, timeout=10000):
+        pass
+    assert job.lod is not None and win.state.lod is job.lod
+    assert win.state.lod._g is not None  # built on the worker thread
