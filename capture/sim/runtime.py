@@ -21,7 +21,7 @@ host). Host waits on the device advance host time virtually (see :mod:`.hostcloc
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from .hostclock import HostClock
 from .hostlog import HostLog, Submission
 from .ops import OpWork, op_work
 from .specs import DeviceSpec, load_spec
+
+if TYPE_CHECKING:
+    from accelview.model import Trace
 
 
 class Simulator:
@@ -76,7 +79,7 @@ class Simulator:
             dev.engine.run_until_idle()
         return self.clock.now
 
-    def trace(self) -> Any:
+    def trace(self) -> Trace:
         """Finish and build the capture as a ``Trace`` (see :mod:`.tracewriter`)."""
         from .tracewriter import build_trace
 
