@@ -77,6 +77,11 @@ def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), prefix: 
         win.grab().save(str(p))
         paths.append(p)
 
+    derived = [i for i, e in enumerate(win.counter_model.entries) if e.metric]
+    if derived:  # show a derived metric in the last strip
+        win.counter_model.beginResetModel()
+        win.counter_model.checked = [*win.counter_model.checked[:2], derived[0]]
+        win.counter_model.endResetModel()
     shot("overview-dark.png")
     sid = _pick(trace)
     if sid >= 0:
