@@ -111,18 +111,22 @@ class TraceLOD:
         k0 = int(np.floor(t0 / ns_per_px))
         k1 = k0 + width + 1
         runs = [self._run_of.get(key, -1) for key in lanes]
-        miss, approx = [], {}
+        miss, approx, extend = [], {}, {}
+        pad = width // 4
         for r in runs:
             hit = self._cache.get(r) if r >= 0 else None
             if r >= 0 and (hit is None or hit[0] != ns_per_px or not (hit[1] <= k0 and k1 <= hit[2])):
                 covers_view = hit is not None and hit[1] * hit[0] <= t0 and t0 + width * ns_per_px <= hit[2] * hit[0]
                 if not exact and covers_view:
                     approx[r] = hit
+                elif hit is not None and hit[0] == ns_per_px and hit[1] - 2 * width < k0 and k1 < hit[2] + 2 * width:
+                    extend.setdefault((hit[1], hit[2]), []).append(r)  # panned out of the cached window
                 else:
                     miss.append(r)
         if miss:
-            pad = width // 4
             self._fill(sorted(set(miss)), k0 - pad, k1 + pad, ns_per_px)
+        for (g0, g1), rs in extend.items():
+            self._extend(rs, g0, g1, k0 - pad, k1 + pad, ns_per_px, keep=3 * width)
         n = width + 1
         frac = np.zeros((len(lanes), n), np.float32)
         names = np.full((len(lanes), n), -1, np.int32)
@@ -164,14 +168,42 @@ class TraceLOD:
 
     def _fill(self, rs: list[int], g0: int, g1: int, p: float) -> None:
         """Compute and cache buckets [g0, g1) of zoom ``p`` for runs ``rs``."""
+        frac, names, cols = self._compute(rs, g0, g1, p)
+        for i, run in enumerate(rs):
+            self._cache[run] = (p, g0, g1, frac[i], names[i], cols[i])
+
+    def _extend(self, rs: list[int], c0: int, c1: int, n0: int, n1: int, p: float, keep: int) -> None:
+        """Runs cached for buckets [c0, c1) at zoom ``p`` now need [n0, n1): compute only the
+        buckets not cached yet, join them on, and keep at most ``keep`` around the new range."""
+        g0, g1 = min(c0, n0), max(c1, n1)
+        parts = []
+        if g0 < c0:
+            parts.append(("left", self._compute(rs, g0, c0, p)))
+        if c1 < g1:
+            parts.append(("right", self._compute(rs, c1, g1, p)))
+        lo = max(g0, min(n0, n1 - keep))
+        hi = min(g1, max(n1, lo + keep))
+        for i, run in enumerate(rs):
+            _, _, _, f, nm, c = self._cache[run]
+            arrays = [f, nm, c]
+            for side, (pf, pn, pc) in parts:
+                new = (pf[i], pn[i], pc[i])
+                arrays = [np.concatenate((a, b)) if side == "right" else np.concatenate((b, a))
+                          for a, b in zip(arrays, new, strict=True)]
+            f, nm, c = (a[lo - g0 : hi - g0] for a in arrays)
+            self._cache[run] = (p, lo, hi, f, nm, c)
+
+    def _compute(self, rs: list[int], g0: int, g1: int, p: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(frac, names, colours) of buckets [g0, g1) of zoom ``p`` for runs ``rs``, one row each."""
         g = self._global()
         if g is None:
+            rows = []
             for r in rs:
                 runs = self.trace.runs
                 idx = self.run(int(runs.track[r]), int(runs.depth[r]))
                 frac, names = idx.coverage(g0, g1 - g0, p, self.origin)
-                self._cache[r] = (p, g0, g1, frac, names, self.colours(names))
-            return
+                rows.append((frac, names, self.colours(names)))
+            return tuple(np.stack([row[k] for row in rows]) for k in range(3))  # type: ignore[return-value]
         shift, tmin, key, cum = g
         sl, runs = self.trace.slices, self.trace.runs
         start, dur = sl.start_ns, sl.dur_ns
@@ -189,9 +221,7 @@ class TraceLOD:
         covers = has[:, :-1] & (st[:, :-1] + du[:, :-1] > edges[None, :-1])
         pick = np.where(covers, jm[:, :-1], np.minimum(j[:, :-1], e - 1))
         names = np.where(frac > 0, sl.name[pick], -1).astype(np.int32)
-        cols = self.colours(names)
-        for i, run in enumerate(rs):
-            self._cache[run] = (p, g0, g1, frac[i], names[i], cols[i])
+        return frac, names, self.colours(names)
 
     def wide_rows(self, lanes: list[tuple[int, int]], t0: float, t1: float,
                   min_dur: float) -> tuple[np.ndarray, np.ndarray]:

@@ -317,3 +317,18 @@ def test_epoch_timestamps_keep_nanosecond_precision():
     labels = [tk.label for tk in ruler_ticks(z) if tk.label]
     assert len(labels) >= 5 and len(set(labels)) == len(labels)  # 10-20 ns steps stay distinct
     assert labels[0] in ("1.00 µs", "1.01 µs", "1.02 µs")
+
+
+def test_panning_out_of_the_cache_computes_only_the_new_buckets():
+    trace = large_trace(20_000, lanes=3)
+    lod = TraceLOD(trace)
+    lanes = [(1, 0), (2, 0)]
+    lod.coverage_rows(lanes, 0.0, 50.0, 400)
+    g0, g1 = lod._cache[0][1], lod._cache[0][2]
+    for shift in (300, 700, -900):  # beyond the padded window, both ways
+        t0 = 50.0 * shift
+        got = lod.coverage_rows(lanes, t0, 50.0, 400)
+        fresh = TraceLOD(trace).coverage_rows(lanes, t0, 50.0, 400)
+        assert np.allclose(got[1], fresh[1]) and np.array_equal(got[3], fresh[3])
+        assert lod._cache[0][2] - lod._cache[0][1] <= 3 * 400 + 400
+    assert (lod._cache[0][1], lod._cache[0][2]) != (g0, g1)
