@@ -147,6 +147,15 @@ def test_module_api_uses_the_current_session() -> None:
     sim.reset()
 
 
+def test_bad_session_settings_are_refused() -> None:
+    with pytest.raises(ValueError, match="devices must be at least 1"):
+        sim.Simulator(devices=0)
+    with pytest.raises(ValueError, match="counter_period_ns must be positive"):
+        sim.Simulator(counter_period_ns=0)
+    with pytest.raises(ValueError, match="no-such: no such device preset"):
+        sim.Simulator("no-such")
+
+
 def test_misuse_is_reported() -> None:
     with sim.session("gen4x8-24g", devices=2):
         dev, other = sim.device(0), sim.device(1)

@@ -45,6 +45,10 @@ class Simulator:
     def __init__(self, spec: str | DeviceSpec = "gen5x16-141g", devices: int = 1, seed: int = 0,
                  deterministic: bool = True, counter_period_ns: int = 10_000, script_gap_ns: int = 0,
                  host_start_ns: int | None = None) -> None:
+        if devices < 1:
+            raise ValueError(f"devices must be at least 1, got {devices}")
+        if counter_period_ns < 1:
+            raise ValueError(f"counter_period_ns must be positive, got {counter_period_ns}")
         self.spec = spec if isinstance(spec, DeviceSpec) else load_spec(spec)
         self.seed = seed
         self.rng = np.random.default_rng(seed)
