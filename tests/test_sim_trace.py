@@ -140,6 +140,14 @@ def test_counters_add_up_to_the_slices(run) -> None:
     h2d_wire = sum(c.job.data_wire_bytes for c in copies if c.direction == "h2d") + sum(
         c.job.reverse_wire_bytes for c in copies if c.direction == "d2h")
     assert _counter_total(trace, "PCIe H2D bytes") == pytest.approx(h2d_wire, rel=1e-9)
+    for d, other in (("h2d", "d2h"), ("d2h", "h2d")):
+        tlps = sum(c.job.data_tlps for c in copies if c.direction == d) + sum(
+            c.job.reverse_tlps for c in copies if c.direction == other)
+        assert _counter_total(trace, f"PCIe {d.upper()} TLPs") == pytest.approx(tlps, rel=1e-9)
+    d2h_wire = sum(c.job.data_wire_bytes for c in copies if c.direction == "d2h") + sum(
+        c.job.reverse_wire_bytes for c in copies if c.direction == "h2d")
+    assert _counter_total(trace, "PCIe D2H bytes") == pytest.approx(d2h_wire, rel=1e-9)
+    assert any(c.direction == "d2h" for c in copies) and any(c.direction == "h2d" for c in copies)
     # the per-op counters in the slice args agree with the sampled HBM bytes
     op_rows = _slices_on(trace, _tracks(trace, TrackKind.EXEC_UNIT))
     args_read = sum(trace.args(int(a))["hbm_read_bytes"] for a in trace.slices.args[op_rows])
