@@ -58,6 +58,13 @@ def test_concurrent_copies_share_a_direction_but_not_the_other() -> None:
     assert all(c.end_ns - c.start_ns == pytest.approx(2 * alone, rel=0.02) for c in same)
     assert any(sharers == 2 for c in same for *_, sharers in c.segments)
     assert both[0].end_ns - both[0].start_ns == pytest.approx(alone, rel=0.02)
+    # while they share the link, each engine waits for credits half the time
+    shared_ns = sum(t1 - t0 for c in same for t0, t1, _, n in c.segments if n == 2)
+    trace = s.trace()
+    names = [trace.track_name(i) for i in range(len(trace.tracks))]
+    (stall,) = [i for i, n in enumerate(names) if n.endswith("PCIe H2D credit stall cycles")]
+    expected = shared_ns * 0.5 * s.spec.clock_hz * 1e-9
+    assert trace.counter_series(stall)[1].sum() == pytest.approx(expected, rel=1e-6)
 
 
 def test_units_overlap_across_streams_and_events_order_them() -> None:
