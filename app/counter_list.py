@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from accelview.model.counter_lod import CounterLOD
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QWidget
 
@@ -64,6 +65,7 @@ class CounterListModel(QAbstractListModel):
         self.entries: list[CounterEntry] = []
         self.checked: list[int] = []  # rows, in strip order
         self._series: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._lods: dict[int, CounterLOD] = {}
         state.trace_changed.connect(self.reload)
         self.reload()
 
@@ -71,7 +73,7 @@ class CounterListModel(QAbstractListModel):
         """Re-read the counters of the current trace; the first three start checked."""
         self.beginResetModel()
         tr = self.state.trace
-        self.entries, self._series = [], {}
+        self.entries, self._series, self._lods = [], {}, {}
         if tr is not None:
             ct = tr.counter_tracks
             for i, t in enumerate(ct.track.tolist()):
@@ -83,6 +85,12 @@ class CounterListModel(QAbstractListModel):
                 self._series.update(series)
         self.checked = list(range(min(3, len(self.entries))))
         self.endResetModel()
+
+    def lod(self, row: int) -> CounterLOD:
+        """The min/max index of one entry's series (built once per trace)."""
+        if row not in self._lods:
+            self._lods[row] = CounterLOD(*self.series(row))
+        return self._lods[row]
 
     def series(self, row: int) -> tuple[np.ndarray, np.ndarray]:
         """(ts_ns, value) of one entry."""

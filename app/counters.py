@@ -5,7 +5,6 @@ so spikes narrower than a pixel survive zooming out."""
 from __future__ import annotations
 
 import numpy as np
-from accelview.model.lod import counter_minmax
 from accelview.model.timescale import format_value
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
@@ -82,8 +81,7 @@ class CounterPanel(QWidget):
             entry = self.model.entries[row]
             p.setPen(th.c("grid"))
             p.drawLine(0, y, w, y)
-            ts, vals = self.model.series(row)
-            lo, hi = counter_minmax(ts, vals, sc.r0, sc.ns_per_px, sc.width, st.origin)
+            lo, hi = self.model.lod(row).minmax(sc.r0, sc.ns_per_px, sc.width, st.origin)
             finite = np.isfinite(hi)
             top = float(np.nanmax(hi)) if finite.any() else 0.0
             vmax = top if top > 0 else 1.0

@@ -332,3 +332,26 @@ def test_panning_out_of_the_cache_computes_only_the_new_buckets():
         assert np.allclose(got[1], fresh[1]) and np.array_equal(got[3], fresh[3])
         assert lod._cache[0][2] - lod._cache[0][1] <= 3 * 400 + 400
     assert (lod._cache[0][1], lod._cache[0][2]) != (g0, g1)
+
+
+def test_counter_lod_bounds_work_and_keeps_spikes():
+    from accelview.model.counter_lod import CounterLOD
+
+    rng = np.random.default_rng(2)
+    n = 400_000
+    ts = np.cumsum(rng.integers(1, 20, n)).astype(np.int64)
+    vals = rng.normal(10, 1, n)
+    vals[123_456] = 500.0  # a one-sample spike
+    lod = CounterLOD(ts, vals)
+    width = 300
+    p = (ts[-1] - ts[0]) / width
+    lo, hi = lod.minmax(float(ts[0]), p, width)
+    exact_lo, exact_hi = counter_minmax(ts, vals, float(ts[0]), p, width)
+    assert np.nanmax(hi) == 500.0 and lod._levels  # drawn from blocks, the spike kept
+    assert np.nanmin(lo) == pytest.approx(np.nanmin(exact_lo))
+    spike = int(np.nanargmax(exact_hi))
+    assert abs(int(np.nanargmax(hi)) - spike) <= 1
+    # Zoomed in (few samples per pixel) it is exact.
+    lo2, hi2 = lod.minmax(float(ts[1000]), 3.0, width)
+    e_lo2, e_hi2 = counter_minmax(ts, vals, float(ts[1000]), 3.0, width)
+    assert np.allclose(lo2, e_lo2, equal_nan=True) and np.allclose(hi2, e_hi2, equal_nan=True)
