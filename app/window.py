@@ -230,24 +230,20 @@ class MainWindow(QMainWindow):
             self.job.cancel()
         job = LoadJob(path, self.loader, self)
         self.job = job
-        self.progress = QProgressDialog(f"Loading {Path(path).name}…", "Cancel", 0, 1000, self)
-        self.progress.setWindowTitle("accelview")
-        self.progress.setMinimumDuration(300)
-        self.progress.setAutoClose(False)
-        self.progress.setAutoReset(False)
-        self.progress.canceled.connect(job.cancel)
-        job.progressed.connect(lambda f: self.progress and self.progress.setValue(int(max(0.0, min(f, 1.0)) * 1000)))
+        dialog = QProgressDialog(f"Loading {Path(path).name}…", "Cancel", 0, 1000, self)
+        dialog.setWindowTitle("accelview")
+        dialog.setMinimumDuration(300)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        self.progress = dialog
+        dialog.canceled.connect(job.cancel)
+        job.progressed.connect(lambda f: dialog.setValue(int(max(0.0, min(f, 1.0)) * 1000)))
         job.loaded.connect(lambda tr: self._loaded(path, tr, job.lod))
         job.failed.connect(self._failed)
         job.cancelled.connect(lambda: self.statusBar().showMessage(f"Loading {path} cancelled", 5000))
-        job.finished.connect(self._job_done)
+        job.finished.connect(lambda: (dialog.reset(), dialog.hide()))  # this job's dialog only
         job.start()
         return job
-
-    def _job_done(self) -> None:
-        if self.progress is not None:
-            self.progress.reset()
-            self.progress.hide()
 
     def _loaded(self, path: str, trace: Trace, lod: object = None) -> None:
         self.set_trace(trace, Path(path).name, lod)

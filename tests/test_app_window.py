@@ -194,3 +194,23 @@ def test_loaded_trace_arrives_with_its_timeline_index_prepared(win, qtbot, tmp_p
         pass
     assert job.lod is not None and win.state.lod is job.lod
     assert win.state.lod._g is not None  # built on the worker thread
+
+
+def test_opening_another_file_cancels_the_first(qtbot, tmp_path):
+    fast = demo_trace(steps=1, layers=1)
+
+    def load(path, progress=None, cancel=None):
+        if "slow" in str(path):
+            while not cancel():
+                time.sleep(0.01)
+            raise CaptureError(path, "loading cancelled")
+        return fast
+
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), loader=load)
+    qtbot.addWidget(w)
+    first = w.open_path("/data/slow.h5")
+    with qtbot.waitSignal(w.state.trace_changed, timeout=10000):
+        w.open_path("/data/fast.h5")
+    first.wait()
+    assert w.state.trace is fast and not first.running
+    assert w.error_box is None  # a cancelled load is not an error
