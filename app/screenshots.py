@@ -99,6 +99,7 @@ def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), prefix: 
     st.set_range(((hi - lo) * 0.23, (hi - lo) * 0.27))  # relative to the trace start
     names = [trace.strings[i] for i in np.unique(sl.name[: min(len(sl), 5000)])][:1] if len(trace.slices) else []
     win.search.edit.setText(names[0] if names else "")
+    st.search(win.search.edit.text())  # now, not after the typing pause
     shot("range-search-light.png")
     win.apply_theme("dark")
     win.close()

@@ -3,7 +3,7 @@ current hit, and steps through hits with Enter / Shift+Enter or the arrows."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
@@ -49,7 +49,12 @@ class SearchBar(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         for w in (self.edit, self.count, self.prev, self.next):
             lay.addWidget(w)
-        self.edit.textChanged.connect(self.state.search)
+        # Search once typing pauses: on a 10M-slice trace each search scans the name column.
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(150)
+        self._debounce.timeout.connect(lambda: self.state.search(self.edit.text()))
+        self.edit.textChanged.connect(lambda _t: self._debounce.start())
         self.prev.clicked.connect(lambda: self.step(-1))
         self.next.clicked.connect(lambda: self.step(1))
         state.search_changed.connect(self._update_count)
@@ -61,6 +66,7 @@ class SearchBar(QWidget):
 
     def step(self, direction: int) -> None:
         """Go to the next (+1) or previous (-1) hit."""
+        self._debounce.stop()
         if self.state.search_text != self.edit.text():
             self.state.search(self.edit.text())
         self.state.step_hit(direction)

@@ -179,6 +179,7 @@ def test_counter_panel_follows_the_timeline(win):
 def test_search_counts_highlights_and_steps(win, qtbot):
     st = win.state
     qtbot.keyClicks(win.search.edit, "layernorm")
+    qtbot.waitUntil(lambda: st.search_text == "layernorm", timeout=3000)  # searched once typing pauses
     n = len(st.hits)
     assert n == 2 * 3 * 2  # a kernel and its submission per layer and step
     assert win.search.count.text() == f"{n} results"
@@ -191,7 +192,8 @@ def test_search_counts_highlights_and_steps(win, qtbot):
     assert st.scale.r0 <= sl.start_ns[st.selected] - st.origin <= st.scale.r1
     win.timeline.grab()  # paints the highlights
     win.search.edit.clear()
-    assert len(st.hits) == 0 and win.search.count.text() == ""
+    qtbot.waitUntil(lambda: len(st.hits) == 0, timeout=3000)
+    assert win.search.count.text() == ""
 
 
 def test_lane_tree_hides_and_collapses(win):
