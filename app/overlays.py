@@ -8,7 +8,7 @@ import numpy as np
 from accelview.model.lanes import Lane
 from accelview.model.timescale import format_duration
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QImage, QPainter, QPainterPath, QPen, QPolygonF
 
 GUTTER_W = 220  # lane names, left of the time axis
 RULER_H = 30  # the time ruler, above the lanes
@@ -33,28 +33,49 @@ class OverlayPainter:
             p.drawLine(QPointF(x1, RULER_H), QPointF(x1, h))
 
     def _search_hits(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
+        """Outline each search hit in view; when there are thousands, mark the pixels that
+        hold one with a strip under the lane instead (bounded by pixels, not hits)."""
         st = self.state
         if not len(st.hits):
             return
         sl, sc = st.trace.slices, st.scale
-        starts = sl.start_ns[st.hits]
+        hits, starts = st.hits_by_start()
         a0, a1 = st.origin + int(sc.r0), st.origin + int(sc.r1)
         a = int(np.searchsorted(starts, np.int64(a0 - int(sc.span)), "left"))
         b = int(np.searchsorted(starts, np.int64(a1), "right"))
-        ids = st.hits[a:b]
+        ids = hits[a:b]
         ids = ids[sl.start_ns[ids] + sl.dur_ns[ids] >= a0]
         if not len(ids):
             return
-        xs = np.floor(((sl.start_ns[ids] - st.origin) - sc.r0) / sc.ns_per_px).astype(np.int64)
-        keys = np.stack([sl.track[ids].astype(np.int64), sl.depth[ids].astype(np.int64), xs])
-        _, first = np.unique(keys, axis=1, return_index=True)  # one outline per lane pixel
-        pen = QPen(self.theme.c("search"), 2)
-        p.setPen(pen)
         p.setBrush(Qt.BrushStyle.NoBrush)
-        for sid in ids[first][:4000].tolist():
-            r = self.slice_rect(sid, scroll_y)
-            if r is not None:
-                p.drawRect(r.adjusted(-1, -1, 1, 1))
+        if len(ids) <= 2000:
+            p.setPen(QPen(self.theme.c("search"), 2))
+            for sid in ids.tolist():
+                r = self.slice_rect(sid, scroll_y)
+                if r is not None:
+                    p.drawRect(r.adjusted(-1, -1, 1, 1))
+            return
+        rows = [ln for ln in lanes if ln.depth >= 0]
+        if not rows:
+            return
+        keys = np.array([ln.track * 65536 + ln.depth for ln in rows], np.int64)
+        order = np.argsort(keys)
+        hk = sl.track[ids].astype(np.int64) * 65536 + sl.depth[ids].astype(np.int64)
+        pos = np.clip(np.searchsorted(keys[order], hk), 0, len(keys) - 1)
+        ok = keys[order][pos] == hk
+        row = order[pos[ok]]
+        xs = np.floor(((sl.start_ns[ids[ok]] - st.origin) - sc.r0) / sc.ns_per_px).astype(np.int64)
+        xs = np.clip(xs, 0, sc.width - 1)
+        mask = np.zeros((len(rows), sc.width), bool)
+        mask[row, xs] = True
+        col = self.theme.c("search")
+        argb = np.uint32(0xFF000000 | (col.red() << 16) | (col.green() << 8) | col.blue())
+        img = np.ascontiguousarray(np.where(mask, argb, np.uint32(0)))
+        qimg = QImage(img.data, sc.width, len(rows), sc.width * 4, QImage.Format.Format_ARGB32_Premultiplied)
+        for i, ln in enumerate(rows):
+            if mask[i].any():
+                y = self.lane_y(ln, scroll_y) + ln.h - 4
+                p.drawImage(QRectF(GUTTER_W, y, sc.width, 3), qimg, QRectF(0, i, sc.width, 1))
 
     def _hover(self, p: QPainter, scroll_y: float) -> None:
         sid = getattr(self, "hover_sid", -1)
@@ -142,8 +163,10 @@ class OverlayPainter:
             if badge is None or not r.intersects(badge[0].adjusted(-4, 0, 4, 0)):
                 p.drawText(r, Qt.AlignmentFlag.AlignVCenter, label)
         if len(st.hits):
-            rel = st.trace.slices.start_ns[st.hits] - st.origin
-            xs = np.unique(((rel - sc.r0) / sc.ns_per_px).astype(np.int64))
+            _, starts = st.hits_by_start()
+            a = int(np.searchsorted(starts, np.int64(st.origin + int(sc.r0)), "left"))
+            b = int(np.searchsorted(starts, np.int64(st.origin + int(sc.r1)), "right"))
+            xs = np.unique(((starts[a:b] - st.origin - sc.r0) / sc.ns_per_px).astype(np.int64))
             xs = xs[(xs >= 0) & (xs <= sc.width)][:3000] + GUTTER_W + 0.5
             p.setPen(QPen(th.c("search"), 1))
             p.drawLines([QLineF(x, 0, x, 5) for x in xs.tolist()])

@@ -43,6 +43,7 @@ class ViewState(QObject):
         self.range: tuple[float, float] | None = None
         self.marks: list[tuple[float, float]] = []
         self.hits = np.empty(0, np.int64)
+        self._by_start: tuple[int, np.ndarray, np.ndarray] | None = None
         self.hit_index = -1
         self.search_text = ""
         if trace is not None:
@@ -160,6 +161,22 @@ class ViewState(QObject):
         self.hit_index = -1
         self.search_changed.emit()
         return len(self.hits)
+
+    def hits_by_start(self) -> tuple[np.ndarray, np.ndarray]:
+        """(hit slice ids, their start_ns), ordered by start, for drawing the hits in view.
+        Recomputed whenever ``hits`` is replaced (the findings panel sets it too)."""
+        key = id(self.hits)
+        if self._by_start is None or self._by_start[0] != key or len(self._by_start[1]) != len(self.hits):
+            if self.trace is None or not len(self.hits):
+                ids, starts = np.empty(0, np.int64), np.empty(0, np.int64)
+            else:
+                ids = np.asarray(self.hits, np.int64)
+                ids = ids[(ids >= 0) & (ids < len(self.trace.slices))]
+                starts = self.trace.slices.start_ns[ids]
+                order = np.argsort(starts, kind="stable")
+                ids, starts = ids[order], starts[order]
+            self._by_start = (key, ids, starts)
+        return self._by_start[1], self._by_start[2]
 
     def step_hit(self, step: int) -> int:
         """Select the next (+1) or previous (-1) search hit and bring it into view."""

@@ -57,3 +57,20 @@ def test_empty_and_counter_only_traces_paint(qapp):
         p = QPainter(img)
         painter.paint(p, 300, 200)
         p.end()
+
+
+def test_many_search_hits_paint_as_pixel_strips(qapp):
+    from accelview.model.synthetic import large_trace
+
+    st = ViewState()
+    painter = TimelinePainter(st, DARK)
+    st.scale = st.scale.with_width(painter.content_width(800))
+    st.set_trace(large_trace(200_000, lanes=8))
+    assert st.search("matmul") > 2000  # far more hits than outlines are drawn for
+    img = QImage(800, 300, QImage.Format.Format_RGB32)
+    p = QPainter(img)
+    painter.paint(p, 800, 300)
+    p.end()
+    st.hits = st.hits[::-1].copy()  # set from elsewhere (the findings panel), not by start
+    ids, starts = st.hits_by_start()
+    assert len(ids) == len(st.hits) and (starts[1:] >= starts[:-1]).all()
