@@ -26,7 +26,7 @@ from accelview.model.synthetic import large_trace
 from PySide6.QtGui import QImage, QPainter
 
 W, H = 1920, 1080
-FRAMES = 15
+FRAMES = 40
 
 
 def frame_times(trace, fraction: float) -> tuple[float, float, float, float]:
