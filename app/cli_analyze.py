@@ -53,11 +53,15 @@ def format_report(r: Report, top: int = 10) -> str:
     if len(r.phases) > 1:
         lines.append("\nPhases")
         classes = sorted({k for p in r.phases for k in p.breakdown_ns})
-        lines.append("  " + f"{'phase':<28}{'duration':>12}  " + "".join(f"{c:>14}" for c in classes) + "  verdict")
+        hbm = any("hbm_utilization" in p.metrics for p in r.phases)
+        lines.append("  " + f"{'phase':<28}{'duration':>12}  " + "".join(f"{c:>10}" for c in classes)
+                     + ("  HBM util" if hbm else "") + "  verdict")
         for p in r.phases[1:top + 1]:
             tot = sum(p.breakdown_ns.values())
-            row = "".join(f"{_pct(p.breakdown_ns.get(c, 0), tot):>14}" for c in classes)
-            lines.append(f"  {p.name[:27]:<28}{format_duration(p.end_ns - p.start_ns):>12}  {row}  {p.verdict}")
+            row = "".join(f"{_pct(p.breakdown_ns.get(c, 0), tot):>10}" for c in classes)
+            util = f"{p.metrics['hbm_utilization']:>9.0f}%" if "hbm_utilization" in p.metrics else " " * 10
+            lines.append(f"  {p.name[:27]:<28}{format_duration(p.end_ns - p.start_ns):>12}  {row}"
+                         + (util if hbm else "") + f"  {p.verdict}")
     if r.stats:
         lines.append("\nTop ops by total time")
         lines.append(f"  {'op':<28}{'count':>9}{'total':>12}{'mean':>11}{'p50':>11}{'p95':>11}{'p99':>11}{'share':>8}")

@@ -28,7 +28,7 @@ and the event-driven side in :mod:`.engine` (queues, units, DMA, link sharing),
 docs/SIMULATOR.md describes the models and the published figures they agree with.
 """
 
-from .api import current, device, device_count, host_buffer, reset, session
+from .api import annotate, current, device, device_count, host_buffer, reset, session
 from .buffers import DeviceBuffer, HostBuffer
 from .runtime import Device, Event, Simulator, Stream
 from .specs import DeviceSpec, list_presets, load_spec
@@ -41,6 +41,7 @@ __all__ = [
     "HostBuffer",
     "Simulator",
     "Stream",
+    "annotate",
     "current",
     "device",
     "device_count",

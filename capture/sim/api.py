@@ -60,3 +60,18 @@ def device_count() -> int:
 def host_buffer(shape: int | tuple[int, ...], dtype: Any = "bf16", pinned: bool = True) -> HostBuffer:
     """Host memory of the current session: ``pinned=False`` for pageable memory."""
     return current().host_buffer(shape, dtype, pinned)
+
+
+@contextmanager
+def annotate(name: str) -> Iterator[None]:
+    """Mark a phase of the script (``prefill``, ``decode 3``) on the host thread, like an NVTX
+    range: the capture shows it above the runtime calls and the analyses break time down per phase."""
+    sim = current()
+    start = sim.clock.enter_call()
+    sim.clock.exit_call()
+    try:
+        yield
+    finally:
+        end = sim.clock.enter_call()
+        sim.clock.exit_call()
+        sim.log.annotate(start, end, name)

@@ -43,6 +43,7 @@ class HostLog:
     memcpys: list[ApiCall] = field(default_factory=list)
     submissions: list[Submission] = field(default_factory=list)
     waits: list[tuple[int, int]] = field(default_factory=list)  # host blocked on a device: [start, end)
+    ranges: list[ApiCall] = field(default_factory=list)  # the script's annotated phases (prefill, decode ...)
 
     def call(self, start_ns: int, end_ns: int, name: str, cid: int, **args: Any) -> None:
         """Record a runtime API call."""
@@ -52,6 +53,10 @@ class HostLog:
         """Record a host staging memcpy of one chunk of a pageable copy."""
         self.memcpys.append(ApiCall(start_ns, end_ns, f"staging memcpy {direction}", cid,
                                     {"bytes": nbytes, "chunk": chunk}))
+
+    def annotate(self, start_ns: int, end_ns: int, name: str) -> None:
+        """Record a phase the script marked with ``sim.annotate(name)``."""
+        self.ranges.append(ApiCall(start_ns, end_ns, name, -1))
 
     def wait(self, start_ns: int, end_ns: int) -> None:
         """Record that the host thread was blocked on a device in [start, end)."""

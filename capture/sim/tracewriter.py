@@ -62,6 +62,8 @@ def build_trace(sim: Simulator) -> Trace:
                               correlation=call.cid, args=call.args)
         if call.cid > 0:
             api_ids[call.cid] = sid
+    for r in sim.log.ranges:
+        batch.add_slice(thread, r.start_ns, r.end_ns - r.start_ns, r.name, "user")
     for m in sim.log.memcpys:
         batch.add_slice(api, m.start_ns, m.end_ns - m.start_ns, m.name, "host memcpy", correlation=m.cid,
                         args=m.args)

@@ -42,17 +42,20 @@ def llm(model: str = "8b", batch: int = 1, prompt: int = 512, tokens: int = 32, 
     dev.alloc(cfg.kv_bytes_per_token() * batch * (prompt + tokens), "int8")  # the KV cache
     logits = dev.alloc(batch * cfg.vocab * 4, "int8")
     if upload:  # embedding table, one buffer per layer, final norm + LM head
-        host = api.host_buffer(max(w.nbytes for w in weights), "int8", pinned=True)
-        for w in weights:
-            dev.copy(w, host, nbytes=w.nbytes)
-    for name, kind, shapes in prefill_ops(cfg, batch, prompt):
-        dev.launch(kind, name=f"prefill.{name}", **shapes)
+        with api.annotate("upload weights"):
+            host = api.host_buffer(max(w.nbytes for w in weights), "int8", pinned=True)
+            for w in weights:
+                dev.copy(w, host, nbytes=w.nbytes)
     out = api.host_buffer(batch * cfg.vocab * 4, "int8", pinned=True)
-    dev.copy(out, logits)
+    with api.annotate("prefill"):
+        for name, kind, shapes in prefill_ops(cfg, batch, prompt):
+            dev.launch(kind, name=f"prefill.{name}", **shapes)
+        dev.copy(out, logits)
     for step in range(tokens):
-        for name, kind, shapes in decode_ops(cfg, batch, prompt + step):
-            dev.launch(kind, name=f"decode.{name}", **shapes)
-        dev.copy(out, logits)  # synchronous: the host samples the next token
+        with api.annotate(f"decode {step}"):
+            for name, kind, shapes in decode_ops(cfg, batch, prompt + step):
+                dev.launch(kind, name=f"decode.{name}", **shapes)
+            dev.copy(out, logits)  # synchronous: the host samples the next token
 
 
 def gemm(m: int = 8192, n: int = 8192, k: int = 8192, iters: int = 20, dtype: str = "bf16") -> None:

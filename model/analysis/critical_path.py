@@ -87,6 +87,7 @@ class _Deps:
         work = np.concatenate((roles.device_ops, roles.copies))
         o = np.argsort(self.end[work], kind="stable")
         self.work_ids, self.work_end = work[o], self.end[work][o]
+        self.api_calls = roles.api_calls
         # A device op that waited on a copy through an event has no flow from it: take the last
         # copy of its device that ended before it began (the gap classification's 'pcie' rule).
         self.copy_pred = np.full(n, -1, np.int64)
@@ -155,7 +156,10 @@ def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 1
         return CriticalPath()
     deps = _Deps(trace, roles)
     start, end = deps.start.item, deps.end.item  # Python ints: the walk is a scalar loop
-    x = int(np.argmax(deps.end)) if end_slice is None else end_slice
+    if end_slice is None:  # the last work to finish: device ops, copies or host API calls, not annotations
+        work = np.concatenate((deps.work_ids, deps.api_calls))
+        end_slice = int(work[np.argmax(deps.end[work])]) if len(work) else int(np.argmax(deps.end))
+    x = end_slice
     seg_end = end(x)
     steps: list[PathStep] = []
     for _ in range(max_steps):

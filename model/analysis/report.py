@@ -13,17 +13,22 @@ from accelview.model.trace import Trace
 from . import intervals as iv
 from .critical_path import critical_path
 from .device_passes import fusion_candidates, host_sync, launch_bound, low_hbm_efficiency
+from .expr import ExprError
 from .findings import Finding, ranked
 from .gaps import Gaps, device_gaps
 from .gpu_section import gpu_section
+from .metric_eval import sampled_metrics, window_metric
+from .metrics import MetricRegistry
 from .ops import OpLabels, classify_ops
 from .roles import Roles
 from .stats import OpStat, op_stats
 from .transfer_passes import transfer_findings
 
-LABELS = ("compute", "memory", "latency", "unknown")
+LABELS = ("compute", "memory", "latency", "unknown")  # op labels; "transfer" marks copies with no op
 CAUSES = ("host", "pcie", "sync", "communication")
 MAX_PHASES = 500
+PHASE_METRICS = ("hbm_utilization", "pcie_h2d_utilization")
+PHASE_CATEGORIES = ("user", "user_annotation")  # ranges a script marked (sim.annotate, NVTX, record_function)
 
 
 @dataclass
@@ -34,6 +39,7 @@ class Phase:
     start_ns: int
     end_ns: int
     breakdown_ns: dict[str, int] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)  # e.g. hbm_utilization (%) over the phase
 
     @property
     def verdict(self) -> str:
@@ -64,6 +70,7 @@ class Report:
                      for d, a, b, c in zip(self.gaps.device, self.gaps.start_ns, self.gaps.end_ns, self.gaps.cause,
                                            strict=True)],
             "phases": [{"name": p.name, "start_ns": p.start_ns, "end_ns": p.end_ns, "verdict": p.verdict,
+                        "metrics": {k: round(v, 3) for k, v in p.metrics.items()},
                         "breakdown_ns": p.breakdown_ns} for p in self.phases],
             "findings": [f.to_json() for f in self.findings],
             "op_stats": [vars(s) for s in self.stats[:50]],
@@ -86,7 +93,9 @@ class _Breakdown:
     Ops on a device's several units overlap, so each device's busy time (their union) is shared
     among op labels in proportion to their op time; idle gaps are device-wide already."""
 
-    def __init__(self, trace: Trace, labels: OpLabels, gaps: Gaps) -> None:
+    def __init__(self, trace: Trace, labels: OpLabels, gaps: Gaps, copies: np.ndarray) -> None:
+        cs = trace.slices.start_ns[copies]
+        self.xs, self.xe = iv.union(cs, cs + trace.slices.dur_ns[copies])
         ids = labels.slice
         s = trace.slices.start_ns[ids]
         o = np.argsort(s, kind="stable")
@@ -123,26 +132,54 @@ class _Breakdown:
             sums = np.bincount(self.gcode[lo:hi], weights=g, minlength=len(CAUSES))
             for i, c in enumerate(CAUSES):
                 out[c] = out.get(c, 0) + int(sums[i])
+        # Copies while the device ran no op and was not in a classified gap (an upload before the
+        # first op, say) count as transfer time.
+        xfer = iv.clip(self.xs, self.xe, t0, t1)
+        if len(xfer[0]):
+            busy = iv.union(np.concatenate((s if keep.any() else np.empty(0, np.int64),
+                                            np.maximum(self.g0[lo:hi], t0))),
+                            np.concatenate((e if keep.any() else np.empty(0, np.int64),
+                                            np.minimum(self.g1[lo:hi], t1))))
+            out["transfer"] = iv.total(*xfer) - iv.total(*iv.intersection(xfer, busy))
         return {k: v for k, v in out.items() if v > 0}
 
 
-def phases(trace: Trace, labels: OpLabels, gaps: Gaps) -> list[Phase]:
+def _phase_metrics(trace: Trace, registry: MetricRegistry, names: list[str], t0: int, t1: int) -> dict[str, float]:
+    out = {}
+    for m in names:
+        try:
+            out[m] = window_metric(trace, registry, m, t0, t1)
+        except ExprError:  # a counter or spec figure this capture lacks
+            continue
+    return out
+
+
+def phases(trace: Trace, labels: OpLabels, gaps: Gaps, roles: Roles | None = None) -> list[Phase]:
     """The run, and each top-level user annotation on a host thread (prefill, decode, a step)."""
-    breakdown = _Breakdown(trace, labels, gaps)
+    roles = roles or Roles(trace)
+    breakdown = _Breakdown(trace, labels, gaps, roles.copies)
+    registry = MetricRegistry.load()
+    wanted = [m for m in PHASE_METRICS if m in sampled_metrics(trace, registry)]
     t0, t1 = trace.time_bounds()
-    out = [Phase("whole run", t0, t1, breakdown(t0, t1))]
+    out = [Phase("whole run", t0, t1, breakdown(t0, t1), _phase_metrics(trace, registry, wanted, t0, t1))]
     threads = np.flatnonzero(trace.tracks.kind == TrackKind.HOST_THREAD)
     start, end = trace.slices.start_ns, trace.slices.start_ns + trace.slices.dur_ns
+    user = [i for i in range(len(trace.strings)) if trace.strings[i] in PHASE_CATEGORIES]
     for track in threads:
+        # A phase is a top-level annotation on a host thread: a user range, or a slice with children.
         runs = {d: (b, e) for d, b, e in trace.runs.of_track(int(track))}
-        if 0 not in runs or 1 not in runs:
-            continue  # a phase is an annotation that encloses work: top level, with children
-        (b0, e0), (b1, e1) = runs[0], runs[1]
-        first_child = b1 + np.searchsorted(start[b1:e1], start[b0:e0], "left")
-        has_child = (first_child < e1) & (start[np.minimum(first_child, e1 - 1)] < end[b0:e0])
-        for i in (b0 + np.flatnonzero(has_child))[: MAX_PHASES - len(out) + 1].tolist():
+        if 0 not in runs:
+            continue
+        b0, e0 = runs[0]
+        is_phase = np.isin(trace.slices.category[b0:e0], user)
+        if 1 in runs:
+            b1, e1 = runs[1]
+            first_child = b1 + np.searchsorted(start[b1:e1], start[b0:e0], "left")
+            is_phase |= (first_child < e1) & (start[np.minimum(first_child, e1 - 1)] < end[b0:e0])
+        for i in (b0 + np.flatnonzero(is_phase))[: MAX_PHASES - len(out) + 1].tolist():
             a, z = int(start[i]), int(end[i])
-            out.append(Phase(trace.strings[trace.slices.name[i]], a, z, breakdown(a, z)))
+            out.append(Phase(trace.strings[trace.slices.name[i]], a, z, breakdown(a, z),
+                             _phase_metrics(trace, registry, wanted, a, z)))
     return out
 
 
@@ -159,5 +196,5 @@ def analyze(trace: Trace) -> Report:
         if f is not None:
             found.append(f)
     cp = critical_path(trace, roles=roles)
-    return Report(trace, labels, gaps, phases(trace, labels, gaps), ranked(found), op_stats(trace, roles.device_ops),
-                  cp.by_resource_ns, gpu_section(trace))
+    return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found),
+                  op_stats(trace, roles.device_ops), cp.by_resource_ns, gpu_section(trace))
