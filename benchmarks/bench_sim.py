@@ -1,0 +1,48 @@
+"""Simulator throughput on the llm workload: device events (slices on device lanes) and all
+trace rows produced per second of wall time, including building the capture. Target (issue 3):
+≥ 500k events/s.
+
+Run: .venv/bin/python benchmarks/bench_sim.py [--tokens 16] [--model 8b]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from accelview.capture import sim
+from accelview.capture.sim import workloads
+from accelview.model import TrackKind
+
+DEVICE_LANES = (TrackKind.EXEC_UNIT, TrackKind.DMA_ENGINE, TrackKind.PCIE, TrackKind.DRIVER_QUEUE)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="8b")
+    ap.add_argument("--tokens", type=int, default=16)
+    ap.add_argument("--prompt", type=int, default=512)
+    args = ap.parse_args()
+    params = [f"model={args.model}", f"tokens={args.tokens}", f"prompt={args.prompt}", "upload=false"]
+    t = time.perf_counter()
+    with sim.session(spec="gen5x16-141g", seed=0) as s:
+        workloads.run("llm", params)
+    run_s = time.perf_counter() - t
+    t = time.perf_counter()
+    trace = s.trace()
+    build_s = time.perf_counter() - t
+    total = run_s + build_s
+    kinds = trace.tracks.kind[trace.slices.track]
+    device = int(np.isin(kinds, [int(k) for k in DEVICE_LANES]).sum())
+    rows = len(trace.slices) + len(trace.flows) + len(trace.counters)
+    t0, t1 = trace.time_bounds()
+    print(f"workload          llm {' '.join(params)}")
+    print(f"simulated         {(t1 - t0) / 1e6:,.1f} ms of device time")
+    print(f"wall              {total:.2f} s (run {run_s:.2f} s, build capture {build_s:.2f} s)")
+    print(f"device events     {device:,} → {device / total:,.0f} events/s")
+    print(f"all trace rows    {rows:,} (slices, flows, counter samples) → {rows / total:,.0f} rows/s")
+
+
+if __name__ == "__main__":
+    main()
