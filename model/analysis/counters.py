@@ -26,6 +26,22 @@ def arg_values(trace: Trace, key: str, slice_ids: np.ndarray) -> np.ndarray:
     return out
 
 
+def arg_strings(trace: Trace, key: str, slice_ids: np.ndarray) -> np.ndarray:
+    """The string argument ``key`` of each slice as a string id (-1 where a slice lacks it)."""
+    out = np.full(len(slice_ids), -1, np.int64)
+    k = trace.strings.lookup(key)
+    args = trace.tables["args"]
+    if k < 0 or len(args) == 0 or len(slice_ids) == 0:
+        return out
+    rows = np.flatnonzero((args.key == k) & (args.kind == ArgKind.STR))
+    lookup = np.full(int(args.set.max()) + 1, -1, np.int64)
+    lookup[args.set[rows]] = args.str[rows]
+    sets = trace.slices.args[slice_ids]
+    has = sets >= 0
+    out[has] = lookup[sets[has]]
+    return out
+
+
 def op_counters(trace: Trace, slice_ids: np.ndarray, names: Iterable[str]) -> dict[str, np.ndarray]:
     """Per-op base counters of ``slice_ids``; counters no op has are left out."""
     out = {}

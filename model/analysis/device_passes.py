@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from accelview.model.summary import format_duration
 
+from .counters import arg_strings
 from .findings import Finding, severity
 from .gaps import Gaps
 from .ops import OpLabels
@@ -13,6 +14,8 @@ from .roles import Roles
 
 LOW_BURST_EFFICIENCY = 0.8
 SHORT_OP_NS = 20_000
+FUSIBLE_OPS = ("elementwise", "rmsnorm", "layernorm", "softmax", "add", "mul", "silu", "gelu", "rope", "norm")
+FUSIBLE_MAX_INTENSITY = 4.0  # FLOP/B
 
 
 def launch_bound(roles: Roles, gaps: Gaps, span: int) -> Finding | None:
@@ -78,22 +81,31 @@ def low_hbm_efficiency(roles: Roles, labels: OpLabels, span: int) -> Finding | N
 
 
 def fusion_candidates(roles: Roles, labels: OpLabels, span: int) -> Finding | None:
-    """Back-to-back memory-bound ops on one unit: each re-reads what the previous one wrote."""
+    """Back-to-back low-intensity ops (elementwise, normalisation, softmax) on one unit: each
+    writes an intermediate to HBM that the next one reads back."""
     t = roles.trace
-    mem = labels.label == "memory"
     ids = labels.slice
-    same_track = np.zeros(len(ids), bool)
-    same_track[1:] = (t.slices.track[ids[1:]] == t.slices.track[ids[:-1]]) & mem[1:] & mem[:-1]
-    sel = ids[same_track]
+    kind = arg_strings(t, "op", ids)
+    kind_name = np.array([t.strings[k] if k >= 0 else "" for k in range(-1, len(t.strings))], dtype=object)
+    names = np.where(kind >= 0, kind_name[kind + 1], "")
+    fusible = (labels.label == "memory") & np.isin(names, FUSIBLE_OPS)
+    flops = np.nan_to_num(roles.arg("flops", ids))
+    moved = np.nan_to_num(roles.arg("hbm_read_bytes", ids)) + np.nan_to_num(roles.arg("hbm_write_bytes", ids))
+    fusible &= flops < FUSIBLE_MAX_INTENSITY * np.maximum(moved, 1)
+    pair = np.zeros(len(ids), bool)
+    pair[1:] = (t.slices.track[ids[1:]] == t.slices.track[ids[:-1]]) & fusible[1:] & fusible[:-1]
+    sel = ids[pair]
     if len(sel) < 8:
         return None
     # Fusing a pair saves the intermediate's write and re-read: about a third of the smaller op.
-    lost = int(np.minimum(t.slices.dur_ns[sel], t.slices.dur_ns[labels.slice[np.flatnonzero(same_track) - 1]]).sum()
-               // 3)
-    if lost <= 0.05 * span:
+    prev = ids[np.flatnonzero(pair) - 1]
+    lost = int(np.minimum(t.slices.dur_ns[sel], t.slices.dur_ns[prev]).sum() // 3)
+    if lost <= 0.02 * span:
         return None
-    return Finding("fusion-candidate", severity(lost, span), int(t.slices.start_ns[sel].min()),
-                   int(t.slices.start_ns[sel].max()), lost,
-                   f"{len(sel):,} memory-bound ops directly follow another on the same unit; fusing them "
-                   "would avoid writing and re-reading each intermediate",
-                   "fuse elementwise/normalisation ops into the producer kernel", [int(x) for x in sel])
+    kinds = sorted({str(n) for n in names[pair]} | {str(n) for n in names[np.flatnonzero(pair) - 1]})
+    return Finding("fusion-candidate", severity(lost, span), int(t.slices.start_ns[prev].min()),
+                   int((t.slices.start_ns[sel] + t.slices.dur_ns[sel]).max()), lost,
+                   f"{len(sel):,} low-intensity ops ({', '.join(kinds)}) run right after another on the same unit, "
+                   f"each re-reading the intermediate the previous one wrote; {format_duration(lost)} lost",
+                   "fuse these elementwise/normalisation ops into one kernel (e.g. residual add + rmsnorm)",
+                   [int(x) for x in np.concatenate((prev, sel))])
