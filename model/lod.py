@@ -210,7 +210,13 @@ class TraceLOD:
         r = np.asarray(rs, np.int64)
         edges = np.round(np.arange(g0, g1 + 1, dtype=np.float64) * p).astype(np.int64) + np.int64(self.origin)
         q = (r[:, None] << shift) + np.clip(edges - tmin, 0, (1 << shift) - 1)[None, :]
-        j = np.searchsorted(key, q.ravel(), "right").reshape(q.shape)  # rows starting <= edge, + begin
+        # Rows starting <= each edge (+ begin). Each lane's edges are searched only within the
+        # part of the key its first and last edge bound: small and cache-resident when zoomed in.
+        lo = np.searchsorted(key, q[:, 0], "right")
+        hi = np.searchsorted(key, q[:, -1], "right")
+        j = np.empty(q.shape, np.int64)
+        for i in range(len(rs)):
+            j[i] = np.searchsorted(key[lo[i] : hi[i]], q[i], "right") + lo[i]
         b = runs.begin[r][:, None]
         e = runs.end[r][:, None]
         jm = np.maximum(j - 1, b)
