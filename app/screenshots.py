@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import tempfile
 from importlib import resources
 from pathlib import Path
 
@@ -62,7 +64,8 @@ def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), prefix: 
 
     app = QApplication.instance() or QApplication([])
     out.mkdir(parents=True, exist_ok=True)
-    settings = QSettings(str(out / ".screenshots.ini"), QSettings.Format.IniFormat)
+    scratch = tempfile.mkdtemp(prefix="accelview-shots-")  # no user settings, nothing left in out/
+    settings = QSettings(os.path.join(scratch, "settings.ini"), QSettings.Format.IniFormat)
     win = MainWindow(theme="dark", settings=settings)
     win.resize(*size)
     win.show()
@@ -103,8 +106,7 @@ def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), prefix: 
     shot("range-search-light.png")
     win.apply_theme("dark")
     win.close()
-    settings.remove("")
-    (out / ".screenshots.ini").unlink(missing_ok=True)
+    shutil.rmtree(scratch, ignore_errors=True)
     return paths
 
 

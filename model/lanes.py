@@ -64,10 +64,10 @@ class LaneLayout:
             if t in hidden:
                 return
             depths = lod.depth_count(t)
-            if depths == 0 and t in with_instants:
-                depths = 1  # a row for the instant markers
             children = kids.get(t, [])
-            if children or depths == 0:
+            if depths == 0 and (t in with_instants or not children):
+                depths = 1  # a leaf lane shows even while empty; instants need a row too
+            if children:
                 self.lanes.append(Lane(t, -1, y, HEADER_H, level))
                 y += HEADER_H
             for d in range(depths):

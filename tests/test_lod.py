@@ -355,3 +355,14 @@ def test_counter_lod_bounds_work_and_keeps_spikes():
     lo2, hi2 = lod.minmax(float(ts[1000]), 3.0, width)
     e_lo2, e_hi2 = counter_minmax(ts, vals, float(ts[1000]), 3.0, width)
     assert np.allclose(lo2, e_lo2, equal_nan=True) and np.allclose(hi2, e_hi2, equal_nan=True)
+
+
+def test_empty_leaf_tracks_get_a_plain_row_and_groups_a_header():
+    b = TraceBuilder()
+    dev = b.add_track("device", TrackKind.DEVICE)
+    busy = b.add_track("matrix", TrackKind.EXEC_UNIT, dev)
+    idle = b.add_track("DMA 3", TrackKind.DMA_ENGINE, dev)
+    b.add_slice(busy, 0, 10, "k")
+    trace = b.build()
+    layout = LaneLayout(trace, TraceLOD(trace))
+    assert [(ln.track, ln.depth) for ln in layout.lanes] == [(dev, -1), (busy, 0), (idle, 0)]
