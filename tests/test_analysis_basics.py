@@ -125,3 +125,15 @@ def test_critical_path_goes_through_the_work_a_blocking_call_waited_for():
     names = [t.strings[t.slices.name[i]] for i in path.slices]
     assert names == ["launch gemm", "gemm", "device_synchronize"]
     assert path.by_resource_ns["exec unit"] == 1_000
+
+
+def test_queue_chains_taken_in_bulk_give_the_same_path_as_one_step_at_a_time(monkeypatch):
+    from accelview.capture.synthetic import SyntheticSpec, synthetic_trace
+    from accelview.model.analysis import critical_path as cp_module
+
+    trace = synthetic_trace(SyntheticSpec(n_slices=40_000, n_lanes=16, args_every=50))
+    bulk = cp_module.critical_path(trace)
+    monkeypatch.setattr(cp_module._Deps, "chain_start", lambda self, x: x)
+    one_by_one = cp_module.critical_path(trace)
+    assert len(bulk.steps) > 1000
+    assert bulk.steps == one_by_one.steps

@@ -100,6 +100,31 @@ class _Deps:
             i = np.searchsorted(self.end[c], self.start[ops], "right") - 1
             self.copy_pred[ops[i >= 0]] = c[i[i >= 0]]
         self._start, self._end = self.start.item, self.end.item
+        self._stops: dict[int, np.ndarray] = {}
+
+    def chain_start(self, x: int) -> int:
+        """The lowest index k <= x such that every slice in (k, x] of X's run was let start by
+        the slice before it (queue order) and none is a blocking call: the walk can take
+        (k, x] in one step. Computed per run, vectorised, the first time the run is walked."""
+        runs = self.t.runs
+        r = int(np.searchsorted(runs.begin, x, "right")) - 1
+        stop = self._stops.get(r)
+        if stop is None:
+            b, e = int(runs.begin[r]), int(runs.end[r])
+            idx = np.arange(b, e)
+            queue_t = np.where(idx > b, self.end[np.maximum(idx - 1, b)], np.iinfo(np.int64).min)
+            queue_src = np.where(idx > b, idx - 1, -1)
+            others_beat_queue = np.zeros(e - b, bool)
+            for src, t in ((self.flow_src[b:e], self.flow_t[b:e]),
+                           (self.parent[b:e], np.where(self.parent[b:e] >= 0,
+                                                       self.start[np.maximum(self.parent[b:e], 0)], 0)),
+                           (self.copy_pred[b:e], np.where(self.copy_pred[b:e] >= 0,
+                                                          self.end[np.maximum(self.copy_pred[b:e], 0)], 0))):
+                others_beat_queue |= (src >= 0) & ((t > queue_t) | ((t == queue_t) & (src > queue_src)))
+            stops = (idx == b) | others_beat_queue | self.blocking[b:e]
+            stop = np.maximum.accumulate(np.where(stops, idx, b))
+            self._stops[r] = stop
+        return int(stop[x - int(runs.begin[r])])
 
     def best(self, x: int) -> tuple[int, int, int]:
         """(time, slice, via code) of X's predecessor that arrived last, or (0, -1, -1).
@@ -174,6 +199,17 @@ def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 1
         t, prev, via = deps.best(x)
         if prev < 0:
             break
+        if via == 1 and (k := deps.chain_start(prev)) < prev:
+            # A queue chain: prev, prev-1, ..., k+1 each let the next start. Take it in one go.
+            if end(prev) < sx:
+                steps.append(PathStep("wait", end(prev), sx, x, "queue"))
+            for j in range(prev, k, -1):
+                sj = start(j)
+                steps.append(PathStep("slice", sj, end(j), j))
+                if end(j - 1) < sj:
+                    steps.append(PathStep("wait", end(j - 1), sj, j, "queue"))
+            x, seg_end = k, end(k)
+            continue
         if via != 2 and t < sx and end(prev) <= sx:
             steps.append(PathStep("wait", t, sx, x, VIA[via]))
         # Through a parent, or a flow whose source still ran when X began, the path continues in
