@@ -130,16 +130,37 @@ class LaneTreeView(QTreeView):
         self.setHeaderHidden(False)
         self.setUniformRowHeights(True)
         self.setColumnWidth(0, 170)
-        self.lanes.modelReset.connect(self.expandAll)
-        self.collapsed.connect(lambda ix: state.set_collapsed(self.lanes.track_of(ix), True))
-        self.expanded.connect(lambda ix: state.set_collapsed(self.lanes.track_of(ix), False))
-        self.expandAll()
+        self._syncing = False
+        self.lanes.modelReset.connect(self.sync_from_state)
+        self.collapsed.connect(lambda ix: self._user_toggled(ix, True))
+        self.expanded.connect(lambda ix: self._user_toggled(ix, False))
+        state.layout_changed.connect(self.sync_from_state)  # a header clicked on the timeline
+        self.sync_from_state()
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
         for text, key, step in (("Move lane up", "Alt+Up", -1), ("Move lane down", "Alt+Down", 1)):
             act = QAction(text, self, shortcut=key)
             act.triggered.connect(lambda _=False, s=step: self.lanes.move(self.currentIndex().siblingAtColumn(0), s))
             self.addAction(act)
+
+    def _user_toggled(self, index: QModelIndex, collapsed: bool) -> None:
+        if not self._syncing:
+            self.state.set_collapsed(self.lanes.track_of(index), collapsed)
+
+    def sync_from_state(self) -> None:
+        """Expand every group except those collapsed in the view state."""
+        self._syncing = True
+        try:
+            stack = [QModelIndex()]
+            while stack:
+                parent = stack.pop()
+                for row in range(self.lanes.rowCount(parent)):
+                    ix = self.lanes.index(row, 0, parent)
+                    if self.lanes.rowCount(ix):
+                        self.setExpanded(ix, self.lanes.track_of(ix) not in self.state.collapsed)
+                        stack.append(ix)
+        finally:
+            self._syncing = False
 
     def _menu(self, pos: QPoint) -> None:
         menu = QMenu(self)

@@ -211,6 +211,10 @@ def test_lane_tree_hides_and_collapses(win):
     assert host in st.collapsed and len(st.layout.lanes) < n
     win.lane_view.expand(root)
     assert len(st.layout.lanes) == n
+    # Clicking the group's header on the timeline collapses it in the tree too.
+    y = st.layout.lane_of(host, -1).y + RULER_H + 5
+    mouse(win.timeline, QMouseEvent.Type.MouseButtonPress, QPointF(20, y))
+    assert host in st.collapsed and not win.lane_view.isExpanded(root)
 
 
 def test_lane_tree_reorders_lanes(win, qtmodeltester):
