@@ -248,3 +248,17 @@ def test_counter_area_hidden_without_counters_and_instants_get_a_row(win):
     win.timeline.grab()
     win.set_trace(demo_trace(steps=1, layers=1))
     assert win.counters.isVisible()
+
+
+def test_wheel_zoom_frames_resample_then_refine(win, qtbot):
+    tl = win.timeline
+    tl.grab()  # coverage cached at this zoom
+    pos = QPointF(GUTTER_W + 300, RULER_H + 40)
+    ev = QWheelEvent(pos, QPointF(tl.mapToGlobal(pos.toPoint())), QPoint(0, 0), QPoint(0, 120),
+                     Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(tl, ev)
+    tl.grab()
+    assert tl.painter.stale and tl._refine.isActive()  # drawn from the last zoom's coverage
+    qtbot.waitUntil(lambda: not tl._refine.isActive(), timeout=2000)
+    tl.grab()
+    assert not tl.painter.stale
