@@ -15,7 +15,9 @@ previous candidate. Decoding tells the two apart, so no byte-level tokenizer is 
 from __future__ import annotations
 
 import gzip
+import queue
 import re
+import threading
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -63,25 +65,51 @@ class EventStream:
         return CaptureError(self.path, problem)
 
     def _reader(self) -> Iterator[bytes]:
+        """Blocks of the decompressed file, read ahead by a thread: zlib releases the GIL, so
+        gunzip overlaps the decoding of the previous block."""
         try:
             stream, raw = open_maybe_gzip(self.path)
         except OSError as e:
             raise self._error(f"cannot open: {e.strerror or e}") from None
         total = max(self.path.stat().st_size, 1)
-        with raw, stream:
+        blocks: queue.Queue = queue.Queue(maxsize=2)
+        stop = threading.Event()
+
+        def read() -> None:
+            with raw, stream:
+                while not stop.is_set():
+                    try:
+                        item: Any = (stream.read(self.block), raw.tell())
+                    except EOFError:
+                        item = self._error("truncated: the gzip stream ends early")
+                    except (OSError, zlib.error) as e:
+                        item = self._error(f"not a readable gzip file ({e})")
+                    while not stop.is_set():
+                        try:
+                            blocks.put(item, timeout=0.1)
+                            break
+                        except queue.Full:
+                            continue
+                    if not isinstance(item, tuple) or not item[0]:
+                        return
+
+        reader = threading.Thread(target=read, name="accelview-gunzip", daemon=True)
+        reader.start()
+        try:
             while True:
-                try:
-                    chunk = stream.read(self.block)
-                except EOFError:
-                    raise self._error("truncated: the gzip stream ends early") from None
-                except (OSError, zlib.error) as e:
-                    raise self._error(f"not a readable gzip file ({e})") from None
+                item = blocks.get()
+                if isinstance(item, CaptureError):
+                    raise item
+                chunk, offset = item
                 if not chunk:
                     return
                 self.bytes_read += len(chunk)
                 if self.progress is not None:
-                    self.progress(min(raw.tell() / total, 1.0))
+                    self.progress(min(offset / total, 1.0))
                 yield chunk
+        finally:
+            stop.set()
+            reader.join()
 
     def batches(self, decode: Callable[[bytes], Any]) -> Iterator[Any]:
         """Yield ``decode(b"[" + events + b"]")`` for consecutive runs of whole events."""
