@@ -32,25 +32,76 @@ class PathStep:
     via: str = ""  # for a wait: what it waited on ("flow", "queue", "copy")
 
 
+VIA = ("flow", "queue", "parent", "copy")
+
+
 @dataclass
 class CriticalPath:
-    """The steps in time order and the time per resource (track kind) on the path."""
+    """The path in time order, column-wise (``kind`` 0 = a slice's time, 1 = a wait; ``via`` is
+    what a wait waited on, an index into VIA), and the time per resource (track kind) on it."""
 
-    steps: list[PathStep] = field(default_factory=list)
+    kind: np.ndarray = field(default_factory=lambda: np.empty(0, np.int8))
+    start_ns: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    end_ns: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    slice_id: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    via: np.ndarray = field(default_factory=lambda: np.empty(0, np.int8))
     by_resource_ns: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def steps(self) -> list[PathStep]:
+        """The path as step objects (for display and tests; the arrays are the data)."""
+        return [PathStep("wait" if k else "slice", a, z, sid, VIA[v] if k else "")
+                for k, a, z, sid, v in zip(self.kind.tolist(), self.start_ns.tolist(), self.end_ns.tolist(),
+                                           self.slice_id.tolist(), self.via.tolist(), strict=True)]
 
     @property
     def slices(self) -> list[int]:
         """Slice ids on the path, in time order."""
-        return [s.slice for s in self.steps if s.kind == "slice"]
+        return self.slice_id[self.kind == 0].tolist()
 
     @property
     def length_ns(self) -> int:
         """From the path's first start to its last end."""
-        return self.steps[-1].end_ns - self.steps[0].start_ns if self.steps else 0
+        return int(self.end_ns[-1] - self.start_ns[0]) if len(self.kind) else 0
 
 
-VIA = ("flow", "queue", "parent", "copy")
+class _Steps:
+    """Steps collected while walking backwards: scalar ones in a list, queue chains as arrays."""
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[np.ndarray, ...]] = []
+        self.buf: list[tuple[int, int, int, int, int]] = []
+
+    def add(self, kind: int, start: int, end: int, sid: int, via: int = 0) -> None:
+        self.buf.append((kind, start, end, sid, via))
+
+    def _flush(self) -> None:
+        if self.buf:
+            cols = list(zip(*self.buf, strict=True))
+            self.chunks.append(tuple(np.asarray(c, dtype=np.int64) for c in cols))
+            self.buf = []
+
+    def add_chain(self, deps: _Deps, hi: int, lo: int) -> None:
+        """Slices hi, hi-1, ..., lo+1 of one run, each with the wait before it (if any)."""
+        self._flush()
+        js = np.arange(hi, lo, -1)
+        s, e, prev_e = deps.start[js], deps.end[js], deps.end[js - 1]
+        n = len(js)
+        kind = np.tile(np.array([0, 1]), n)
+        start = np.column_stack((s, prev_e)).ravel()
+        end = np.column_stack((e, s)).ravel()
+        sid = np.repeat(js, 2)
+        keep = np.column_stack((np.ones(n, bool), prev_e < s)).ravel()
+        self.chunks.append((kind[keep], start[keep], end[keep], sid[keep], np.full(int(keep.sum()), 1)))
+
+    def path(self, trace: Trace) -> CriticalPath:
+        self._flush()
+        if not self.chunks:
+            return CriticalPath()
+        cols = [np.concatenate([c[i] for c in self.chunks])[::-1] for i in range(5)]
+        p = CriticalPath(cols[0].astype(np.int8), cols[1], cols[2], cols[3], cols[4].astype(np.int8))
+        p.by_resource_ns = _by_resource(trace, p)
+        return p
 
 
 class _Deps:
@@ -186,47 +237,39 @@ def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 1
         end_slice = int(work[np.argmax(deps.end[work])]) if len(work) else int(np.argmax(deps.end))
     x = end_slice
     seg_end = end(x)
-    steps: list[PathStep] = []
+    steps = _Steps()
     for _ in range(max_steps):
         w = deps.waited_for(x, seg_end)
         if w >= 0:  # the call returned because device work finished: the path runs through that work
-            steps.append(PathStep("slice", end(w), seg_end, x))
+            steps.add(0, end(w), seg_end, x)
             x, seg_end = w, end(w)
             continue
         sx = start(x)
         if seg_end > sx or end(x) == sx:
-            steps.append(PathStep("slice", sx, seg_end, x))
+            steps.add(0, sx, seg_end, x)
         t, prev, via = deps.best(x)
         if prev < 0:
             break
         if via == 1 and (k := deps.chain_start(prev)) < prev:
             # A queue chain: prev, prev-1, ..., k+1 each let the next start. Take it in one go.
             if end(prev) < sx:
-                steps.append(PathStep("wait", end(prev), sx, x, "queue"))
-            for j in range(prev, k, -1):
-                sj = start(j)
-                steps.append(PathStep("slice", sj, end(j), j))
-                if end(j - 1) < sj:
-                    steps.append(PathStep("wait", end(j - 1), sj, j, "queue"))
+                steps.add(1, end(prev), sx, x, 1)
+            steps.add_chain(deps, prev, k)
             x, seg_end = k, end(k)
             continue
         if via != 2 and t < sx and end(prev) <= sx:
-            steps.append(PathStep("wait", t, sx, x, VIA[via]))
+            steps.add(1, t, sx, x, via)
         # Through a parent, or a flow whose source still ran when X began, the path continues in
         # the predecessor's own time up to X's start.
         seg_end = min(end(prev), sx)
         x = prev
-    steps.reverse()
-    return CriticalPath(steps, _by_resource(trace, steps))
+    return steps.path(trace)
 
 
-def _by_resource(trace: Trace, steps: list[PathStep]) -> dict[str, int]:
-    if not steps:
-        return {}
-    sid = np.array([s.slice for s in steps])
-    dur = np.array([s.end_ns - s.start_ns for s in steps])
-    wait = np.array([s.kind == "wait" for s in steps])
-    kinds = trace.tracks.kind[trace.slices.track[sid]]
+def _by_resource(trace: Trace, path: CriticalPath) -> dict[str, int]:
+    dur = path.end_ns - path.start_ns
+    wait = path.kind == 1
+    kinds = trace.tracks.kind[trace.slices.track[path.slice_id]]
     out = {"waiting": int(dur[wait].sum())} if wait.any() else {}
     for k in np.unique(kinds[~wait]):
         out[TrackKind(int(k)).label] = int(dur[~wait & (kinds == k)].sum())
