@@ -16,7 +16,7 @@ import msgspec
 import numpy as np
 import pytest
 from accelview.model import Trace, TrackKind
-from accelview.model.importers import find_importer
+from accelview.model.importers import find_importer, kineto
 from kineto_traces import TRACES, imported, needs_traces
 
 pytestmark = needs_traces
@@ -146,3 +146,12 @@ def test_device_tracks_and_properties() -> None:
     assert names["MTIA 9"] is TrackKind.DEVICE and names["DMA_REQUEST"] is TrackKind.DMA_ENGINE
     assert names["Stream 1 FW"] is TrackKind.GPU_STREAM
     assert mtia.metadata["import_stats"]["duplicate_metadata_events"] > 300_000
+
+
+def test_op_arguments_are_kept_on_request() -> None:
+    name = "a100_alexnet.json.gz"
+    lean, full = imported(name), kineto.load(TRACES / name, all_args=True)
+    op = next(i for i in range(len(full.slices)) if full.name(full.slices.category[i]) == "cpu_op")
+    assert "External id" in full.args(int(full.slices.args[op]))
+    assert (lean.slices.args[lean.slices.category == lean.strings.lookup("cpu_op")] == -1).all()
+    assert len(full.tables["args"]) > len(lean.tables["args"])
