@@ -27,6 +27,7 @@ from .lod_run import RunIndex
 from .trace import Trace
 
 N_COLOURS = 24
+MIN_SHOWN = 0.25  # coverage given to a pixel where only zero-length slices start
 
 __all__ = ["N_COLOURS", "Coverage", "RunIndex", "TraceLOD", "colour_index", "counter_minmax"]
 
@@ -57,6 +58,7 @@ class TraceLOD:
         self._cache: dict[int, tuple[float, int, int, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._colour = np.empty(0, np.int16)
         self._g: tuple[int, int, np.ndarray, np.ndarray] | bool | None = None
+        self._has_zero = False  # the trace has zero-length slices (set with the packed key)
         self.stale = False
         self._max_dur: np.ndarray | None = None
 
@@ -163,6 +165,7 @@ class TraceLOD:
                 key = (rid << shift) + (sl.start_ns - tmin)
                 cum = np.zeros(n + 1, np.int64)
                 np.cumsum(sl.dur_ns, out=cum[1:])
+                self._has_zero = bool((sl.dur_ns == 0).any())
                 self._g = (shift, tmin, key, cum)
         return self._g or None
 
@@ -224,6 +227,11 @@ class TraceLOD:
         st, du = start[jm], dur[jm]
         busy = np.where(has, cum[jm] - cum[b] + np.clip(edges[None, :] - st, 0, du), 0)
         frac = (np.diff(busy, axis=1) / np.maximum(np.diff(edges), 1)).astype(np.float32)
+        if self._has_zero:  # a bucket where a zero-length slice starts is not drawn empty
+            jl = np.empty(q.shape, np.int64)
+            for i in range(len(rs)):
+                jl[i] = np.searchsorted(key[lo[i] : hi[i]], q[i], "left") + lo[i]
+            frac = np.where((np.diff(jl, axis=1) > 0) & (frac < MIN_SHOWN), np.float32(MIN_SHOWN), frac)
         covers = has[:, :-1] & (st[:, :-1] + du[:, :-1] > edges[None, :-1])
         pick = np.where(covers, jm[:, :-1], np.minimum(j[:, :-1], e - 1))
         names = np.where(frac > 0, sl.name[pick], -1).astype(np.int32)

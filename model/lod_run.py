@@ -70,6 +70,9 @@ class RunIndex:
         busy = self._busy(edges, j)
         width = np.maximum(np.diff(edges), 1)
         frac = (np.diff(busy) / width).astype(np.float32)
+        if (self.dur == 0).any():  # a bucket where a zero-length slice starts is not drawn empty
+            starts_in = np.diff(np.searchsorted(self.start, edges, "left")) > 0
+            frac = np.where(starts_in & (frac < 0.25), np.float32(0.25), frac)
         left, jl = edges[:-1], j[:-1] - 1  # last slice starting <= the bucket's left edge
         jc = np.maximum(jl, 0)
         covers = (jl >= 0) & (self.start[jc] + self.dur[jc] > left)

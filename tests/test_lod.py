@@ -366,3 +366,14 @@ def test_empty_leaf_tracks_get_a_plain_row_and_groups_a_header():
     trace = b.build()
     layout = LaneLayout(trace, TraceLOD(trace))
     assert [(ln.track, ln.depth) for ln in layout.lanes] == [(dev, -1), (busy, 0), (idle, 0)]
+
+
+def test_zero_length_slices_still_show():
+    trace, t = one_lane([100, 105, 400], [0, 0, 50])
+    for lod in (TraceLOD(trace), None):
+        if lod is None:  # the per-run path (used when a trace's span is too long to pack)
+            lod = TraceLOD(trace)
+            lod._g = False
+        cov = lod.coverage(t, 0, 0.0, 10.0, 60)
+        assert cov.frac[10] > 0 and cov.frac[9] == 0 and cov.frac[11] == 0
+        assert cov.frac[40:45].tolist() == [1.0] * 5
