@@ -105,7 +105,8 @@ def test_analyze_command_json_is_stable(tmp_path, capsys):
     assert main(["analyze", str(path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert set(out) >= {"ops", "gaps", "phases", "findings"}
-    assert len(out["ops"]) == 20 and set(out["ops"][0]) == {"slice", "label", "confidence"}
+    assert len(out["ops"]) == 20
+    assert set(out["ops"][0]) == {"slice", "label", "confidence", "compute_sol", "memory_sol"}
     assert len(out["gaps"]) == 19 and {g["cause"] for g in out["gaps"]} == {"host"}
     f = out["findings"][0]
     assert f["kind"] == "launch-bound"

@@ -64,8 +64,11 @@ class Report:
         """The documented, stable JSON object of ``accelview analyze --json``."""
         return {
             "source": self.trace.source,
-            "ops": [{"slice": int(s), "label": str(lab), "confidence": round(float(c), 3)}
-                    for s, lab, c in zip(self.ops.slice, self.ops.label, self.ops.confidence, strict=True)],
+            "ops": [{"slice": s, "label": lab, "confidence": round(c, 3), "compute_sol": round(cs, 3),
+                     "memory_sol": round(ms, 3)}
+                    for s, lab, c, cs, ms in zip(self.ops.slice.tolist(), self.ops.label.tolist(),
+                                                 self.ops.confidence.tolist(), self.ops.compute_sol.tolist(),
+                                                 self.ops.memory_sol.tolist(), strict=True)],
             "gaps": [{"device": int(d), "start_ns": int(a), "end_ns": int(b), "cause": str(c)}
                      for d, a, b, c in zip(self.gaps.device, self.gaps.start_ns, self.gaps.end_ns, self.gaps.cause,
                                            strict=True)],
