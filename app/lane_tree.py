@@ -142,6 +142,36 @@ class LaneTreeView(QTreeView):
             act = QAction(text, self, shortcut=key)
             act.triggered.connect(lambda _=False, s=step: self.lanes.move(self.currentIndex().siblingAtColumn(0), s))
             self.addAction(act)
+        only = QAction("Show only this lane", self)
+        only.triggered.connect(lambda: self.show_only(self.currentIndex().siblingAtColumn(0)))
+        everything = QAction("Show all lanes", self)
+        everything.triggered.connect(self.show_all)
+        self.addActions([only, everything])
+
+    def show_only(self, index: QModelIndex) -> None:
+        """Hide every lane except ``index``'s track, its ancestors and its children."""
+        if not index.isValid():
+            return
+        chosen = self.lanes.track_of(index)
+        keep = {chosen}
+        ix = index
+        while ix.isValid():
+            keep.add(self.lanes.track_of(ix))
+            ix = ix.parent()
+        tr = self.state.trace
+        hide = {int(t) for t in range(len(tr.tracks))} - keep if tr is not None else set()
+        # Only roots and the siblings along the path need hiding: hidden parents hide children.
+        parent = tr.tracks.parent if tr is not None else []
+        self.state.hidden = {t for t in hide if int(parent[t]) < 0 or (int(parent[t]) in keep and int(parent[t]) != chosen)}
+        self.state.relayout()
+        self.lanes.dataChanged.emit(self.lanes.index(0, 0), self.lanes.index(self.lanes.rowCount() - 1, 0))
+        self.viewport().update()
+
+    def show_all(self) -> None:
+        """Show every lane again."""
+        self.state.hidden = set()
+        self.state.relayout()
+        self.viewport().update()
 
     def _user_toggled(self, index: QModelIndex, collapsed: bool) -> None:
         if not self._syncing:

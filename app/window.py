@@ -91,6 +91,8 @@ class MainWindow(QMainWindow):
         lay2.addWidget(self._bar_spacer)
         bottom.setVisible(False)  # shown when a trace has counters
         self.counter_model.modelReset.connect(lambda: bottom.setVisible(bool(self.counter_model.entries)))
+        self.counter_model.modelReset.connect(
+            lambda: self.docks["Counters"].setVisible(bool(self.counter_model.entries)) if self.docks else None)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
         split.addWidget(bottom)

@@ -217,6 +217,25 @@ def test_lane_tree_hides_and_collapses(win):
     assert host in st.collapsed and not win.lane_view.isExpanded(root)
 
 
+def test_lane_tree_show_only_and_show_all(win):
+    st = win.state
+    model = win.lane_view.lanes
+    root = model.index(0, 0)
+    thread = model.index(0, 0, model.index(0, 0, root))  # host → process → a thread
+    n = len(st.layout.lanes)
+    win.lane_view.show_only(thread)
+    shown = {ln.track for ln in st.layout.lanes}
+    assert model.track_of(thread) in shown and len(st.layout.lanes) < n
+    assert all(t in shown for t in (model.track_of(root), model.track_of(thread.parent())))
+    win.lane_view.show_all()
+    assert len(st.layout.lanes) == n
+    device = model.index(1, 0)  # a group: its units stay visible
+    win.lane_view.show_only(device)
+    kids = {model.track_of(model.index(r, 0, device)) for r in range(model.rowCount(device))}
+    assert kids and kids <= {ln.track for ln in st.layout.lanes}
+    win.lane_view.show_all()
+
+
 def test_lane_tree_reorders_lanes(win, qtmodeltester):
     st = win.state
     model = win.lane_view.lanes
