@@ -162,7 +162,9 @@ class LaneTreeView(QTreeView):
         hide = {int(t) for t in range(len(tr.tracks))} - keep if tr is not None else set()
         # Only roots and the siblings along the path need hiding: hidden parents hide children.
         parent = tr.tracks.parent if tr is not None else []
-        self.state.hidden = {t for t in hide if int(parent[t]) < 0 or (int(parent[t]) in keep and int(parent[t]) != chosen)}
+        self.state.hidden = {
+            t for t in hide if int(parent[t]) < 0 or (int(parent[t]) in keep and int(parent[t]) != chosen)
+        }
         self.state.relayout()
         self.lanes.dataChanged.emit(self.lanes.index(0, 0), self.lanes.index(self.lanes.rowCount() - 1, 0))
         self.viewport().update()
