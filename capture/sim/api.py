@@ -7,7 +7,7 @@ profiler running the script) opened, else a default one created on first use.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -16,6 +16,15 @@ from .runtime import Device, Simulator
 from .specs import DeviceSpec
 
 _stack: list[Simulator] = []
+# Set while ``accelview profile`` runs a script: makes (on first use) the one traced session that
+# every ``session(...)`` and ``current()`` of the script then gets; called with session()'s arguments.
+_profiler: Callable[[dict[str, Any]], Simulator] | None = None
+
+
+def set_profiler(factory: Callable[[dict[str, Any]], Simulator] | None) -> None:
+    """Route every session of this process to ``factory``'s traced session (None: stop)."""
+    global _profiler
+    _profiler = factory
 
 
 @contextmanager
@@ -27,6 +36,9 @@ def session(spec: str | DeviceSpec = "gen5x16-141g", devices: int = 1, seed: int
     ``spec`` is a preset name or a spec file; ``deterministic`` models host time between calls
     instead of measuring it, so identical inputs give identical captures.
     """
+    if _profiler is not None:  # under the profiler: the traced session, whatever the script asks
+        yield _profiler({"spec": spec, "devices": devices, "seed": seed})
+        return
     sim = Simulator(spec, devices, seed, deterministic, counter_period_ns, script_gap_ns, host_start_ns)
     _stack.append(sim)
     try:
@@ -38,7 +50,7 @@ def session(spec: str | DeviceSpec = "gen5x16-141g", devices: int = 1, seed: int
 def current() -> Simulator:
     """The current session (a default one is created when none is open)."""
     if not _stack:
-        _stack.append(Simulator())
+        _stack.append(_profiler({}) if _profiler is not None else Simulator())
     return _stack[-1]
 
 

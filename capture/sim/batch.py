@@ -37,6 +37,11 @@ class TraceBatch:
         for category in CATEGORIES:  # small ids: the slices' category column is int16
             self.intern(category)
 
+    @property
+    def arg_sets(self) -> int:
+        """Argument sets made so far (their ids are 0 .. arg_sets - 1)."""
+        return self._sets
+
     def add_args(self, args: Mapping[str, Any] | None, shared: bool = True) -> int:
         """An argument set; returns its id (-1 for none). Identical ``shared`` sets are stored once;
         pass ``shared=False`` for a set that :meth:`add_arg_column` will add to."""

@@ -2,11 +2,14 @@
 
 The runtime appends here as calls happen: runtime API calls (with their correlation id),
 host staging memcpy's of pageable copies, driver submissions (ring write + doorbell) and
-the intervals in which the host thread was blocked waiting on a device.
+the intervals in which the host thread was blocked waiting on a device. A tracer can set
+``hook`` to see every call as it is recorded and take the records in increments
+(:func:`.drain.drain`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,10 +47,15 @@ class HostLog:
     submissions: list[Submission] = field(default_factory=list)
     waits: list[tuple[int, int]] = field(default_factory=list)  # host blocked on a device: [start, end)
     ranges: list[ApiCall] = field(default_factory=list)  # the script's annotated phases (prefill, decode ...)
+    # Called after every recorded API call (the tracer's hook: call sites, incremental drains).
+    hook: Callable[[ApiCall], None] | None = None
 
     def call(self, start_ns: int, end_ns: int, name: str, cid: int, **args: Any) -> None:
         """Record a runtime API call."""
-        self.calls.append(ApiCall(start_ns, end_ns, name, cid, args))
+        call = ApiCall(start_ns, end_ns, name, cid, args)
+        self.calls.append(call)
+        if self.hook is not None:
+            self.hook(call)
 
     def memcpy(self, start_ns: int, end_ns: int, cid: int, nbytes: int, chunk: int, direction: str) -> None:
         """Record a host staging memcpy of one chunk of a pageable copy."""

@@ -1,0 +1,69 @@
+"""Hand a running session's finished records over in increments (for the streaming tracer).
+
+``build_trace`` turns a whole session into a capture at the end; a tracer that must survive
+the profiled process being killed instead takes what has finished so far, again and again:
+``drain(sim)`` removes and returns the host records logged since the last drain and the
+device commands finished since then, so the session's memory stays bounded too. A session
+that has been drained no longer holds everything ``Simulator.trace()`` needs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .engine import Command
+from .hostlog import ApiCall, Submission
+
+if TYPE_CHECKING:
+    from .runtime import Simulator
+
+
+@dataclass
+class Drained:
+    """Records finished since the previous drain."""
+
+    calls: list[ApiCall] = field(default_factory=list)
+    memcpys: list[ApiCall] = field(default_factory=list)
+    submissions: list[Submission] = field(default_factory=list)
+    waits: list[tuple[int, int]] = field(default_factory=list)
+    ranges: list[ApiCall] = field(default_factory=list)  # annotated phases that have ended
+    commands: list[list[Command]] = field(default_factory=list)  # per device, in finishing order
+    horizon_ns: list[float] = field(default_factory=list)  # per device: no later command starts before this
+    host_now_ns: int = 0
+
+    def __len__(self) -> int:
+        host = len(self.calls) + len(self.memcpys) + len(self.ranges) + len(self.submissions)
+        return host + sum(len(c) for c in self.commands)
+
+
+def _take(items: list) -> list:
+    n = len(items)
+    out = items[:n]
+    del items[:n]
+    return out
+
+
+def horizon(sim: Simulator, index: int) -> float:
+    """Device time before which every command of device ``index`` that will ever start has
+    started (and, unless still running, finished): the engine's time, or the start of the
+    earliest command still in flight."""
+    engine = sim.devices[index].engine
+    t = engine.now
+    for cmd in (*engine.units.values(), *engine.dma):
+        if cmd is not None and not math.isnan(cmd.start_ns):
+            t = min(t, cmd.start_ns)
+    return t
+
+
+def drain(sim: Simulator, final: bool = False) -> Drained:
+    """Remove and return the records finished since the last drain; ``final`` first lets every
+    device finish its queued work (the session is over)."""
+    if final:
+        sim.finish()
+    log = sim.log
+    out = Drained(_take(log.calls), _take(log.memcpys), _take(log.submissions), _take(log.waits),
+                  _take(log.ranges), [_take(d.engine.finished) for d in sim.devices], host_now_ns=sim.clock.now)
+    out.horizon_ns = [math.inf if final else horizon(sim, i) for i in range(len(sim.devices))]
+    return out
