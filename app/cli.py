@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
     "metrics": _lazy("cli_metrics", "list base counters, device constants and derived metrics"),
     "convert": _lazy("cli_convert", "convert between .h5 captures and Chrome trace JSON (Perfetto)"),
     "render": _lazy("cli_render", "draw the timeline to a PNG, no display needed"),
+    "profile": _lazy("cli_profile", "run a script (or a built-in workload) under capture into an .h5 file"),
 }
 
 

@@ -1,0 +1,129 @@
+"""The profiled process: runs the user's script (or a built-in workload) under the tracer.
+
+Started by the service (:mod:`.service`) as::
+
+    python -m accelview.capture.child --fd N --config JSON -- SCRIPT [ARGS...]
+    python -m accelview.capture.child --fd N --config JSON --workload NAME [KEY=VALUE ...]
+
+The script runs the way ``python SCRIPT ARGS`` would run it (as ``python -m cProfile`` and
+viztracer do it): ``sys.argv`` is ``[SCRIPT, *ARGS]``, ``sys.path[0]`` its folder, the
+working directory is inherited, it runs as ``__main__`` through :mod:`runpy`, and its exit
+status becomes the process's. The first ``from accelview.capture import sim`` session it
+uses is the traced one (:func:`accelview.capture.sim.api.set_profiler`). Records go to the
+service over pipe ``N`` as they finish (:mod:`.wire`), so a kill loses at most the last
+``flush_ms``. SIGTERM (the service cancelling, or a time limit) stops the script and still
+sends what it recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import signal
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from . import wire
+from .collector import Collector, traced_simulator
+from .config import CaptureConfig
+from .sim import api, workloads
+
+
+class Terminated(BaseException):
+    """Raised in the script when the service asks the child to stop (SIGTERM)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def run_script(path: str, args: Sequence[str]) -> tuple[int, str]:
+    """Run ``path`` as ``__main__`` with ``args``; returns (exit status, error summary)."""
+    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    sys.argv = [path, *args]
+    folder = os.path.dirname(os.path.abspath(path))
+    if sys.path:
+        sys.path[0] = folder
+    else:
+        sys.path.insert(0, folder)
+    try:
+        runpy.run_path(path, run_name="__main__")
+        return 0, ""
+    except SystemExit as e:
+        return _exit_status(e.code)
+    except Terminated:
+        return 128 + signal.SIGTERM, "stopped by the capture service"
+    except KeyboardInterrupt:
+        return 130, "KeyboardInterrupt"
+    except BaseException as e:  # the script's own error: report it like python would
+        traceback.print_exc()
+        return 1, f"{type(e).__name__}: {e}"
+    finally:
+        sys.argv = saved_argv
+        if saved_path0 is not None:
+            sys.path[0] = saved_path0
+
+
+def _exit_status(code: Any) -> tuple[int, str]:
+    if code is None:
+        return 0, ""
+    if isinstance(code, int):
+        return code & 0xFF, "" if code == 0 else f"SystemExit({code})"
+    print(code, file=sys.stderr)
+    return 1, str(code)
+
+
+def run_workload(name: str, params: Sequence[str]) -> tuple[int, str]:
+    """A built-in workload; a bad parameter is reported like a script error."""
+    try:
+        workloads.run(name, params)
+        return 0, ""
+    except Terminated:
+        return 128 + signal.SIGTERM, "stopped by the capture service"
+    except (ValueError, MemoryError) as e:
+        print(f"accelview profile: {e}", file=sys.stderr)
+        return 2, str(e)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the child; returns the script's exit status."""
+    p = argparse.ArgumentParser(prog="python -m accelview.capture.child")
+    p.add_argument("--fd", type=int, required=True)
+    p.add_argument("--config", required=True)
+    p.add_argument("--workload")
+    p.add_argument("target", nargs=argparse.REMAINDER)
+    ns = p.parse_args(argv)
+    target = ns.target[1:] if ns.target[:1] == ["--"] else ns.target
+    config = CaptureConfig.from_json(ns.config)
+    out = wire.FrameWriter(ns.fd)
+    collector: list[Collector] = []
+    what = f"workload {ns.workload}" if ns.workload else " ".join(target)
+    extra = {"profile": {"target": what, "argv": list(target), "cwd": os.getcwd(), "pid": os.getpid()}}
+
+    def factory(asked: dict[str, Any]) -> Any:
+        if not collector:
+            collector.append(traced_simulator(config, out.send, asked, f"python {what} (pid {os.getpid()})", extra))
+        return collector[0].sim
+
+    api.set_profiler(factory)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    if ns.workload:
+        factory({})
+        code, error = run_workload(ns.workload, target)
+    else:
+        code, error = run_script(target[0], target[1:])
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the last drain runs to its end (the service kills if need be)
+    api.set_profiler(None)
+    if collector:
+        collector[0].finish(code, error)
+    else:
+        out.send(wire.END, {"exit_code": code, "error": error, "events": 0}, None)
+    out.close()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

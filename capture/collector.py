@@ -1,0 +1,294 @@
+"""The tracer inside the profiled process: drains the simulator's records and sends them as rows.
+
+The collector hooks every runtime API call (:attr:`HostLog.hook`): it notes the user's call
+site, and every ``flush_events`` calls or ``flush_ms`` it *drains* the session
+(:func:`accelview.capture.sim.drain.drain`): host calls, staging memcpy's and driver
+submissions with their real host times, device records converted through the running
+clock estimate, sampled counters of the windows now complete. It turns them into rows of
+the capture's tables with *global* ids (slice ids and argument-set ids count from the first
+drain; flows may join slices of different drains) and sends them with ``send(kind, meta,
+columns)`` (:mod:`.wire`). The service appends them in order, so its slice ids are ours.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from accelview.model import StringTable, TraceBuilder, TrackKind
+
+from . import wire
+from .config import CaptureConfig
+from .devicerows import DeviceRows
+from .sim import api as sim_api
+from .sim import copies as sim_copies
+from .sim import hostlog as sim_hostlog
+from .sim import runtime as sim_runtime
+from .sim.batch import TraceBatch
+from .sim.clocksync import true_alignment
+from .sim.drain import drain
+from .sim.hostlog import ApiCall
+from .sim.runtime import Simulator
+from .sim.tracewriter import _metadata as sim_metadata
+from .windows import QueueDepth
+
+Send = Callable[[bytes, Mapping[str, Any], Mapping[str, np.ndarray] | None], None]
+# Frames inside these files are the runtime's, not the user's: a call site is the first frame outside.
+RUNTIME_FILES = frozenset(m.__file__ for m in (sim_api, sim_runtime, sim_copies, sim_hostlog)) | {__file__}
+ORDER = ("slices", "args", "instants", "flows", "counters", "clock_samples", "truth_ops", "truth_idle")
+
+
+class Collector:
+    """Streams one simulated session's records through ``send`` while the session runs."""
+
+    def __init__(self, sim: Simulator, config: CaptureConfig, send: Send, process: str = "python",
+                 extra_metadata: Mapping[str, Any] | None = None) -> None:
+        self.sim, self.config, self.send = sim, config, send
+        self.strings = StringTable()
+        self.meta = TraceBuilder(self.strings)
+        host = "sim-host" if config.deterministic else socket.gethostname()
+        self.host = host
+        self.clocks: list[tuple[str, bool, float, float, float]] = [("host monotonic", True, 0.0, 0.0, 0.0)]
+        m = self.meta
+        self.host_track = m.add_track(host, TrackKind.HOST, host=host)
+        self.proc = m.add_track(process, TrackKind.PROCESS, parent=self.host_track, host=host)
+        self.thread = m.add_track("main thread", TrackKind.HOST_THREAD, parent=self.proc, host=host)
+        self.api = m.add_track("runtime API", TrackKind.RUNTIME_API, parent=self.thread, host=host)
+        self.devices = []
+        for dev in sim.devices:
+            self.clocks.append((f"device {dev.index} timer", False, 0.0, 0.0, 0.0))
+            self.devices.append(DeviceRows(m, dev, len(self.clocks) - 1, sim.clock.start_ns, sim.seed, config))
+        self.queues: dict[tuple[int, int], tuple[int, int, QueueDepth]] = {}
+        self.exec_of: dict[tuple[int, int, int], int] = {}  # (device, cid, chunk) → submission's global id
+        self.call_waiting: dict[int, list[int]] = {}  # cid → submissions whose API call is not seen yet
+        self.sent = {"slices": 0, "arg_sets": 0, "strings": 0, "tracks": 0, "counter_tracks": 0}
+        self.events = 0
+        self.calls = 0
+        self.max_end = float(sim.clock.start_ns)
+        self._next_flush = config.flush_events
+        self._deadline = time.monotonic_ns() + int(config.flush_ms * 1e6)
+        self._cpu = (time.monotonic(), time.process_time())
+        self._metrics: tuple[int, int] | None = None
+        meta = {**sim_metadata(sim), **dict(extra_metadata or {})}
+        meta["capture"] = {**meta.get("capture", {}), "config": config.summary()}
+        self.send(wire.HELLO, {"metadata": meta}, None)
+        self._send_clocks()
+        if config.on("truth"):
+            params = [true_alignment(d.clock) for d in sim.devices]
+            self.send(wire.ROWS, {"table": "truth_clocks"}, {
+                "clock": np.arange(1, len(params) + 1, dtype=np.int32),
+                "offset_ns": np.array([p[0] for p in params]), "drift_ppm": np.array([p[1] for p in params])})
+
+    # -- the hook --------------------------------------------------------------------------------
+    def install(self) -> None:
+        """Start seeing every API call of the session."""
+        self.sim.log.hook = self.on_call
+
+    def on_call(self, call: ApiCall) -> None:
+        """Per API call: its call site, and a drain when one is due."""
+        if self.config.call_sites:
+            f = sys._getframe(1)
+            while f is not None and f.f_code.co_filename in RUNTIME_FILES:
+                f = f.f_back
+            if f is not None:
+                call.args["site"] = f"{f.f_code.co_filename}:{f.f_lineno}"
+                call.args["function"] = f.f_code.co_name
+        self.calls += 1
+        if self.calls >= self._next_flush or time.monotonic_ns() >= self._deadline:
+            self.drain()
+
+    # -- draining --------------------------------------------------------------------------------
+    def drain(self, final: bool = False) -> None:
+        """Send everything finished since the last drain (``final``: the run is over). SIGTERM waits
+        until it is done, so no frame is ever cut in the middle of the stream."""
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            self._drain(final)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        self._deadline = time.monotonic_ns() + int(self.config.flush_ms * 1e6)
+
+    def _drain(self, final: bool) -> None:
+        self._next_flush = self.calls + self.config.flush_events
+        d = drain(self.sim, final)
+        cfg = self.config
+        b = TraceBuilder(self.strings)
+        batch = TraceBatch(b)
+        base = self.sent["slices"]
+        flows: list[tuple[int, int, int]] = []
+        intern = self.strings.intern
+
+        def flow(src: int, dst: int, name: str) -> None:
+            flows.append((src, dst, intern(name)))
+
+        api_ids: dict[int, int] = {}
+        if cfg.on("runtime"):
+            for c in d.calls:
+                sid = batch.add_slice(self.api, c.start_ns, c.end_ns - c.start_ns, c.name, "runtime",
+                                      correlation=c.cid, args=c.args)
+                if c.cid > 0:
+                    api_ids[c.cid] = base + sid
+                    for sub in self.call_waiting.pop(c.cid, ()):
+                        flow(base + sid, sub, "submit")
+            for r in d.ranges:
+                batch.add_slice(self.thread, r.start_ns, r.end_ns - r.start_ns, r.name, "user")
+            for mc in d.memcpys:
+                batch.add_slice(self.api, mc.start_ns, mc.end_ns - mc.start_ns, mc.name, "host memcpy",
+                                correlation=mc.cid, args=mc.args)
+        if cfg.on("driver"):
+            for s in d.submissions:
+                track, _, depth = self._queue(s.device, s.stream)
+                gid = base + batch.add_slice(track, s.submit_ns, s.visible_ns - s.submit_ns, f"submit {s.name}",
+                                             "driver", correlation=s.cid,
+                                             args={"chunk": s.chunk} if s.chunk >= 0 else None)
+                depth.ups.append(s.submit_ns)
+                if cfg.on("device"):
+                    self.exec_of[(s.device, s.cid, s.chunk)] = gid
+                if s.cid in api_ids:
+                    flow(api_ids[s.cid], gid, "submit")
+                elif cfg.on("runtime"):
+                    self.call_waiting.setdefault(s.cid, []).append(gid)
+
+        def sub_of(device: int, cid: int, chunk: int) -> int:
+            return self.exec_of.pop((device, cid, chunk), -1)
+
+        for i, rows in enumerate(self.devices):
+            cmds = d.commands[i]
+            if cmds:
+                self.max_end = max(self.max_end, max(c.end_ns for c in cmds))
+            rows.clock.update(d.host_now_ns)
+            new = rows.clock.take_unsent()
+            if new is not None:
+                b.add_rows("clock_samples", {"clock": np.full(len(new.ref_send_ns), rows.clock_id, np.int32),
+                                             "ref_send_ns": new.ref_send_ns, "domain_ts": new.domain_ticks,
+                                             "ref_recv_ns": new.ref_recv_ns})
+            if cfg.on("device"):
+                rows.add_slices(batch, cmds, sub_of, flow, base)
+            for c in cmds:
+                q = self.queues.get((i, c.stream))
+                if q is not None:
+                    q[2].downs.append(c.end_ns)
+            horizon = d.horizon_ns[i]
+            end = max(self.max_end, d.host_now_ns) if final else None
+            if cfg.on("counters"):
+                at = rows.add_counters(b, cmds, horizon, end)
+                for (dev, _), (_, qtrack, depth) in self.queues.items():
+                    if dev == i and len(at):
+                        b.add_counters(qtrack, at.astype(np.int64), depth.at(at))
+            if cfg.on("truth"):
+                rows.add_idle_truth(b, cmds, d.waits, horizon)
+        if cfg.on("host_metrics") and not cfg.deterministic:
+            self._host_metrics(b, d.host_now_ns)
+        batch.flush()
+        if flows:
+            f = np.array(flows, dtype=np.int64)
+            b.add_rows("flows", {"src": f[:, 0], "dst": f[:, 1], "name": f[:, 2].astype(np.int32)})
+        self.events += len(d)
+        self._send_rows(b, base, batch.arg_sets)
+
+    def _queue(self, device: int, stream: int) -> tuple[int, int, QueueDepth]:
+        key = (device, stream)
+        if key not in self.queues:
+            track = self.meta.add_track(f"device {device} queue {stream}", TrackKind.DRIVER_QUEUE, parent=self.proc,
+                                        host=self.host, device=device)
+            depth = self.meta.add_counter_track(f"device {device} queue {stream} depth", "entries", "driver",
+                                                "commands submitted and not finished", parent=track, host=self.host,
+                                                device=device)
+            self.queues[key] = (track, depth, QueueDepth())
+        return self.queues[key]
+
+    def _host_metrics(self, b: TraceBuilder, now_ns: int) -> None:
+        if self._metrics is None:
+            self._metrics = (
+                self.meta.add_counter_track("process RSS", "B", "host", "resident memory of the profiled process",
+                                            parent=self.proc, host=self.host),
+                self.meta.add_counter_track("process CPU", "%", "host", "CPU time of the profiled process over "
+                                            "wall time (100% = one core)", parent=self.proc, host=self.host))
+        wall, cpu = time.monotonic(), time.process_time()
+        busy = 100.0 * (cpu - self._cpu[1]) / max(wall - self._cpu[0], 1e-9)
+        self._cpu = (wall, cpu)
+        b.add_counter(self._metrics[0], now_ns, float(_rss_bytes()))
+        b.add_counter(self._metrics[1], now_ns, busy)
+
+    # -- sending ---------------------------------------------------------------------------------
+    def _send_rows(self, b: TraceBuilder, base: int, arg_sets: int) -> None:
+        sent, send = self.sent, self.send
+        n_str = len(self.strings)
+        if n_str > sent["strings"]:
+            send(wire.STRINGS, {"first": sent["strings"],
+                                "strings": [self.strings[i] for i in range(sent["strings"], n_str)]}, None)
+            sent["strings"] = n_str
+        small = self.meta.tables_so_far()
+        for name in ("tracks", "counter_tracks"):
+            if name in small and len(small[name]) > sent[name]:
+                t = small[name]
+                send(wire.ROWS, {"table": name}, {c: t[c][sent[name]:] for c in t.schema.names})
+                sent[name] = len(t)
+        tables = b.tables_so_far()
+        abase = sent["arg_sets"]
+        fixes = {"slices": ("args", None), "instants": ("args", None), "args": ("set", None),
+                 "truth_ops": ("slice", base)}
+        for name in ORDER:
+            t = tables.get(name)
+            if t is None or not len(t):
+                continue
+            cols = {c: t[c] for c in t.schema.names}
+            if name in fixes:
+                col, off = fixes[name]
+                v = cols[col]
+                cols[col] = v + off if off is not None else np.where(v >= 0, v + abase, v).astype(v.dtype)
+            send(wire.ROWS, {"table": name}, cols)
+        sent["slices"] += len(tables["slices"]) if "slices" in tables else 0
+        sent["arg_sets"] += arg_sets
+        self._send_clocks()
+        dropped = {f"device {r.index}": r.dropped for r in self.devices}
+        send(wire.STATS, {"events": self.events, "calls": self.calls, "dropped": dropped}, None)
+
+    def _send_clocks(self) -> None:
+        """The clock domains with the current estimates (the service keeps the latest)."""
+        clocks = [list(self.clocks[0])]
+        for rows in self.devices:
+            e = rows.clock.estimate
+            assert e is not None
+            clocks.append([self.clocks[rows.clock_id][0], False, e.offset_ns, e.drift_ppm, e.error_ns])
+        self.send(wire.CLOCKS, {"clocks": clocks}, None)
+
+    def finish(self, exit_code: int, error: str = "") -> None:
+        """Last drain (the devices finish their queued work), then the END frame."""
+        self.sim.log.hook = None
+        self.drain(final=True)
+        self.send(wire.END, {"exit_code": exit_code, "error": error, "events": self.events}, None)
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def traced_simulator(config: CaptureConfig, send: Send, asked: Mapping[str, Any] | None = None,
+                     process: str = "python", extra_metadata: Mapping[str, Any] | None = None) -> Collector:
+    """A session traced by an installed collector (call ``collector.finish(...)`` at the end).
+    The config's spec, seed and device count win over what the script ``asked`` for."""
+    asked = dict(asked or {})
+
+    def pick(name: str, default: Any) -> Any:
+        value = getattr(config, name)
+        return value if value is not None else asked.get(name, default)
+
+    sim = Simulator(pick("spec", "gen5x16-141g"), pick("devices", 1), pick("seed", 0), config.deterministic,
+                    config.counter_period_ns)
+    col = Collector(sim, config, send, process, extra_metadata)
+    col.install()
+    return col
+

@@ -1,0 +1,140 @@
+"""One device's side of the streaming capture: its tracks, and its finished commands as rows.
+
+Device records are what a real driver's ring buffers hold: op and DMA slices in device
+ticks, converted to the host timebase through the running clock estimate
+(:mod:`.clocktrack`). Per-op hardware counters join each op's argument set; sampled
+counters, queue depth and idle truth come from :mod:`.windows`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from accelview.model import TraceBuilder, TrackKind
+
+from .clocktrack import ClockTracker
+from .sim.batch import TraceBatch
+from .sim.engine import Command
+from .sim.opcounters import counter_columns
+from .windows import CounterWindows, IdleTruth
+
+if TYPE_CHECKING:
+    from .config import CaptureConfig
+    from .sim.runtime import Device
+
+
+class DeviceRows:
+    """Tracks and per-drain conversion of one device's records."""
+
+    def __init__(self, meta: TraceBuilder, dev: Device, clock_id: int, start_ns: int, seed: int,
+                 config: CaptureConfig) -> None:
+        self.dev, self.index, self.clock_id, self.config, self.meta = dev, dev.index, clock_id, config, meta
+        self.clock = ClockTracker(dev.clock, start_ns, np.random.default_rng([seed, 2, dev.index]))
+        d = dev.index
+        self.top = meta.add_track(f"device {d} ({dev.spec.name})", TrackKind.DEVICE, parent=-1, device=d,
+                                  clock=clock_id)
+        self.units = {u: meta.add_track(u, TrackKind.EXEC_UNIT, parent=self.top, device=d, clock=clock_id)
+                      for u in ("matrix", "vector")}
+        self.dmas = [meta.add_track(f"DMA {i}", TrackKind.DMA_ENGINE, parent=self.top, device=d, clock=clock_id)
+                     for i in range(dev.spec.pcie.dma_engines)]
+        self.pcie = {x: meta.add_track(f"PCIe {x.upper()}", TrackKind.PCIE, parent=self.top, device=d,
+                                       clock=clock_id) for x in ("h2d", "d2h")}
+        self.counter_tracks: dict[str, int] = {}
+        self.windows = CounterWindows(dev.spec, start_ns, config.counter_period_ns)
+        self.idle = IdleTruth()
+        self.dropped = 0
+
+    def unit_track(self, unit: str) -> int:
+        """The track of an execution unit (the collective unit's appears on first use)."""
+        if unit not in self.units:
+            self.units[unit] = self.meta.add_track(unit, TrackKind.EXEC_UNIT, parent=self.top, device=self.index,
+                                                   clock=self.clock_id)
+        return self.units[unit]
+
+    def add_slices(self, batch: TraceBatch, cmds: Sequence[Command], sub_of: Callable[[int, int, int], int],
+                   flow: Callable[[int, int, str], None], local_to_global: int) -> None:
+        """Slices, instants and in-drain flows of finished commands; ``sub_of(device, cid, chunk)``
+        gives the global id of their submission (or -1), ``flow(src, dst, name)`` takes global ids."""
+        cfg = self.config
+        ring = cfg.ring_records
+        if len(cmds) > ring:  # the ring overflowed between two drains: the newest records are lost
+            for c in cmds[ring:]:
+                sub_of(self.index, c.cid, int(c.args.get("chunk", -1)))
+            self.dropped += len(cmds) - ring
+            cmds = cmds[:ring]
+        if not cmds:
+            return
+        to_ref = self.clock.to_ref
+        starts = to_ref(np.array([c.start_ns for c in cmds])).tolist()
+        ends = to_ref(np.array([c.end_ns for c in cmds])).tolist()
+        dstarts = to_ref(np.array([0.0 if math.isnan(c.data_start_ns) else c.data_start_ns for c in cmds])).tolist()
+        dends = to_ref(np.array([0.0 if math.isnan(c.data_end_ns) else c.data_end_ns for c in cmds])).tolist()
+        ops: list[Command] = []
+        op_sets: list[int] = []
+        pcie_on, truth_on = cfg.on("pcie"), cfg.on("truth")
+        for i, c in enumerate(cmds):
+            s, e = starts[i], ends[i]
+            if c.kind == "op" and c.cost is not None:
+                args = {**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
+                        "dtype": c.cost.work.dtype}
+                op_sets.append(batch.add_args(args, shared=False))
+                sid = batch.add_slice(self.unit_track(c.cost.unit), s, e - s, c.name, "op", correlation=c.cid,
+                                      args=op_sets[-1])
+                if truth_on:
+                    batch.add_truth_op(sid, c.cost.limiter)
+                ops.append(c)
+            elif c.kind == "copy":
+                job = c.job
+                args = dict(c.args, direction=c.direction, engine=c.engine)
+                if job is not None:
+                    args.update(descriptors=job.descriptors, tlps=job.data_tlps, wire_bytes=job.data_wire_bytes)
+                sid = batch.add_slice(self.dmas[c.engine], s, e - s, c.name, "copy", correlation=c.cid, args=args)
+                if pcie_on and c.direction in self.pcie and not math.isnan(c.data_start_ns):
+                    pid = batch.add_slice(self.pcie[c.direction], dstarts[i], dends[i] - dstarts[i], c.name, "pcie",
+                                          correlation=c.cid, args={"bytes": job.nbytes if job else 0})
+                    flow(local_to_global + sid, local_to_global + pid, "transfer")
+            else:
+                batch.add_instant(self.top, s, "event recorded" if c.kind == "record" else "event waited", "sync",
+                                  args={"stream": c.stream})
+                sub_of(self.index, c.cid, int(c.args.get("chunk", -1)))
+                continue
+            sub = sub_of(self.index, c.cid, int(c.args.get("chunk", -1)))
+            if sub >= 0:
+                flow(sub, local_to_global + sid, "execute")
+        if ops:
+            counters = counter_columns([c.cost for c in ops if c.cost is not None],
+                                       np.array([c.end_ns - c.start_ns for c in ops]))
+            sets = np.array(op_sets)
+            for key, values in counters.items():
+                batch.add_arg_column(sets, key, values)
+
+    def add_counters(self, b: TraceBuilder, cmds: Sequence[Command], horizon: float,
+                     end_ns: float | None) -> np.ndarray:
+        """Sampled counters of the windows now complete; returns the windows' starts (true host ns)."""
+        at, series = self.windows.emit(cmds, horizon, end_ns)
+        if not len(at):
+            return at
+        ts = self.clock.to_ref(at)
+        for s in series:
+            track = self.counter_tracks.get(s.name)
+            if track is None:
+                track = self.meta.add_counter_track(f"device {self.index} {s.name}", s.unit, s.block, s.description,
+                                                    parent=self.top, device=self.index, clock=self.clock_id)
+                self.counter_tracks[s.name] = track
+            b.add_counters(track, ts, s.values)
+        return at
+
+    def add_idle_truth(self, b: TraceBuilder, cmds: Sequence[Command], waits: Sequence[tuple[int, int]],
+                       horizon: float) -> None:
+        """Idle intervals now final, with their true cause."""
+        gaps = self.idle.gaps([c for c in cmds if c.kind == "op" and c.cost is not None], waits, horizon)
+        if not gaps:
+            return
+        g0 = self.clock.to_ref(np.array([g[0] for g in gaps])).tolist()
+        g1 = self.clock.to_ref(np.array([g[1] for g in gaps])).tolist()
+        for a, z, (_, _, cause) in zip(g0, g1, gaps, strict=True):
+            if z > a:
+                b.add_truth_idle(self.top, a, z, cause)

@@ -1,0 +1,196 @@
+"""The capture service: runs the profiled child and owns the capture file.
+
+Perfetto's producer/service split: the child only produces frames (:mod:`.child`); this
+process reads them from a pipe, appends them to a :class:`CaptureWriter` (which flushes
+every ``flush_rows`` rows and at least once a second, so its memory stays bounded however
+long the run) and, whatever happens to the child — it finishes, raises, exits non-zero, is
+killed — closes a valid capture with everything received. Anything but a clean exit marks
+it incomplete with the reason. Cancelling, or a time or size limit, asks the child to stop
+(SIGTERM: it still sends what it recorded) and kills it if it has not gone in ``grace_s``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from accelview.model.capture_writer import CaptureWriter
+
+from .config import CaptureConfig
+from .ingest import Ingest
+from .wire import FrameReader
+
+
+@dataclass
+class Progress:
+    """Where a running capture stands."""
+
+    elapsed_s: float = 0.0
+    events: int = 0
+    bytes_received: int = 0
+    bytes_written: int = 0
+    dropped: int = 0
+
+
+@dataclass
+class ProfileResult:
+    """How a capture ended."""
+
+    path: Path
+    exit_code: int
+    complete: bool
+    reason: str
+    progress: Progress = field(default_factory=Progress)
+    dropped: dict[str, int] = field(default_factory=dict)
+
+
+def child_command(config: CaptureConfig, fd: int, script: Sequence[str] = (), workload: str | None = None,
+                  params: Sequence[str] = ()) -> list[str]:
+    """The command line of the profiled child."""
+    cmd = [sys.executable, "-m", "accelview.capture.child", "--fd", str(fd), "--config", config.to_json()]
+    if workload is not None:
+        return [*cmd, "--workload", workload, "--", *params]
+    return [*cmd, "--", *script]
+
+
+class CaptureService:
+    """One capture: ``run()`` blocks until the child has gone and the file is closed.
+
+    ``script``: the script and its arguments, or ``workload`` with ``params`` (``KEY=VALUE``).
+    ``on_progress`` is called about ten times a second (from the thread that runs ``run``);
+    ``cancel()`` may be called from any thread.
+    """
+
+    def __init__(self, config: CaptureConfig, script: Sequence[str] = (), workload: str | None = None,
+                 params: Sequence[str] = (), on_progress: Callable[[Progress], None] | None = None,
+                 grace_s: float = 5.0, stdin: int | None = None) -> None:
+        if not script and workload is None:
+            raise ValueError("nothing to profile: give a script or a workload")
+        self.config, self.script, self.workload, self.params = config, list(script), workload, list(params)
+        self.on_progress = on_progress
+        self.grace_s = grace_s
+        self.stdin = stdin
+        self._cancel = threading.Event()
+        self.progress = Progress()
+
+    def cancel(self) -> None:
+        """Stop the run; what was captured so far is kept (the capture is marked incomplete)."""
+        self._cancel.set()
+
+    def run(self) -> ProfileResult:
+        """Run the child, stream its records into the file, close it; returns how it ended."""
+        cfg = self.config
+        writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": {"service_pid": os.getpid()}})
+        ingest = Ingest(writer)
+        reader = FrameReader()
+        r, w = os.pipe()
+        try:
+            proc = subprocess.Popen(child_command(cfg, w, self.script, self.workload, self.params), pass_fds=(w,),
+                                    stdin=self.stdin)
+        except BaseException:
+            os.close(r)
+            os.close(w)
+            writer.close(False, "the profiled process could not be started")
+            raise
+        os.close(w)
+        t0 = time.monotonic()
+        stop_reason, stop_at, last_flush, last_report = "", 0.0, t0, 0.0
+        try:
+            while True:
+                ready, _, _ = select.select([r], [], [], 0.1)
+                if ready:
+                    data = os.read(r, 1 << 20)
+                    if not data:
+                        break
+                    for kind, meta, cols in reader.feed(data):
+                        ingest.handle(kind, meta, cols)
+                now = time.monotonic()
+                if not stop_reason:
+                    stop_reason = self._should_stop(now - t0, reader.bytes)
+                    if stop_reason:
+                        stop_at = now
+                        _signal(proc, signal.SIGTERM)
+                elif now - stop_at > self.grace_s:
+                    _signal(proc, signal.SIGKILL)
+                if now - last_flush >= 1.0:
+                    writer.flush()
+                    last_flush = now
+                if now - last_report >= 0.1:
+                    last_report = now
+                    self._report(now - t0, ingest, reader, writer)
+        except BaseException:
+            _signal(proc, signal.SIGKILL)
+            proc.wait()
+            ingest.close(False, "the capture service stopped")
+            raise
+        finally:
+            os.close(r)
+        rc = proc.wait()
+        exit_code = rc if rc >= 0 else 128 - rc
+        complete, reason = self._outcome(rc, stop_reason, ingest, reader.pending)
+        self._report(time.monotonic() - t0, ingest, reader, writer)
+        ingest.close(complete, reason, {"exit_code": exit_code, "wall_s": round(time.monotonic() - t0, 3)})
+        self.progress.bytes_written = cfg_size(writer.path)
+        if self.on_progress:
+            self.on_progress(self.progress)
+        return ProfileResult(writer.path, exit_code, complete, reason, self.progress, ingest.dropped)
+
+    def _should_stop(self, elapsed: float, received: int) -> str:
+        cfg = self.config
+        if self._cancel.is_set():
+            return "cancelled"
+        if cfg.max_seconds and elapsed >= cfg.max_seconds:
+            return f"time limit reached ({cfg.max_seconds:g} s)"
+        if cfg.max_bytes and received >= cfg.max_bytes:
+            return f"size limit reached ({cfg.max_bytes} B received)"
+        return ""
+
+    @staticmethod
+    def _outcome(rc: int, stop_reason: str, ingest: Ingest, torn: int) -> tuple[bool, str]:
+        if stop_reason:
+            return False, stop_reason
+        if rc < 0:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = f"signal {-rc}"
+            lost = f"; {torn} B of its last, unfinished batch were lost" if torn else ""
+            return False, f"the profiled process was killed by {name}{lost}"
+        end = ingest.end
+        if end is None:
+            return False, f"the profiled process exited (status {rc}) before it finished the capture"
+        if end.get("exit_code", rc) != 0:
+            error = end.get("error") or ""
+            return False, f"the script exited with status {end['exit_code']}" + (f" ({error})" if error else "")
+        return True, ""
+
+    def _report(self, elapsed: float, ingest: Ingest, reader: FrameReader, writer: CaptureWriter) -> None:
+        p = self.progress
+        p.elapsed_s, p.events, p.bytes_received = elapsed, int(ingest.stats.get("events", 0)), reader.bytes
+        p.bytes_written = cfg_size(writer.path)
+        p.dropped = sum(ingest.dropped.values())
+        if self.on_progress:
+            self.on_progress(p)
+
+
+def cfg_size(path: Path) -> int:
+    """Size of the capture file so far (0 if absent)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _signal(proc: subprocess.Popen, sig: int) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(sig)

@@ -1,0 +1,114 @@
+"""The wire protocol between the profiled child and the capture service (docs/CAPTURE.md).
+
+A stream of frames over a pipe. Each frame is a 12-byte header ``<4sII`` (kind, length of
+the JSON part, length of the binary part), a UTF-8 JSON object, then the binary part: the
+raw little-endian bytes of the columns the JSON lists as ``[[name, dtype, rows], ...]``
+under ``"columns"``, back to back. Columns cost one memcpy each way; nothing is pickled.
+
+Kinds: ``HELO`` (session metadata), ``STRS`` (strings interned since the last frame),
+``ROWS`` (rows of one table), ``CLCK`` (latest clock estimates), ``STAT`` (counts: events,
+dropped records), ``END `` (the script's exit status). A frame cut short by a killed child
+is ignored by :class:`FrameReader`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import struct
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+HEADER = struct.Struct("<4sII")
+HELLO, STRINGS, ROWS, CLOCKS, STATS, END = b"HELO", b"STRS", b"ROWS", b"CLCK", b"STAT", b"END "
+KINDS = (HELLO, STRINGS, ROWS, CLOCKS, STATS, END)
+
+
+def encode(kind: bytes, meta: Mapping[str, Any], columns: Mapping[str, np.ndarray] | None = None) -> list[bytes]:
+    """One frame as a list of buffers (write them in order)."""
+    cols = {k: np.ascontiguousarray(v) for k, v in (columns or {}).items()}
+    head = dict(meta)
+    if cols:
+        head["columns"] = [[k, v.dtype.newbyteorder("<").str, len(v)] for k, v in cols.items()]
+    text = json.dumps(head, separators=(",", ":")).encode()
+    payload = [v.astype(v.dtype.newbyteorder("<"), copy=False).tobytes() for v in cols.values()]
+    size = sum(len(p) for p in payload)
+    return [HEADER.pack(kind, len(text), size), text, *payload]
+
+
+def decode_columns(meta: Mapping[str, Any], payload: memoryview) -> dict[str, np.ndarray]:
+    """The columns of a frame's binary part (copies, so the buffer can be reused)."""
+    out: dict[str, np.ndarray] = {}
+    pos = 0
+    for name, dtype, rows in meta.get("columns", ()):
+        dt = np.dtype(dtype)
+        n = dt.itemsize * rows
+        out[name] = np.frombuffer(payload[pos:pos + n], dtype=dt).copy()
+        pos += n
+    return out
+
+
+class FrameWriter:
+    """Writes frames to a file descriptor (blocking: a slow service slows the child, nothing is lost)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.bytes = 0
+        self.broken = False
+
+    def send(self, kind: bytes, meta: Mapping[str, Any], columns: Mapping[str, np.ndarray] | None = None) -> None:
+        """Send one frame; after the reader has gone (EPIPE) frames are discarded."""
+        if self.broken:
+            return
+        data = b"".join(encode(kind, meta, columns))
+        view = memoryview(data)
+        try:
+            while view:
+                n = os.write(self.fd, view)
+                view = view[n:]
+        except (BrokenPipeError, OSError):
+            self.broken = True
+            return
+        self.bytes += len(data)
+
+    def close(self) -> None:
+        """Close the descriptor."""
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+
+class FrameReader:
+    """Accumulates bytes read from the pipe and yields whole frames."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self.bytes = 0
+
+    def feed(self, data: bytes) -> Iterator[tuple[bytes, dict[str, Any], dict[str, np.ndarray]]]:
+        """Add ``data``; yield every frame now complete as (kind, meta, columns)."""
+        self._buf += data
+        self.bytes += len(data)
+        buf = self._buf
+        pos = 0
+        while len(buf) - pos >= HEADER.size:
+            kind, jlen, plen = HEADER.unpack_from(buf, pos)
+            end = pos + HEADER.size + jlen + plen
+            if end > len(buf):
+                break
+            if kind not in KINDS:
+                raise ValueError(f"capture stream: unknown frame kind {kind!r} (not an accelview child?)")
+            start = pos + HEADER.size
+            meta = json.loads(bytes(buf[start:start + jlen]))
+            with memoryview(buf) as view:
+                cols = decode_columns(meta, view[start + jlen:end])
+            yield kind, meta, cols
+            pos = end
+        del buf[:pos]
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an incomplete frame still buffered (a killed child's last, cut-off frame)."""
+        return len(self._buf)
