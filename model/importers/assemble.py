@@ -88,31 +88,32 @@ class Assembler:
         cats_of = _categories_per_thread(x["thread"], x["cat"], list(c.cats), len(thread_keys))
         if explicit is not None:
             proc_track, thread_track, counter_of = self._explicit_tracks(c, explicit, parent)
-            proc_lane: dict[Any, Lane] = {}
         else:
-            proc_track, proc_lane, thread_track = self._tracks(c, lanes, parent, cats_of)
+            proc_track, thread_track = self._tracks(c, lanes, parent, cats_of)
             counter_of = None
         track = thread_track[x["thread"]] if len(thread_keys) else np.empty(0, np.int32)
         ids = b.add_slices(track, x["ts"] + offset_ns, x["dur"], names[x["name"]], cat_map[x["cat"]],
                            x["corr"], x["args"]) if len(track) else np.empty(0, np.int64)
-        stats = c.stats
+        stats = self._stats = c.stats
         stats["slices"] += len(ids)
         if c.flows:
-            index = SliceIndex(x["thread"], x["ts"], x["dur"], ids)
-            for src, dst, cat in chain_flows(c.flows, index, stats):
-                b.add_flow(int(src), int(dst), cat)
-                stats["flows"] += 1
-        if lanes.correlate() and len(ids):
-            dev_thread = np.asarray([lanes.thread(k[0], k[1], c.meta, cats_of[i], proc_lane[k[0]]).kind
-                                     in DEVICE_KINDS for i, k in enumerate(thread_keys)], dtype=bool)
-            src, dst = correlation_flows(x["corr"], dev_thread[x["thread"]], ids)
-            for s, d in zip(src.tolist(), dst.tolist(), strict=True):
-                b.add_flow(s, d, "ac2g")
-            stats["flows"] += len(src)
+            chained = chain_flows(c.flows, SliceIndex(x["thread"], x["ts"], x["dur"], ids), stats)
+            if chained:
+                src, dst, cat = zip(*chained, strict=True)
+                self._add_flows(np.asarray(src), np.asarray(dst), [b.strings.intern(n) for n in cat])
+        if explicit is None and lanes.correlate() and len(ids):
+            on_device = np.isin(self._thread_kinds, [int(k) for k in DEVICE_KINDS])
+            src, dst = correlation_flows(x["corr"], on_device[x["thread"]], ids)
+            self._add_flows(src, dst, b.strings.intern("ac2g"))
             stats["correlation_flows"] += len(src)
         self._instants(c, proc_track, thread_track, names, cat_map, offset_ns, parent)
         self._counters(c, proc_track, offset_ns, counter_of)
         self._asyncs(c, proc_track, names, offset_ns)
+
+    def _add_flows(self, src: np.ndarray, dst: np.ndarray, name: Any) -> None:
+        if len(src):
+            self.b.add_rows("flows", {"src": src, "dst": dst, "name": np.broadcast_to(np.asarray(name), src.shape)})
+            self._stats["flows"] += len(src)
 
     def _instants(self, c: Collected, proc_track: dict, thread_track: np.ndarray, names: np.ndarray,
                   cat_map: np.ndarray, offset_ns: int, parent: int) -> None:
@@ -171,10 +172,12 @@ class Assembler:
             lane = proc_lane[pid] = lanes.process(pid, c.meta, pcats)
             proc_track[pid] = b.add_track(lane.name, lane.kind, parent, device=lane.device, sort=lane.sort)
         thread_track = np.empty(len(thread_keys), dtype=np.int32)
+        self._thread_kinds = np.empty(len(thread_keys), dtype=np.int64)
         for i, (pid, tid) in enumerate(thread_keys):
             lane = lanes.thread(pid, tid, c.meta, cats_of[i], proc_lane[pid])
             thread_track[i] = b.add_track(lane.name, lane.kind, proc_track[pid], device=lane.device, sort=lane.sort)
-        return proc_track, proc_lane, thread_track
+            self._thread_kinds[i] = int(lane.kind)
+        return proc_track, thread_track
 
     def _explicit_tracks(self, c: Collected, header: dict[str, Any], parent: int) -> tuple:
         """Rebuild an export's tracks; its lanes are (pid, tid) = (parent or self, track id)."""

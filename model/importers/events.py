@@ -49,13 +49,12 @@ _decode_exact = msgspec.json.Decoder(list[_ExactTs]).decode
 class Batch:
     """A decoded batch: the events, their exact ns timestamps, and the malformed count."""
 
-    __slots__ = ("events", "malformed", "raw", "ts_ns")
+    __slots__ = ("events", "malformed", "ts_ns")
 
-    def __init__(self, events: list[Event], ts_ns: np.ndarray, malformed: int, raw: bytes) -> None:
+    def __init__(self, events: list[Event], ts_ns: np.ndarray, malformed: int) -> None:
         self.events = events
         self.ts_ns = ts_ns
         self.malformed = malformed
-        self.raw = raw
 
 
 def decode_batch(text: bytes) -> Batch:
@@ -73,7 +72,7 @@ def decode_batch(text: bytes) -> Batch:
                 malformed += 1
         text = b"[" + b",".join(msgspec.json.encode(e) for e in events) + b"]"
     ts = np.fromiter((e.ts for e in events), dtype=np.float64, count=len(events))
-    return Batch(events, us_to_ns(ts, text), malformed, text)
+    return Batch(events, us_to_ns(ts, text), malformed)
 
 
 def us_to_ns(ts_us: np.ndarray, text: bytes | None = None) -> np.ndarray:
