@@ -15,8 +15,9 @@ from typing import Any
 import msgspec
 import numpy as np
 import pytest
-from accelview.model import Trace, TrackKind
+from accelview.model import CaptureError, Trace, TrackKind
 from accelview.model.importers import find_importer, kineto
+from accelview.model.loader import load_trace
 from kineto_traces import TRACES, imported, needs_traces
 
 pytestmark = needs_traces
@@ -155,3 +156,17 @@ def test_op_arguments_are_kept_on_request() -> None:
     assert "External id" in full.args(int(full.slices.args[op]))
     assert (lean.slices.args[lean.slices.category == lean.strings.lookup("cpu_op")] == -1).all()
     assert len(full.tables["args"]) > len(lean.tables["args"])
+
+
+@pytest.mark.parametrize(("cut", "problem"), [
+    (lambda data: data[: len(data) // 2], "truncated: the gzip stream ends early"),
+    (lambda data: gzip.compress(gzip.decompress(data)[:300_000]), "truncated: the file ends inside an event"),
+    (lambda data: gzip.compress(gzip.decompress(data).replace(b'"ph": "X"', b'"ph" "X"', 1)), "malformed JSON"),
+    (lambda data: b"", "empty file"),
+])
+def test_a_damaged_real_trace_gives_one_clear_error(tmp_path: Any, cut: Any, problem: str) -> None:
+    path = tmp_path / "rank0.json.gz"
+    path.write_bytes(cut((TRACES / "a100_alexnet.json.gz").read_bytes()))
+    with pytest.raises(CaptureError) as err:
+        load_trace(path)
+    assert problem in str(err.value) and str(path) in str(err.value)
