@@ -1,0 +1,143 @@
+"""``accelview profile``: a real child process per test (each about half a second)."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from accelview.app.cli import main
+from accelview.app.cli_profile import _trailing_options
+from accelview.capture.config import CaptureConfig
+from accelview.capture.service import CaptureService
+from accelview.model import TrackKind
+from accelview.model.capture_reader import load_capture
+
+SCRIPT = """\
+import os, sys
+from accelview.capture import sim
+
+def step(dev, w, h):
+    dev.copy(w, h)                                  # LINE copy
+    dev.launch("gemm", m=64, n=1024, k=1024)        # LINE launch
+
+dev = sim.device(0)
+w = dev.alloc((1024, 1024), "bf16")
+h = sim.host_buffer((1024, 1024), "bf16")
+for i in range(int(sys.argv[1])):
+    step(dev, w, h)
+dev.synchronize()
+print("cwd", os.getcwd(), "argv", sys.argv[1:])
+{tail}
+"""
+
+
+def _script(tmp_path: Path, tail: str = "", name: str = "work.py") -> Path:
+    path = tmp_path / name
+    path.write_text(SCRIPT.format(tail=textwrap.dedent(tail)))
+    return path
+
+
+def _api_slices(trace, name: str) -> np.ndarray:
+    kind = trace.tracks.kind[trace.slices.track]
+    names = np.array([trace.strings[int(n)] for n in trace.slices.name])
+    return np.flatnonzero((kind == TrackKind.RUNTIME_API) & (names == name))
+
+
+def test_profile_a_script_passes_argv_cwd_and_exit_status_through(tmp_path, monkeypatch, capfd) -> None:
+    script = _script(tmp_path, "sys.exit(3)")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "run.h5"
+    assert main(["profile", str(script), "5", "--flag", "-o", str(out)]) == 3
+    captured = capfd.readouterr()
+    assert f"cwd {tmp_path} argv ['5', '--flag']" in captured.out
+    assert f"accelview {out}" in captured.err.splitlines()[-1]
+    trace = load_capture(out)
+    assert not trace.complete and "status 3" in trace.incomplete_reason
+    assert len(_api_slices(trace, "launch gemm")) == 5 and trace.metadata["capture"]["exit_code"] == 3
+
+
+def test_a_script_that_raises_gives_a_capture_and_its_exit_status(tmp_path, capfd) -> None:
+    script = _script(tmp_path, "raise RuntimeError('boom')")
+    out = tmp_path / "raised.h5"
+    assert main(["profile", "-o", str(out), str(script), "3"]) == 1
+    assert "RuntimeError: boom" in capfd.readouterr().err
+    trace = load_capture(out)
+    assert not trace.complete and "RuntimeError: boom" in trace.incomplete_reason
+    assert len(_api_slices(trace, "launch gemm")) == 3
+    assert trace.self_check() == []
+
+
+def test_a_child_killed_with_sigkill_leaves_a_readable_incomplete_capture(tmp_path) -> None:
+    script = _script(tmp_path, """\
+        for i in range(400):
+            dev.launch("elementwise", elements=4096)
+        os.kill(os.getpid(), 9)
+        """)
+    out = tmp_path / "killed.h5"
+    result = CaptureService(CaptureConfig(output=str(out), flush_events=100), [str(script), "10"]).run()
+    assert result.exit_code == 128 + 9 and not result.complete
+    trace = load_capture(out)
+    assert not trace.complete and "SIGKILL" in trace.incomplete_reason
+    launches = len(_api_slices(trace, "launch elementwise"))
+    assert 300 <= launches < 400  # everything up to the last drain before the kill
+    assert len(_api_slices(trace, "launch gemm")) == 10 and trace.self_check() == []
+
+
+def test_an_existing_output_is_refused_without_force(tmp_path, capfd) -> None:
+    script = _script(tmp_path)
+    out = tmp_path / "exists.h5"
+    out.write_bytes(b"precious")
+    assert main(["profile", str(script), "1", "-o", str(out)]) == 2
+    assert "already exists (use --force" in capfd.readouterr().err
+    assert out.read_bytes() == b"precious"
+    assert main(["profile", str(script), "1", "-o", str(out), "--force"]) == 0
+    assert load_capture(out).complete
+
+
+def test_call_sites_point_at_the_scripts_lines(tmp_path) -> None:
+    script = _script(tmp_path)
+    lines = script.read_text().splitlines()
+    line_of = {tag: 1 + next(i for i, s in enumerate(lines) if s.endswith(f"# LINE {tag}"))
+               for tag in ("copy", "launch")}
+    out = tmp_path / "sites.h5"
+    assert main(["profile", str(script), "2", "-o", str(out)]) == 0
+    trace = load_capture(out)
+    for name, tag in (("launch gemm", "launch"), ("copy", "copy")):
+        rows = _api_slices(trace, name)
+        assert len(rows) == 2
+        for row in rows:
+            args = trace.args(int(trace.slices.args[row]))
+            assert args["site"] == f"{script}:{line_of[tag]}" and args["function"] == "step"
+
+
+def test_profile_a_builtin_workload(tmp_path) -> None:
+    out = tmp_path / "wl.h5"
+    assert main(["profile", "--workload", "sync-heavy", "--param", "count=20", "-o", str(out), "--seed", "2"]) == 0
+    trace = load_capture(out)
+    assert trace.complete and len(_api_slices(trace, "device_synchronize")) == 20
+    assert trace.metadata["capture"]["seed"] == 2
+
+
+def test_bad_requests_are_one_line_errors(tmp_path, capfd) -> None:
+    assert main(["profile", str(tmp_path / "missing.py"), "-o", str(tmp_path / "x.h5")]) == 2
+    assert main(["profile", "--workload", "llm", "--param", "nope=1", "-o", str(tmp_path / "x.h5")]) == 2
+    err = capfd.readouterr().err.splitlines()
+    assert "no such file" in err[0] and "unknown parameter 'nope'" in err[1]
+    assert not (tmp_path / "x.h5").exists()
+
+
+@pytest.mark.parametrize(("args", "k"), [
+    (["a", "b", "-o", "x.h5"], 2), (["-o", "x.h5", "--force"], 0), (["a", "-o"], 2), (["a", "--open", "b"], 3),
+    ([], 0),
+])
+def test_options_after_the_script_arguments_are_ours(args, k) -> None:
+    assert _trailing_options(args) == k
+
+
+def test_the_service_is_not_left_with_the_pipe_open(tmp_path) -> None:
+    before = len(os.listdir("/proc/self/fd"))
+    CaptureService(CaptureConfig(output=str(tmp_path / "fd.h5")), [str(_script(tmp_path)), "1"]).run()
+    assert len(os.listdir("/proc/self/fd")) == before
