@@ -66,6 +66,7 @@ class CounterListModel(QAbstractListModel):
         self.checked: list[int] = []  # rows, in strip order
         self._series: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._lods: dict[int, CounterLOD] = {}
+        self._means: dict[tuple[int, int, int], float] = {}
         state.trace_changed.connect(self.reload)
         self.reload()
 
@@ -73,7 +74,7 @@ class CounterListModel(QAbstractListModel):
         """Re-read the counters of the current trace; the first three start checked."""
         self.beginResetModel()
         tr = self.state.trace
-        self.entries, self._series, self._lods = [], {}, {}
+        self.entries, self._series, self._lods, self._means = [], {}, {}, {}
         if tr is not None:
             ct = tr.counter_tracks
             for i, t in enumerate(ct.track.tolist()):
@@ -91,6 +92,29 @@ class CounterListModel(QAbstractListModel):
         if row not in self._lods:
             self._lods[row] = CounterLOD(*self.series(row))
         return self._lods[row]
+
+    def range_mean(self, row: int, t0: int, t1: int) -> float:
+        """An entry's mean over absolute [t0, t1) as the model computes it (time-weighted for
+        gauges; a derived metric over the window); NaN when it cannot. Cached per range."""
+        key = (row, int(t0), int(t1))
+        if key not in self._means:
+            e, tr = self.entries[row], self.state.trace
+            try:
+                if e.track >= 0:
+                    from accelview.model.analysis.counters import window_mean
+
+                    value = window_mean(tr, e.track, int(t0), int(t1))
+                else:
+                    from accelview.model.analysis.metric_eval import window_metric
+                    from accelview.model.analysis.metrics import MetricRegistry
+
+                    value = window_metric(tr, MetricRegistry.load(), e.metric, int(t0), int(t1), e.device)
+            except Exception:  # no analysis module, or the window has no samples
+                value = float("nan")
+            if len(self._means) > 256:
+                self._means.clear()
+            self._means[key] = value
+        return self._means[key]
 
     def series(self, row: int) -> tuple[np.ndarray, np.ndarray]:
         """(ts_ns, value) of one entry."""

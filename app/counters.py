@@ -96,6 +96,12 @@ class CounterPanel(QWidget):
             p.setFont(QFont("DejaVu Sans", 7))
             p.drawText(QRectF(10, y + 20, GUTTER_W - 14, 16), Qt.AlignmentFlag.AlignVCenter,
                        f"max in view {format_value(top, unit)}")
+            if st.range:
+                mean = self.model.range_mean(row, st.origin + int(st.range[0]), st.origin + int(st.range[1]))
+                if mean == mean:
+                    p.setPen(th.c("range_fill"))
+                    p.drawText(QRectF(10, y + 34, GUTTER_W - 14, 16), Qt.AlignmentFlag.AlignVCenter,
+                               f"mean in range {format_value(mean, unit)}")
         if st.range:
             a, b = st.range
             x0, x1 = GUTTER_W + sc.x_of(a), GUTTER_W + sc.x_of(b)

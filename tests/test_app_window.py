@@ -10,6 +10,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import threading
 import time
 
+import numpy as np
 import pytest
 from accelview.app.counter_list import CounterListModel
 from accelview.app.lane_tree import LaneTreeModel
@@ -167,6 +168,9 @@ def test_counter_list_offers_derived_metrics(qtmodeltester):
     ts, vals = model.series(derived[0])
     assert len(ts) == len(vals) > 0
     assert model.entries[derived[0]].unit
+    a, b = int(ts[len(ts) // 4]), int(ts[len(ts) // 2])
+    assert np.isfinite(model.range_mean(derived[0], a, b))
+    assert np.isfinite(model.range_mean(0, a, b))  # a base counter
     qtmodeltester.check(model)
 
 
