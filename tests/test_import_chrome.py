@@ -106,6 +106,17 @@ def test_small_batches_split_safely(trace_file: Path, monkeypatch: pytest.Monkey
     assert trace.metadata["import_stats"]["events"] == len(EVENTS)
 
 
+def test_events_full_of_inner_object_lists_still_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every '}' near a block's end lies inside an event: the stream falls back to scanning."""
+    events = [{"ph": "X", "name": f"op{i}", "pid": 1, "tid": 1, "ts": i * 10, "dur": 5,
+               "args": {"list": [{"k": j, "s": "},{"} for j in range(40)]}} for i in range(60)]
+    path = write(tmp_path / "nested.json", {"traceEvents": events})
+    monkeypatch.setattr(json_stream, "BLOCK", 300)
+    trace = import_trace(path)
+    assert len(trace.slices) == 60 and trace.metadata["import_stats"]["malformed_events"] == 0
+    assert trace.args(int(trace.slices.args[0]))["list"].startswith('[{"k":0,"s":"},{"}')
+
+
 def test_nanosecond_timestamps_are_exact(tmp_path: Path) -> None:
     text = ('{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1712195495519689.047, '
             '"dur": 63.813}, {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 4458676522690.655, "dur": 1.001}]}')

@@ -30,7 +30,8 @@ from ..errors import CaptureError
 BLOCK = 4 << 20  # bytes read (uncompressed) per step
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _WS = b" \t\r\n"
-MAX_SPLIT_TRIES = 16
+MAX_SPLIT_TRIES = 4  # decode attempts at candidate ends before scanning
+_TOKENS = re.compile(rb'\\.|["{}\[\]]')  # an escape pair, a quote, a bracket
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 
 
@@ -150,29 +151,36 @@ class EventStream:
     def _split(self, buf: bytes, decode: Callable[[bytes], Any], eof: bool) -> tuple[Any, int, bool]:
         """Decode the longest prefix of whole events: (result, bytes used, array closed);
         (None, 0, False) when there is none yet."""
-        pos = len(buf)
-        for _ in range(MAX_SPLIT_TRIES):
+        pos, tries = len(buf), 0
+        while tries < MAX_SPLIT_TRIES:
             p = buf.rfind(b"}", 0, pos)
             if p < 0:
                 return None, 0, False
             pos = p
             after = buf[p + 1 : p + 65].lstrip(_WS)
-            if not after:
-                if not eof:
-                    continue
-            elif after[:1] not in (b",", b"]"):
+            if (not after and not eof) or (after and after[:1] not in (b",", b"]")):
                 continue
-            text = b"[" + buf[: p + 1] + b"]"
-            try:
-                return decode(text), p + 1, False
-            except msgspec.ValidationError:
-                raise
-            except msgspec.DecodeError as e:
-                m = _TRAILING.search(str(e))
-                if m:  # the events array closed inside this prefix: decode up to its ']'
-                    n = text.rfind(b"]", 0, int(m.group(1)) - 1) + 1  # msgspec reports 1 + the offset
-                    return decode(text[:n]), n - 1, True
-        return None, 0, False
+            tries += 1
+            result = self._try(buf, p + 1, decode)
+            if result is not None:
+                return result
+        end = scan_split(buf)  # every nearby '}' was inside an event: find one by scanning
+        result = self._try(buf, end, decode) if end > 0 else None
+        return result if result is not None else (None, 0, False)
+
+    @staticmethod
+    def _try(buf: bytes, end: int, decode: Callable[[bytes], Any]) -> tuple[Any, int, bool] | None:
+        text = b"[" + buf[:end] + b"]"
+        try:
+            return decode(text), end, False
+        except msgspec.ValidationError:
+            raise
+        except msgspec.DecodeError as e:
+            m = _TRAILING.search(str(e))
+            if m:  # the events array closed inside this prefix: decode up to its ']'
+                n = text.rfind(b"]", 0, int(m.group(1)) - 1) + 1  # msgspec reports 1 + the offset
+                return decode(text[:n]), n - 1, True
+        return None
 
     def _describe_bad(self, buf: bytes) -> str:
         offset = self.bytes_read - len(buf)
@@ -227,3 +235,26 @@ class EventStream:
         if not isinstance(obj, dict):
             raise self._error(f"malformed trace {where}")
         return obj
+
+
+def scan_split(buf: bytes) -> int:
+    """End (exclusive) of the last whole top-level value in ``buf`` (a run of comma-separated
+    events), found by tracking strings and nesting; 0 when there is none. Slower than trying
+    candidate ends, so only the fallback."""
+    depth, in_string, end = 0, False, 0
+    for m in _TOKENS.finditer(buf):
+        tok = m.group()
+        if in_string:
+            if tok == b'"':
+                in_string = False
+        elif tok == b'"':
+            in_string = True
+        elif tok in (b"{", b"["):
+            depth += 1
+        elif tok in (b"}", b"]"):
+            depth -= 1
+            if depth == 0:
+                end = m.end()
+            elif depth < 0:  # the closing ']' of the events array
+                break
+    return end
