@@ -117,6 +117,27 @@ def test_events_full_of_inner_object_lists_still_split(tmp_path: Path, monkeypat
     assert trace.args(int(trace.slices.args[0]))["list"].startswith('[{"k":0,"s":"},{"}')
 
 
+def test_flow_v2_and_id2(tmp_path: Path) -> None:
+    """Perfetto's newer flows name the slice itself (bind_id + flow_out/flow_in); ids may be id2."""
+    doc = {"traceEvents": [
+        {"ph": "X", "name": "producer", "pid": 1, "tid": 7, "ts": 300, "dur": 10, "bind_id": 77, "flow_out": True},
+        {"ph": "X", "name": "inner", "pid": 1, "tid": 7, "ts": 300, "dur": 5},
+        {"ph": "X", "name": "relay", "pid": 1, "tid": 8, "ts": 320, "dur": 5, "bind_id": 77, "flow_in": True,
+         "flow_out": True},
+        {"ph": "X", "name": "consumer", "pid": 1, "tid": 9, "ts": 340, "dur": 5, "bind_id": 77, "flow_in": True},
+        {"ph": "b", "name": "req", "cat": "net", "id2": {"local": "0x1"}, "pid": 1, "ts": 300},
+        {"ph": "b", "name": "req", "cat": "net", "id2": {"local": "0x2"}, "pid": 1, "ts": 305},
+        {"ph": "e", "name": "req", "cat": "net", "id2": {"local": "0x1"}, "pid": 1, "ts": 330},
+        {"ph": "e", "name": "req", "cat": "net", "id2": {"local": "0x2"}, "pid": 1, "ts": 310},
+    ]}
+    trace = import_trace(write(tmp_path / "v2.json", doc))
+    name = {i: trace.name(n) for i, n in enumerate(trace.slices.name)}
+    flows = {(name[int(s)], name[int(d)]) for s, d in zip(trace.flows.src, trace.flows.dst, strict=True)}
+    assert flows == {("producer", "relay"), ("relay", "consumer")}
+    reqs = sorted(int(d) for i, d in enumerate(trace.slices.dur_ns) if name[i] == "req")
+    assert reqs == [5_000, 30_000]
+
+
 def test_nanosecond_timestamps_are_exact(tmp_path: Path) -> None:
     text = ('{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1712195495519689.047, '
             '"dur": 63.813}, {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 4458676522690.655, "dur": 1.001}]}')

@@ -64,6 +64,11 @@ class Interner(dict):
         return ids[inv.reshape(-1)]
 
 
+def event_id(e: Any) -> Any:
+    """An async or flow event's id: ``id``, else its ``id2`` (local or global)."""
+    return e.id if e.id is not None or not e.id2 else tuple(sorted(e.id2.items()))
+
+
 def phase_masks(evs: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     """(is X, is M) per event, from one joined string when every phase is one ASCII letter."""
     phs = [e.ph for e in evs]
@@ -135,6 +140,7 @@ class Collected:
     meta: dict[tuple, Any] = field(default_factory=dict)  # (what, pid, tid) -> value
     stats: Counter = field(default_factory=Counter)
     order: int = 0
+    n_x: int = 0  # complete events so far (their order is the xslice of flow steps)
 
 
 class Collector:
@@ -196,6 +202,11 @@ class Collector:
         x["cat"].append(c.cats.ids([e.cat for e in evs]))
         x["corr"].append(corr)
         x["args"].append(arg_ids)
+        for j in [j for j, e in enumerate(evs) if e.bind_id is not None and (e.flow_in or e.flow_out)]:
+            e = evs[j]  # flow v2: the step is this very slice
+            phase = "t" if e.flow_in and e.flow_out else "f" if e.flow_in else "s"
+            c.flows.append((-1, int(ts[j]), phase, True, "flow", ("bind_id", e.bind_id), c.order + j, c.n_x + j))
+        c.n_x += n
 
     def _args(self, e: Any) -> dict[str, Any]:
         if not e.args:
@@ -221,13 +232,13 @@ class Collector:
                 c.counters.append((e.pid, series if len(values) == 1 else f"{series} {k}", ts, float(v)))
         elif ph in ASYNC_PHASES:
             args = self.args.add(self._args(e)) if ph != "e" else -1
-            c.asyncs.append((e.pid, e.cat, e.id, e.name, ts, ASYNC_PHASES[ph], order, args))
+            c.asyncs.append((e.pid, e.cat, event_id(e), e.name, ts, ASYNC_PHASES[ph], order, args))
         elif ph in FLOW_PHASES:
             if e.cat in self.skip_flow_cats:
                 c.stats[f"flow_events_replaced_{e.cat}"] += 1
                 return
-            c.flows.append((c.threads.id((e.pid, e.tid)), ts, ph, e.bp == "e" or ph == "s", e.cat, e.id, order,
-                            e.xslice))
+            c.flows.append((c.threads.id((e.pid, e.tid)), ts, ph, e.bp == "e" or ph == "s", e.cat, event_id(e),
+                            order, e.xslice))
         else:
             c.stats[f"skipped_phase_{ph or 'missing'}"] += 1
             c.stats["skipped_events"] += 1

@@ -29,10 +29,14 @@ class Event(msgspec.Struct, gc=False):
     pid: int | str = 0
     tid: int | str = 0
     id: int | str | None = None
+    id2: dict[str, int | str] | None = None  # {"local": …} or {"global": …}, instead of id
     bp: str = ""
     s: str = ""
     correlation: int = -1  # not Chrome's: accelview's export writes the model's correlation here
     xslice: int = -1  # not Chrome's: in accelview's export, the X event (by order) a flow step binds to
+    bind_id: int | str | None = None  # flow v2: an X event that starts (flow_out) or ends (flow_in) a flow
+    flow_in: bool = False
+    flow_out: bool = False
     args: msgspec.Raw = NO_ARGS  # raw JSON; empty when the event has none
 
 
