@@ -18,6 +18,7 @@ from . import chrome_json, kineto
 
 Progress = Callable[[float], None]
 HEAD_BYTES = 65536
+SUFFIXES = (".json", ".json.gz")  # for file dialogs; a directory of such files also opens (ranks)
 
 
 @dataclass(frozen=True)
@@ -65,4 +66,4 @@ def import_trace(path: str | Path, progress: Progress | None = None) -> Trace:
     return importer.load(p, progress)
 
 
-__all__ = ["IMPORTERS", "Importer", "find_importer", "import_trace", "register"]
+__all__ = ["IMPORTERS", "SUFFIXES", "Importer", "find_importer", "import_trace", "register"]
