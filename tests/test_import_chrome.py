@@ -217,3 +217,13 @@ def test_memory_follows_the_events_kept_not_the_file(tmp_path: Path, monkeypatch
     assert len(trace.slices) == 3_000 and len(text) > 15e6
     assert peak < len(text) / 4, f"peak {peak / 1e6:.1f} MB for {len(text) / 1e6:.1f} MB of JSON"
     assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) > 3
+
+
+@pytest.mark.parametrize(("text", "end"), [
+    (b'{"a": "x}\\"},"}, {"b": [{"c": 1}, {"d": "\\\\"}]},\n{"e": {', 47),
+    (b'{"a": 1}', 8),
+    (b'{"a": {"b": 1}', 0),
+    (b'{"a": 1}, {"b": 2}\n]', 18),
+])
+def test_scan_split_respects_strings_escapes_and_nesting(text: bytes, end: int) -> None:
+    assert json_stream.scan_split(text) == end
