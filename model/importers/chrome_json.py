@@ -112,9 +112,9 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
 
 
 def _add_args(b: TraceBuilder, args: ArgColumns, assembler: Assembler) -> None:
-    if not args.sets:
-        return
     cols = args.columns()
+    if not cols:
+        return
     names = assembler.map_names()
     cols["key"] = names[cols["key"]]
     cols["str"] = np.where(cols["kind"] == ArgKind.STR, names[cols["str"]], 0)  # 0: the empty string

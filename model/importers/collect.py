@@ -81,7 +81,8 @@ def phase_masks(evs: list[Any]) -> tuple[np.ndarray, np.ndarray]:
 
 
 class ArgColumns:
-    """Argument sets, kept as flat (set, key, value) lists and typed into columns at the end."""
+    """Argument sets: flat (set, key, value) lists for the current batch, typed into numpy
+    columns by ``flush`` (so that memory holds one batch of Python values, not all of them)."""
 
     def __init__(self, strings: Interner) -> None:
         self.strings = strings
@@ -89,6 +90,8 @@ class ArgColumns:
         self.keys: list[str] = []
         self.values: list[Any] = []
         self.n_sets = 0
+        self.n_rows = 0
+        self.chunks: list[dict[str, np.ndarray]] = []
 
     def add(self, args: dict[str, Any]) -> int:
         """Store one argument set; returns its id, -1 for an empty one."""
@@ -101,9 +104,11 @@ class ArgColumns:
         self.values.extend(args.values())
         return set_id
 
-    def columns(self) -> dict[str, np.ndarray]:
-        """The args table's columns, string columns as local ids of ``strings``."""
+    def flush(self) -> None:
+        """Type the pending rows into a chunk of columns (string columns as local ids)."""
         vals = self.values
+        if not vals:
+            return
         kinds = {int: ArgKind.INT, bool: ArgKind.INT, float: ArgKind.REAL}
         kind = np.asarray([kinds.get(type(v), ArgKind.STR) for v in vals], dtype=np.uint8)
         ints = np.zeros(len(vals), dtype=np.int64)
@@ -120,8 +125,16 @@ class ArgColumns:
         idx = np.flatnonzero(kind == ArgKind.STR).tolist()
         enc = msgspec.json.encode
         strs[idx] = self.strings.ids([v if type(v) is str else enc(v).decode() for v in (vals[i] for i in idx)])
-        return {"set": np.asarray(self.sets, dtype=np.int32), "key": self.strings.ids([str(k) for k in self.keys]),
-                "kind": kind, "int": ints, "real": reals, "str": strs}
+        self.chunks.append({"set": np.asarray(self.sets, dtype=np.int32),
+                            "key": self.strings.ids([str(k) for k in self.keys]),
+                            "kind": kind, "int": ints, "real": reals, "str": strs})
+        self.n_rows += len(vals)
+        self.sets, self.keys, self.values = [], [], []
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """All rows as the args table's columns, string columns as local ids of ``strings``."""
+        self.flush()
+        return {k: np.concatenate([c[k] for c in self.chunks]) for k in self.chunks[0]} if self.chunks else {}
 
 
 @dataclass
@@ -172,6 +185,7 @@ class Collector:
         for i in np.flatnonzero(~is_x & ~is_m).tolist():
             self._other(evs[i], int(ts[i]), c.order + i)
         c.order += len(evs)
+        self.args.flush()
 
     def _complete(self, evs: list[Any], ts: np.ndarray) -> None:
         c = self.c
