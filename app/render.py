@@ -6,6 +6,7 @@ import time
 
 from accelview.model import Trace
 from PySide6.QtGui import QGuiApplication, QImage, QPainter
+from PySide6.QtWidgets import QApplication
 
 from .paint import RULER_H, TimelinePainter
 from .state import ViewState
@@ -13,10 +14,11 @@ from .theme import THEMES
 
 
 def ensure_gui_app() -> QGuiApplication:
-    """The running Qt application, or a new offscreen-capable QGuiApplication."""
+    """The running Qt application, or a new QApplication (a widgets-capable one, so widgets made
+    later in the same process, as in a test run, do not abort)."""
     app = QGuiApplication.instance()
     if app is None:
-        app = QGuiApplication([])
+        app = QApplication([])
     return app
 
 

@@ -11,38 +11,43 @@ FORMAT_NAME = "accelview-capture"
 FORMAT_VERSION = 1
 CHUNK_ROWS = 16384  # rows per HDF5 chunk: a window read decompresses ~128 KB per column
 
-# Time columns stored as differences from the previous row, restarting at every chunk so one
-# chunk decodes on its own (sorted timestamps then compress to a byte or two per row).
+# Time columns stored as differences from the previous row, restarting at anchor rows (the first
+# row of every chunk and of every run of one track) whose absolute values are kept in a small
+# index: sorted timestamps then need a narrow integer type and compress to a byte or two.
 DELTA_COLUMNS = {("slices", "start_ns"), ("counters", "ts_ns"), ("instants", "ts_ns")}
 # Columns not stored because the run index gives them: slices are sorted by (track, depth).
 DERIVED_COLUMNS = {("slices", "track"), ("slices", "depth")}
-# Sorted tables with a run index and a sparse per-chunk start index for window reads.
+# Sorted tables with a run index for window reads.
 RUN_INDEXED = {"slices": "start_ns", "counters": "ts_ns"}
 
 
-def delta_encode(values: np.ndarray, chunk: int = CHUNK_ROWS) -> np.ndarray:
-    """Row-to-row differences; the first row of each chunk keeps its absolute value."""
+def anchor_rows(n: int, run_begins: np.ndarray, chunk: int = CHUNK_ROWS) -> np.ndarray:
+    """Rows whose value is stored absolutely: every chunk's first row and every run's first row."""
+    rows = np.union1d(np.arange(0, n, chunk, dtype=np.int64), run_begins.astype(np.int64))
+    return rows[rows < n]
+
+
+def delta_encode(values: np.ndarray, anchors: np.ndarray) -> np.ndarray:
+    """Row-to-row differences, 0 at the anchor rows (their values go to the anchor index)."""
     v = values.astype(np.int64, copy=False)
-    out = np.empty_like(v)
+    out = np.zeros_like(v)
     if len(v):
-        out[0] = v[0]
         out[1:] = v[1:] - v[:-1]
-        out[::chunk] = v[::chunk]
+        out[anchors] = 0
     return out
 
 
-def delta_decode(stored: np.ndarray, first_row: int, chunk: int = CHUNK_ROWS) -> np.ndarray:
-    """Inverse of ``delta_encode`` for rows read from ``first_row``, which must start a chunk."""
-    if first_row % chunk:
-        raise ValueError("delta-coded reads must start at a chunk boundary")
+def delta_decode(stored: np.ndarray, first_row: int, anchors: np.ndarray, anchor_values: np.ndarray) -> np.ndarray:
+    """Inverse of ``delta_encode`` for rows read from ``first_row``, which must be an anchor."""
+    n = len(stored)
+    lo, hi = np.searchsorted(anchors, first_row, "left"), np.searchsorted(anchors, first_row + n, "left")
+    pos = anchors[lo:hi] - first_row
+    if n == 0:
+        return np.empty(0, np.int64)
+    if len(pos) == 0 or pos[0] != 0:
+        raise ValueError("delta-coded reads must start at an anchor row")
+    is_anchor = np.zeros(n, np.int64)
+    is_anchor[pos] = 1
+    seg = np.cumsum(is_anchor) - 1
     cs = np.cumsum(stored, dtype=np.int64)
-    if len(cs) > chunk:
-        # Undo the carry from earlier chunks: each chunk restarts from its absolute first row.
-        carry = np.concatenate(([0], cs[chunk - 1 :: chunk][: (len(cs) - 1) // chunk]))
-        cs -= np.repeat(carry, chunk)[: len(cs)]
-    return cs
-
-
-def chunk_first_values(values: np.ndarray, chunk: int = CHUNK_ROWS) -> np.ndarray:
-    """The value at the first row of each chunk: the sparse index that finds a window's chunks."""
-    return values[::chunk].astype(np.int64, copy=True)
+    return cs - cs[pos][seg] + anchor_values[lo:hi][seg]

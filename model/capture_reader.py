@@ -67,7 +67,11 @@ class CaptureFile:
                                 (("track", "i4"), ("depth", "u2"), ("begin", "i8"), ("end", "i8"))))
         self.n_slices = self._check_lengths("slices", S.SLICES)
         self._check_runs()
-        self._chunk_start = self._col("slices/chunk_start", "i8")
+        self._anchors = self._read_anchors("slices")
+        rows, values = self._anchors
+        self._chunk_start = values[rows % CHUNK_ROWS == 0]
+        if len(self._chunk_start) != -(-self.n_slices // CHUNK_ROWS):
+            raise CaptureError(self.path, "the slice anchor index does not cover every chunk")
 
     # -- low-level reads with validation ----------------------------------------------------
     def _col(self, name: str, dtype: str, lo: int | None = None, hi: int | None = None) -> np.ndarray:
@@ -80,10 +84,24 @@ class CaptureFile:
         if not self._f.has(name):
             raise CaptureError(self.path, f"missing dataset /{name}")
         stored, want = self._f.dtype(name), np.dtype(dtype)
-        same_family = ((stored.kind in "iub") == (want.kind in "iub") and stored.kind != "f") or (
-            stored.kind == want.kind == "f")
-        if not (same_family and np.can_cast(stored, want, "safe")):
+        # Integers may be stored narrower than they are held (the writer picks the narrowest type).
+        fits = (stored.kind in "iu" and want.kind in "iu" and stored.itemsize <= want.itemsize) or (
+            stored.kind == want.kind == "f" and stored.itemsize <= want.itemsize)
+        if not fits:
             raise CaptureError(self.path, f"dataset /{name} has type {stored}, expected {want}")
+
+    def _read_anchors(self, table: str) -> tuple[np.ndarray, np.ndarray]:
+        rows, values = self._col(f"{table}/anchor_row", "i8"), self._col(f"{table}/anchor_value", "i8")
+        if len(rows) != len(values) or (len(rows) and (rows[0] != 0 or (np.diff(rows) <= 0).any())):
+            raise CaptureError(self.path, f"damaged anchor index of /{table}")
+        return rows, values
+
+    def _decode(self, table: str, stored: np.ndarray, first_row: int) -> np.ndarray:
+        rows, values = self._anchors if table == "slices" else self._read_anchors(table)
+        try:
+            return delta_decode(stored, first_row, rows, values)
+        except ValueError as e:
+            raise CaptureError(self.path, f"damaged anchor index of /{table}: {e}") from None
 
     def _read_strings(self, group: str) -> StringTable:
         try:
@@ -121,7 +139,7 @@ class CaptureFile:
         for c, d in sch.columns:
             data = self._col(f"{prefix}/{c}", "i8" if (sch.name, c) in DELTA_COLUMNS else d, lo, hi)
             if (sch.name, c) in DELTA_COLUMNS:
-                data = delta_decode(data, lo or 0)
+                data = self._decode(sch.name, data, lo or 0)
             cols[c] = data
         return Table(sch, cols)
 
@@ -134,8 +152,8 @@ class CaptureFile:
             lo_b, hi_b = self._candidate_rows(b, e, t0, t1)
             if hi_b <= lo_b:
                 continue
-            a0 = lo_b - lo_b % CHUNK_ROWS
-            start = delta_decode(self._col("slices/start_ns", "i8", a0, hi_b), a0)[lo_b - a0:]
+            a0 = self._anchor_at_or_before(lo_b)
+            start = self._decode("slices", self._col("slices/start_ns", "i8", a0, hi_b), a0)[lo_b - a0:]
             dur = self._col("slices/dur_ns", "i8", lo_b, hi_b)
             lo, hi = window_in_run(start, dur, t0, t1)
             ids.append(np.arange(lo_b + lo, lo_b + hi, dtype=np.int64))
@@ -154,6 +172,10 @@ class CaptureFile:
         hi = e if above > k1 - k0 else (k0 + above) * CHUNK_ROWS
         return max(lo, b), min(hi, e)
 
+    def _anchor_at_or_before(self, row: int) -> int:
+        rows = self._anchors[0]
+        return int(rows[np.searchsorted(rows, row, "right") - 1])
+
     def _slice_rows(self, rows: np.ndarray) -> Table:
         if len(rows) == 0:
             return Table.empty(S.SLICES)
@@ -165,13 +187,15 @@ class CaptureFile:
         return full.take(rows - lo)
 
     def _read_slices(self, lo: int, hi: int) -> Table:
-        a0 = lo - lo % CHUNK_ROWS
-        cols = {"start_ns": delta_decode(self._col("slices/start_ns", "i8", a0, hi), a0)[lo - a0:]}
+        a0 = self._anchor_at_or_before(lo)
+        cols = {"start_ns": self._decode("slices", self._col("slices/start_ns", "i8", a0, hi), a0)[lo - a0:]}
         for c, d in S.SLICES.columns:
             if c not in cols and ("slices", c) not in DERIVED_COLUMNS:
                 cols[c] = self._col(f"slices/{c}", d, lo, hi)
-        run_of = np.searchsorted(self.runs.end, np.arange(lo, hi), "right")
-        cols["track"], cols["depth"] = self.runs.track[run_of], self.runs.depth[run_of]
+        r = self.runs
+        r0, r1 = int(np.searchsorted(r.end, lo, "right")), int(np.searchsorted(r.begin, hi, "left"))
+        rows = np.minimum(r.end[r0:r1], hi) - np.maximum(r.begin[r0:r1], lo)
+        cols["track"], cols["depth"] = np.repeat(r.track[r0:r1], rows), np.repeat(r.depth[r0:r1], rows)
         return Table(S.SLICES, cols)
 
     def load(self, progress: Progress | None = None, cancel: Cancel | None = None) -> Trace:

@@ -24,13 +24,13 @@ from .capture_format import (
     DERIVED_COLUMNS,
     FORMAT_NAME,
     FORMAT_VERSION,
-    RUN_INDEXED,
-    chunk_first_values,
+    anchor_rows,
     delta_encode,
 )
 from .errors import CaptureError
 from .h5io import H5File
 from .strings import StringTable, encode_strings
+from .table import Table
 from .trace import SliceRuns, Trace
 
 TOOL_VERSION = "0.1.0"
@@ -84,17 +84,24 @@ def _write_final(f: H5File, trace: Trace) -> None:
                     continue
                 data = table[col]
                 if (name, col) in DELTA_COLUMNS:
-                    data = delta_encode(data)
+                    anchors = anchor_rows(len(data), _run_begins(trace.tables[name]))
+                    f.create(f"{name}/anchor_row", anchors, CHUNK_ROWS)
+                    f.create(f"{name}/anchor_value", data[anchors], CHUNK_ROWS)
+                    data = delta_encode(data, anchors)
                 f.create(f"{group}{name}/{col}", data, CHUNK_ROWS)
     _write_indexes(f, trace)
+
+
+def _run_begins(table: Table) -> np.ndarray:
+    """First rows of each (track, depth) run of a table sorted by them (depth only for slices)."""
+    depth = table["depth"] if "depth" in table.schema.names else np.zeros(len(table), np.uint16)
+    return SliceRuns.of(table.track, depth).begin
 
 
 def _write_indexes(f: H5File, trace: Trace) -> None:
     runs = trace.runs
     for col, arr in (("track", runs.track), ("depth", runs.depth), ("begin", runs.begin), ("end", runs.end)):
         f.create(f"slices/runs/{col}", arr, CHUNK_ROWS)
-    for table, key in RUN_INDEXED.items():
-        f.create(f"{table}/chunk_start", chunk_first_values(trace.tables[table][key]), CHUNK_ROWS)
     c = SliceRuns.of(trace.counters.track, np.zeros(len(trace.counters), np.uint16))
     for col, arr in (("track", c.track), ("begin", c.begin), ("end", c.end)):
         f.create(f"counters/runs/{col}", arr, CHUNK_ROWS)

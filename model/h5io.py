@@ -29,6 +29,18 @@ def is_hdf5(path: str | Path) -> bool:
         return False
 
 
+def narrowest(data: np.ndarray) -> np.ndarray:
+    """``data`` as the smallest signed integer type holding all its values (others unchanged)."""
+    if data.dtype.kind not in "iu" or len(data) == 0 or data.dtype.itemsize == 1:
+        return data
+    lo, hi = int(data.min()), int(data.max())
+    for t in (np.int8, np.int16, np.int32):
+        info = np.iinfo(t)
+        if info.min <= lo and hi <= info.max:
+            return data.astype(t) if np.dtype(t).itemsize < data.dtype.itemsize else data
+    return data
+
+
 class H5File:
     """An open HDF5 file holding a capture: columns addressed as ``"group/column"`` paths."""
 
@@ -99,8 +111,9 @@ class H5File:
         return [k for k, v in g.items() if isinstance(v, h5py.Dataset)] if g is not None else []
 
     def create(self, name: str, data: np.ndarray, chunk_rows: int, compress: bool = True) -> None:
-        """Create a resizable, chunked column dataset holding ``data``."""
-        data = np.ascontiguousarray(data)
+        """Create a resizable, chunked column dataset holding ``data``; integer columns are
+        stored in the narrowest signed type that holds their values (less to inflate on read)."""
+        data = np.ascontiguousarray(narrowest(data))
         chunk = max(1, min(chunk_rows, max(len(data), 1)))
         kw: dict[str, Any] = {"compression": "gzip", "compression_opts": 4, "shuffle": True} if compress else {}
         self._f.create_dataset(name, data=data, maxshape=(None,), chunks=(chunk,), **kw)

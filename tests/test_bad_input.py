@@ -60,7 +60,7 @@ def _start_goes_backwards(f):
     """Make the second slice of a (track, depth) run start before the first one."""
     begin, end = f["slices/runs/begin"][()], f["slices/runs/end"][()]
     row = int(begin[np.flatnonzero(end - begin >= 2)[0]]) + 1
-    deltas = f["slices/start_ns"][()]  # stored as row-to-row differences
+    deltas = f["slices/start_ns"][()].astype("i8")  # stored as row-to-row differences
     deltas[row] = -1_000_000
     _replace(f, "slices/start_ns", deltas)
 
