@@ -83,13 +83,17 @@ class FindingsPanel(QWidget):
         self.report: Report | None = None
         self.model = FindingsModel(self)
         self.status = QLabel("No capture open")
+        self.status.setWordWrap(True)  # a long status must not widen the dock (and shrink the timeline)
         self.view = QTableView()
         self.view.setModel(self.model)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.verticalHeader().hide()
         self.view.setWordWrap(False)
-        self.view.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        header = self.view.horizontalHeader()
+        for col in range(3):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.view.clicked.connect(lambda idx: self.show_finding(idx.row()))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
@@ -106,7 +110,7 @@ class FindingsPanel(QWidget):
         if self.state.trace is None:
             return
         self.status.setText("Analysing…")
-        self._stop_thread()
+        self.shutdown()
         self._thread = QThread(self)
         self._worker = _AnalysisWorker(self.state.trace)
         self._worker.moveToThread(self._thread)
@@ -117,7 +121,8 @@ class FindingsPanel(QWidget):
         self._worker.failed.connect(self._thread.quit)
         self._thread.start()
 
-    def _stop_thread(self) -> None:
+    def shutdown(self) -> None:
+        """Wait for a running analysis to finish (before the window goes)."""
         if self._thread is not None:
             self._thread.quit()
             self._thread.wait()
@@ -128,7 +133,6 @@ class FindingsPanel(QWidget):
             return  # a newer trace was opened meanwhile
         self.report = report
         self.model.set_findings(report.findings)
-        self.view.resizeColumnsToContents()
         n = len(report.findings)
         verdict = report.phases[0].verdict if report.phases else "-"
         self.status.setText(f"{n} finding{'s' if n != 1 else ''} · device time mostly {verdict} · click one to see it")
@@ -149,5 +153,5 @@ class FindingsPanel(QWidget):
 
     def closeEvent(self, event: Any) -> None:
         """Finish the worker before the widget goes."""
-        self._stop_thread()
+        self.shutdown()
         super().closeEvent(event)

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from .counter_list import CounterListModel
 from .counters import CounterPanel
 from .details import DetailsPanel
+from .findings_panel import FindingsPanel
 from .lane_tree import LaneTreeView
 from .loading import LoadJob
 from .search import SearchBar
@@ -104,10 +105,12 @@ class MainWindow(QMainWindow):
         self.counter_list = QListView()
         self.counter_list.setModel(self.counter_model)
         self.details = DetailsPanel(st)
+        self.findings = FindingsPanel(st)
         self.docks = {}
         for name, w, area in (("Lanes", self.lane_view, Qt.DockWidgetArea.LeftDockWidgetArea),
                               ("Counters", self.counter_list, Qt.DockWidgetArea.LeftDockWidgetArea),
-                              ("Details", self.details, Qt.DockWidgetArea.RightDockWidgetArea)):
+                              ("Details", self.details, Qt.DockWidgetArea.RightDockWidgetArea),
+                              ("Findings", self.findings, Qt.DockWidgetArea.RightDockWidgetArea)):
             dock = QDockWidget(name, self)
             dock.setObjectName(name)
             dock.setWidget(w)
@@ -115,6 +118,7 @@ class MainWindow(QMainWindow):
             self.docks[name] = dock
         self.resizeDocks([self.docks["Lanes"], self.docks["Details"]], [250, 330], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Lanes"], self.docks["Counters"]], [500, 140], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["Details"], self.docks["Findings"]], [420, 280], Qt.Orientation.Vertical)
 
     def _build_actions(self) -> None:
         fm = self.menuBar().addMenu("&File")
@@ -306,4 +310,5 @@ class MainWindow(QMainWindow):
         if self.job is not None and self.job.running:
             self.job.cancel()
             self.job.wait(5000)
+        self.findings.shutdown()
         super().closeEvent(event)
