@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     window = None
     if args.window is not None:
         t0 = trace.time_bounds()[0]
-        window = (t0 + args.window[0], t0 + args.window[1])
+        window = (t0 + round(args.window[0]), t0 + round(args.window[1]))  # ints: epoch-ns traces lose nothing
     try:
         times = render_png(trace, args.out, window=window, size=(w, h), timing=args.timing, theme=args.theme)
     except OSError as e:
