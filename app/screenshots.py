@@ -24,7 +24,7 @@ def _demo() -> Trace:
 
         return load_trace(str(resources.files("accelview.resources").joinpath("demo.h5")))
     except Exception:  # no reader or no demo capture yet: the synthetic demo shows the same views
-        from accelview.model.synthetic import demo_trace
+        from accelview.capture.synthetic import demo_trace
 
         return demo_trace()
 

@@ -22,7 +22,7 @@ from accelview.app.paint import TimelinePainter
 from accelview.app.render import ensure_gui_app
 from accelview.app.state import ViewState
 from accelview.app.theme import DARK
-from accelview.model.synthetic import large_trace
+from accelview.capture.synthetic import large_trace
 from PySide6.QtGui import QImage, QPainter
 
 W, H = 1920, 1080

@@ -40,7 +40,7 @@ SCRIPT = textwrap.dedent("""
 
 def test_run_app_opens_the_file_and_returns(tmp_path):
     capture_writer = pytest.importorskip("accelview.model.capture_writer")
-    from accelview.model.synthetic import demo_trace
+    from accelview.capture.synthetic import demo_trace
 
     path = tmp_path / "run.h5"
     trace = demo_trace(steps=1, layers=1)

@@ -11,7 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from accelview.app.paint import TimelinePainter
 from accelview.app.state import ViewState
 from accelview.app.theme import DARK, LIGHT
-from accelview.model.synthetic import demo_trace
+from accelview.capture.synthetic import demo_trace
 from PySide6.QtGui import QImage, QPainter
 
 
@@ -60,7 +60,7 @@ def test_empty_and_counter_only_traces_paint(qapp):
 
 
 def test_many_search_hits_paint_as_pixel_strips(qapp):
-    from accelview.model.synthetic import large_trace
+    from accelview.capture.synthetic import large_trace
 
     st = ViewState()
     painter = TimelinePainter(st, DARK)

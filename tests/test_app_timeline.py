@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from accelview.app.main import make_main_window
 from accelview.app.paint import GUTTER_W, RULER_H
-from accelview.model.synthetic import demo_trace
+from accelview.capture.synthetic import demo_trace
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QApplication

@@ -17,8 +17,8 @@ from accelview.app.lane_tree import LaneTreeModel
 from accelview.app.render import render_png
 from accelview.app.state import ViewState
 from accelview.app.window import MainWindow
+from accelview.capture.synthetic import demo_trace
 from accelview.model import CaptureError
-from accelview.model.synthetic import demo_trace
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
 from PySide6.QtWidgets import QApplication, QPushButton

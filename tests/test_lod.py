@@ -6,11 +6,11 @@ import itertools
 
 import numpy as np
 import pytest
+from accelview.capture.synthetic import demo_trace, large_trace
 from accelview.model import TraceBuilder, TrackKind
 from accelview.model.lanes import HEADER_H, ROW_H, LaneLayout
 from accelview.model.lod import TraceLOD, colour_index, counter_minmax
 from accelview.model.navigate import chain_of, find_slices, step_in_chain
-from accelview.model.synthetic import demo_trace, large_trace
 from accelview.model.timescale import (
     MIN_SPAN_NS,
     TimeScale,
