@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from accelview.model import Trace
+from accelview.model.analysis.ops import bottleneck_colour_table
 from accelview.model.timescale import format_duration
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
@@ -133,6 +134,12 @@ class MainWindow(QMainWindow):
         self.theme_action = QAction("&Light theme", self, checkable=True, shortcut="Ctrl+T")
         self.theme_action.toggled.connect(lambda on: self.apply_theme("light" if on else "dark"))
         vm.addAction(self.theme_action)
+        self.bottleneck_action = QAction("Colour by &bottleneck", self, checkable=True, shortcut="B", enabled=False)
+        self.bottleneck_action.setToolTip("compute red · memory blue · latency yellow · other grey")
+        self.bottleneck_action.toggled.connect(self._colour_by_bottleneck)
+        self.findings.report_ready.connect(lambda _r: self.bottleneck_action.setEnabled(True))
+        self.state.trace_changed.connect(self._trace_changed_colours)
+        vm.addAction(self.bottleneck_action)
         vm.addSeparator()
         for dock in self.docks.values():
             vm.addAction(dock.toggleViewAction())
@@ -218,6 +225,24 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"accelview — {title or trace.source or 'trace'}")
         self._show_view()
         self.timeline.setFocus()  # W/A/S/D work at once
+
+    def _trace_changed_colours(self) -> None:
+        self.bottleneck_action.setEnabled(False)
+        self.bottleneck_action.setChecked(False)
+
+    def _colour_by_bottleneck(self, on: bool) -> None:
+        """Colour device ops by their bottleneck class (from the Findings panel's analysis)."""
+        report, lod = self.findings.report, self.state.lod
+        if lod is None:
+            return
+        if on and report is not None:
+            trace = self.state.trace
+            lod.set_colour_table(bottleneck_colour_table(len(trace.strings), trace.slices.name, report.ops))
+            self.statusBar().showMessage("Colour by bottleneck: compute red · memory blue · latency yellow · "
+                                         "host and transfers grey", 8000)
+        else:
+            lod.set_colour_table(None)
+        self.timeline.update()
 
     def _fit_all(self) -> None:
         self.state.set_range(None)

@@ -57,6 +57,7 @@ class TraceLOD(CoverageCache):
         self._index: dict[int, RunIndex] = {}
         self._cache: dict[int, tuple[float, int, int, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._colour = np.empty(0, np.int16)
+        self._custom_colours = False
         self._g: tuple[int, int, np.ndarray, np.ndarray] | bool | None = None
         self._has_zero = False  # the trace has zero-length slices (set with the packed key)
         self.stale = False
@@ -183,10 +184,18 @@ class TraceLOD(CoverageCache):
             return 0.0
         return idx.busy_ns(self.origin + int(a), self.origin + int(b)) / max(int(b) - int(a), 1)
 
+    def set_colour_table(self, table: np.ndarray | None) -> None:
+        """Colour slices by ``table[name id]`` (palette indexes, e.g. by bottleneck class) instead
+        of by name; None goes back to colours by name. Cached coverage is dropped."""
+        self._custom_colours = table is not None
+        self._colour = np.asarray(table, np.int16) if table is not None else np.empty(0, np.int16)
+        self._cache.clear()
+
     def colours(self, name_ids: np.ndarray) -> np.ndarray:
         """Stable palette indexes (0..N_COLOURS-1) of string ids; -1 stays -1. The table of
         every string's colour is built once (a hash per string), then each call is a gather."""
-        if len(self._colour) != len(self.trace.strings) or (len(self._colour) and self._colour[-1] < 0):
+        if not self._custom_colours and (len(self._colour) != len(self.trace.strings)
+                                         or (len(self._colour) and self._colour[-1] < 0)):
             self._colour = np.fromiter((colour_index(s) for s in self.trace.strings.strings()), np.int16,
                                        count=len(self.trace.strings))
         ids = np.asarray(name_ids)

@@ -39,3 +39,24 @@ def test_panel_analyses_in_the_background_and_click_shows_the_evidence(qtbot):
     assert len(state.hits) == len(first.slices) and state.selected == first.slices[0]
     assert state.scale.t0 <= first.start_ns and state.scale.t1 >= first.end_ns
     assert state.scale.span <= span_before * 1.1
+
+
+def test_colour_by_bottleneck_recolours_ops_by_their_class(qtbot, tmp_path):
+    from accelview.app.window import MainWindow
+    from accelview.model.analysis.ops import CLASS_COLOURS, OTHER_COLOUR
+    from PySide6.QtCore import QSettings
+
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    trace = _sync_heavy()
+    assert not w.bottleneck_action.isEnabled()
+    with qtbot.waitSignal(w.findings.report_ready, timeout=20_000):
+        w.set_trace(trace)
+    assert w.bottleneck_action.isEnabled()
+    gemm = trace.strings.lookup("gemm")
+    sync = trace.strings.lookup("device_synchronize")
+    by_name = w.state.lod.colours([gemm, sync]).tolist()
+    w.bottleneck_action.setChecked(True)
+    assert w.state.lod.colours([gemm, sync]).tolist() == [CLASS_COLOURS["compute"], OTHER_COLOUR]
+    w.bottleneck_action.setChecked(False)
+    assert w.state.lod.colours([gemm, sync]).tolist() == by_name

@@ -90,3 +90,24 @@ def classify_ops(roles: Roles, registry: MetricRegistry | None = None) -> OpLabe
     unknown = no_counters & (flops == 0) & (hbm == 0)
     label[unknown] = "unknown"
     return OpLabels(ops, label, conf, csol, msol)
+
+
+# Palette indexes (resources' slice palette) of each class when colouring by bottleneck.
+CLASS_COLOURS = {"compute": 2, "memory": 0, "latency": 5, "unknown": 18}
+OTHER_COLOUR = 19  # host calls, transfers: muted
+
+
+def bottleneck_colour_table(n_strings: int, trace_names: np.ndarray, labels: OpLabels) -> np.ndarray:
+    """A palette index per string id for colouring slices by bottleneck: each op name gets the
+    colour of the label most of its ops have; every other name a muted one.
+
+    ``trace_names`` is the ``name`` column of the slices table."""
+    table = np.full(n_strings, OTHER_COLOUR, np.int16)
+    names = trace_names[labels.slice]
+    classes = list(CLASS_COLOURS)
+    counts = np.zeros((n_strings, len(classes)), np.int64)
+    for i, c in enumerate(classes):
+        np.add.at(counts[:, i], names[labels.label == c], 1)
+    has = counts.sum(axis=1) > 0
+    table[has] = np.array([CLASS_COLOURS[c] for c in classes], np.int16)[counts[has].argmax(axis=1)]
+    return table
