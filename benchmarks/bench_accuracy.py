@@ -18,7 +18,7 @@ from accelview.model.analysis.report import analyze
 
 SIZES = {
     "llm": (["tokens=2", "prompt=64", "upload=false"], ["tokens=4", "prompt=256", "batch=4", "upload=false"]),
-    "gemm": (["iters=3", "m=1024", "n=1024", "k=1024"], ["iters=4", "m=4096", "n=4096", "k=4096"]),
+    "gemm": (["iters=3", "m=1024", "n=1024", "k=1024"], ["iters=4", "m=4096", "n=4096", "k=4096", "dtype=fp8"]),
     "pageable-small": (["count=100", "nbytes=4096"], ["count=200"]),
     "pcie-saturate": (["nbytes=268435456", "chunks=4"], ["nbytes=1073741824", "chunks=16"]),
     "launch-bound": (["count=300"], ["count=1500", "elements=16384"]),

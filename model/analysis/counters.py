@@ -12,17 +12,31 @@ from accelview.model.trace import Trace
 
 def arg_values(trace: Trace, key: str, slice_ids: np.ndarray) -> np.ndarray:
     """The numeric argument ``key`` of each slice as float (NaN where a slice lacks it)."""
-    out = np.full(len(slice_ids), np.nan)
-    k = trace.strings.lookup(key)
+    return arg_columns(trace, [key], slice_ids)[key]
+
+
+def arg_columns(trace: Trace, keys: Iterable[str], slice_ids: np.ndarray) -> dict[str, np.ndarray]:
+    """Several numeric arguments of each slice at once (NaN where a slice lacks one)."""
+    keys = list(keys)
+    out = {key: np.full(len(slice_ids), np.nan) for key in keys}
     args = trace.tables["args"]
-    if k < 0 or len(args) == 0 or len(slice_ids) == 0:
+    if len(args) == 0 or len(slice_ids) == 0:
         return out
-    rows = np.flatnonzero((args.key == k) & (args.kind != ArgKind.STR))
-    lookup = np.full(int(args.set.max()) + 1, np.nan)
-    lookup[args.set[rows]] = np.where(args.kind[rows] == ArgKind.INT, args.int[rows], args.real[rows])
     sets = trace.slices.args[slice_ids]
-    has = sets >= 0
-    out[has] = lookup[sets[has]]
+    has = np.flatnonzero(sets >= 0)
+    present = sets[has]
+    n_sets = int(args.set.max()) + 1
+    numeric = args.kind != ArgKind.STR
+    for key in keys:
+        k = trace.strings.lookup(key)
+        if k < 0:
+            continue
+        rows = np.flatnonzero((args.key == k) & numeric)
+        if len(rows) == 0:
+            continue
+        lookup = np.full(n_sets, np.nan)
+        lookup[args.set[rows]] = np.where(args.kind[rows] == ArgKind.INT, args.int[rows], args.real[rows])
+        out[key][has] = lookup[present]
     return out
 
 

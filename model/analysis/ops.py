@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .counters import arg_columns, arg_strings
 from .metrics import MetricRegistry, device_constants
 from .roles import Roles
 
@@ -55,23 +56,28 @@ def classify_ops(roles: Roles, registry: MetricRegistry | None = None) -> OpLabe
     registry = registry or MetricRegistry.load()
     n = len(ops)
     dur_s = np.maximum(t.slices.dur_ns[ops], 1) * 1e-9
-    flops = np.nan_to_num(roles.arg("flops", ops))
-    hbm = np.nan_to_num(roles.arg("hbm_read_bytes", ops)) + np.nan_to_num(roles.arg("hbm_write_bytes", ops))
-    active = roles.arg("active_cycles", ops)
-    stall_lat = roles.arg("stall_latency_cycles", ops)
-    dispatch = np.nan_to_num(roles.arg("dispatch_cycles", ops))
-    elapsed = roles.arg("elapsed_cycles", ops)
+    a = arg_columns(t, ("flops", "hbm_read_bytes", "hbm_write_bytes", "active_cycles", "stall_latency_cycles",
+                        "dispatch_cycles", "elapsed_cycles"), ops)
+    flops = np.nan_to_num(a["flops"])
+    hbm = np.nan_to_num(a["hbm_read_bytes"]) + np.nan_to_num(a["hbm_write_bytes"])
+    active, stall_lat, elapsed = a["active_cycles"], a["stall_latency_cycles"], a["elapsed_cycles"]
+    dispatch = np.nan_to_num(a["dispatch_cycles"])
     busy_s = dur_s.copy()
     has_cycles = ~np.isnan(active) & ~np.isnan(elapsed) & (elapsed > 0)
     busy_s[has_cycles] = dur_s[has_cycles] * (elapsed[has_cycles] - dispatch[has_cycles]) / elapsed[has_cycles]
     peak_f = np.full(n, np.nan)
     peak_m = np.full(n, np.nan)
     devices = t.tracks.device[t.slices.track[ops]]
+    dtype = arg_strings(t, "dtype", ops)
     for d in np.unique(devices):
         c = device_constants(registry, device_spec(t.metadata, int(d)))
         m = devices == d
         peak_f[m] = c.get("peak_flops_bf16", np.nan)
         peak_m[m] = c.get("hbm_peak", np.nan)
+        for dt in ("fp8", "fp32"):  # ops of another dtype are measured against that dtype's peak
+            sid = t.strings.lookup(dt)
+            if sid >= 0 and f"peak_flops_{dt}" in c:
+                peak_f[m & (dtype == sid)] = c[f"peak_flops_{dt}"]
     with np.errstate(divide="ignore", invalid="ignore"):
         csol = np.nan_to_num(flops / np.maximum(busy_s, 1e-12) / peak_f)
         msol = np.nan_to_num(hbm / np.maximum(busy_s, 1e-12) / peak_m)
