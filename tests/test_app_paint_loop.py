@@ -25,7 +25,7 @@ def test_thousands_of_frames(qapp):
     st.set_range((st.scale.r0 + st.scale.span * 0.2, st.scale.r0 + st.scale.span * 0.4))
     st.search("matmul")
     img = QImage(w, h, QImage.Format.Format_RGB32)
-    for i in range(1200):
+    for i in range(2000):
         if i % 50 == 0:
             st.set_scale(st.scale.zoom(1.15 if (i // 300) % 2 == 0 else 1 / 1.15))
             painter.set_theme(LIGHT if i % 100 else DARK)
