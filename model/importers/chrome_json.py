@@ -40,8 +40,8 @@ class Profile:
     skip_flow_cats: frozenset[str] = frozenset()
     categories: tuple[str, ...] = ()  # interned first, so that their ids stay small
 
-    def root(self, meta: dict[str, Any], index: int, path: Path) -> tuple[str, str] | None:
-        """(name, host) of a track above one file's processes, or None for none."""
+    def root(self, meta: dict[str, Any], index: int, path: Path) -> tuple[str, str, int] | None:
+        """(name, host, sort order) of a track above one file's processes, or None for none."""
         return None
 
     def offset_ns(self, meta: dict[str, Any]) -> int:
@@ -91,7 +91,7 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
             restored.update(explicit.get("metadata") or {})
         else:
             root = profile.root(meta, i, path)
-            parent = -1 if root is None else b.add_track(root[0], TrackKind.HOST, host=root[1])
+            parent = -1 if root is None else b.add_track(root[0], TrackKind.HOST, host=root[1], sort=root[2])
             asm.add_file(collector.c, profile.lanes, profile.offset_ns(meta), parent)
         per_file[path.name] = dict(collector.c.stats)
         total.update(collector.c.stats)

@@ -12,6 +12,7 @@ back, so timestamps are absolute ns and ranks share one timebase.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -74,9 +75,10 @@ class KinetoProfile(Profile):
                          skip_flow_cats=frozenset({"ac2g", "async_cpu_to_gpu"}),
                          categories=(*sorted(DEVICE_CATEGORIES), *HOST_CATEGORIES, "ac2g", "fwdbwd"))
 
-    def root(self, meta: dict[str, Any], index: int, path: Path) -> tuple[str, str] | None:
-        """A ``rank N`` track (host name as its host) above each file."""
-        return f"rank {rank_of(meta, index)}", str(meta.get("host_name", ""))
+    def root(self, meta: dict[str, Any], index: int, path: Path) -> tuple[str, str, int] | None:
+        """A ``rank N`` track (host name as its host, ordered by rank) above each file."""
+        rank = rank_of(meta, index)
+        return f"rank {rank}", str(meta.get("host_name", "")), rank
 
     def offset_ns(self, meta: dict[str, Any]) -> int:
         """Kineto writes timestamps relative to ``baseTimeNanoseconds`` when it has one."""
@@ -141,7 +143,8 @@ def read_head(path: Path, n: int = 65536) -> bytes:
 
 def rank_files(directory: Path) -> list[Path]:
     """The Kineto trace files directly inside ``directory``, in name order."""
-    files = sorted(p for p in directory.iterdir() if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
+    files = sorted((p for p in directory.iterdir() if p.is_file() and p.name.endswith(TRACE_SUFFIXES)),
+                   key=lambda p: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p.name)])  # rank-2 < rank-10
     return [p for p in files if sniff(read_head(p), p)]
 
 
