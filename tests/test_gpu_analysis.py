@@ -5,7 +5,8 @@ HTA reference figures were produced once, outside the test suite, with HolisticT
 0.5.0 and pandas 2.3.3 in a throwaway venv (HTA is heavy: ~10 s per trace), by
 ``TraceAnalysis(trace_dir=D)`` on a folder D holding a symlink to the trace, then
 ``get_temporal_breakdown(visualize=False)``, ``get_idle_time_breakdown(visualize=False)``
-(its default ``consecutive_kernel_delay=30``) and ``get_comm_comp_overlap(visualize=False)``.
+(its default ``consecutive_kernel_delay=30``) and ``get_comm_comp_overlap(visualize=False)``;
+``benchmarks/hta_reference.py`` reproduces them.
 HTA works in the trace's integer µs; for fractional (ns-resolution) traces it rounds each op
 inward (start up, end down) first. ``hta_rounded`` applies the same rounding to our trace,
 and with it the figures match HTA's exactly; on our own exact-ns figures they agree within
