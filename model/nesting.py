@@ -29,11 +29,38 @@ def assign_depths(track: np.ndarray, start_ns: np.ndarray, dur_ns: np.ndarray) -
     bounds = np.flatnonzero(np.diff(t)) + 1
     starts = np.concatenate(([0], bounds))
     stops = np.concatenate((bounds, [n]))
-    # A track needs the stack only when some slice starts before an earlier one ended.
+    # A track needs depths only when some slice starts before an earlier one ended; properly
+    # nested tracks get them vectorised, others (partial overlaps) from a stack.
     for a, b in zip(starts.tolist(), stops.tolist(), strict=True):
         if b - a > 1 and (s[a + 1 : b] < np.maximum.accumulate(e[a : b - 1])).any():
-            depth[order[a:b]] = _stack_depths(s[a:b].tolist(), e[a:b].tolist())
+            d = _nested_depths(s[a:b], e[a:b])
+            if d is None:
+                d = _stack_depths(s[a:b].tolist(), e[a:b].tolist())
+            depth[order[a:b]] = d
     return depth
+
+
+def _nested_depths(s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
+    """Depths of one track's slices sorted by (start, -duration), if they nest properly: a
+    slice's depth is the number of earlier slices still open at its start. None when the
+    result would put overlapping slices at one depth (partial overlaps: use the stack)."""
+    n = len(s)
+    idx = np.arange(n)
+    # Earlier slices that ended by s[i]: all slices ending by s[i], less the zero-length ones at
+    # s[i] that sort at or after i (zero-length slices sort last among equal starts).
+    ended = np.searchsorted(np.sort(e), s, "right")
+    zero = e == s
+    block_start, block_end = np.searchsorted(s, s, "left"), np.searchsorted(s, s, "right")
+    zeros_before = np.concatenate(([0], np.cumsum(zero)))
+    zeros_from_i = zeros_before[block_end] - zeros_before[np.where(zero, idx, block_start)]
+    depth = idx - (ended - zeros_from_i)
+    if depth.min() < 0 or depth.max() > 65535:
+        return None
+    o = np.lexsort((s, depth))
+    same = depth[o][1:] == depth[o][:-1]
+    if (same & (s[o][1:] < e[o][:-1])).any():
+        return None
+    return depth.astype(np.uint16)
 
 
 def _stack_depths(starts: list[int], ends: list[int]) -> np.ndarray:

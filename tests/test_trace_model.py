@@ -128,3 +128,36 @@ def test_overlap_at_same_depth_is_reported():
     b.add_slice(tr, 0, 10, "a", depth=0)
     b.add_slice(tr, 5, 10, "b", depth=0)
     assert any("overlap at the same depth" in p for p in b.build().self_check())
+
+
+def test_properly_nested_depths_match_the_stack():
+    from accelview.model.nesting import _nested_depths, _stack_depths
+
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        # A random call tree: children inside their parent, siblings apart, some zero-length.
+        spans = [(0, 1_000_000)]
+        i = 0
+        while len(spans) < 300 and i < len(spans):
+            a, b = spans[i]
+            t = a
+            while b - t > 10 and rng.random() < 0.8:
+                w = int(rng.integers(0, (b - t) // 2 + 1))
+                spans.append((t, t + w))
+                t += w + int(rng.integers(0, 5))
+            i += 1
+        s = np.array([a for a, _ in spans])
+        e = np.array([b for _, b in spans])
+        o = np.lexsort((-(e - s), s))
+        s, e = s[o], e[o]
+        assert np.array_equal(_nested_depths(s, e), _stack_depths(s.tolist(), e.tolist()))
+
+
+def test_partial_overlaps_that_would_clash_fall_back_to_the_stack():
+    from accelview.model.nesting import _nested_depths
+
+    # (5, 15) overlaps (0, 10) without nesting in it; (12, 13) then starts after (0, 10) ended,
+    # so counting open slices puts it at depth 1, on top of (5, 15): the stack is needed.
+    s = np.array([0, 5, 12])
+    e = np.array([10, 15, 13])
+    assert _nested_depths(s, e) is None
