@@ -73,16 +73,17 @@ def device_gaps(roles: Roles, min_gap_ns: int = 1) -> Gaps:
     blocking_end = np.sort(end_all[roles.blocking_calls])
     xfer = np.flatnonzero(np.isin(t.tracks.kind[t.slices.track], [TrackKind.PCIE, TrackKind.DMA_ENGINE]))
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("device", "start", "end", "next", "cause", "conf")}
+    ops = ops[roles.ops_order]  # by start
     devices = dev_of_slice[ops]
     for d in np.unique(devices):
         mine = ops[devices == d]
-        us, ue = iv.union(start_all[mine], end_all[mine])
+        us, ue = iv.union(start_all[mine], end_all[mine], presorted=True)
         if len(us) < 2:
             continue
         g0, g1 = ue[:-1], us[1:]
         keep = g1 - g0 >= min_gap_ns
         g0, g1 = g0[keep], g1[keep]
-        by_start = mine[np.argsort(start_all[mine], kind="stable")]
+        by_start = mine
         nxt = by_start[np.searchsorted(start_all[by_start], g1, "left")]
         xfer_end = np.sort(end_all[xfer[dev_of_slice[xfer] == d]])
         late = visible[nxt] > g0

@@ -5,12 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 
-def union(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Merge intervals [start, end) into sorted, disjoint ones."""
+def union(starts: np.ndarray, ends: np.ndarray, presorted: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Merge intervals [start, end) into sorted, disjoint ones (``presorted``: already by start)."""
     if len(starts) == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    o = np.argsort(starts, kind="stable")
-    s, e = starts[o].astype(np.int64), ends[o].astype(np.int64)
+    if presorted:
+        s, e = starts.astype(np.int64, copy=False), ends.astype(np.int64, copy=False)
+    else:
+        o = np.argsort(starts, kind="stable")
+        s, e = starts[o].astype(np.int64), ends[o].astype(np.int64)
     reach = np.maximum.accumulate(e)
     new = np.ones(len(s), dtype=bool)
     new[1:] = s[1:] > reach[:-1]

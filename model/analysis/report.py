@@ -96,12 +96,13 @@ class _Breakdown:
     Ops on a device's several units overlap, so each device's busy time (their union) is shared
     among op labels in proportion to their op time; idle gaps are device-wide already."""
 
-    def __init__(self, trace: Trace, labels: OpLabels, gaps: Gaps, copies: np.ndarray) -> None:
+    def __init__(self, trace: Trace, labels: OpLabels, gaps: Gaps, copies: np.ndarray,
+                 order: np.ndarray | None = None) -> None:
         cs = trace.slices.start_ns[copies]
         self.xs, self.xe = iv.union(cs, cs + trace.slices.dur_ns[copies])
         ids = labels.slice
         s = trace.slices.start_ns[ids]
-        o = np.argsort(s, kind="stable")
+        o = np.argsort(s, kind="stable") if order is None else order
         self.s = s[o]
         self.e = self.s + trace.slices.dur_ns[ids][o]
         dev = trace.tracks.device[trace.slices.track[ids]][o]
@@ -160,7 +161,7 @@ def _phase_metrics(trace: Trace, registry: MetricRegistry, names: list[str], t0:
 def phases(trace: Trace, labels: OpLabels, gaps: Gaps, roles: Roles | None = None) -> list[Phase]:
     """The run, and each top-level user annotation on a host thread (prefill, decode, a step)."""
     roles = roles or Roles(trace)
-    breakdown = _Breakdown(trace, labels, gaps, roles.copies)
+    breakdown = _Breakdown(trace, labels, gaps, roles.copies, roles.ops_order)
     registry = MetricRegistry.load()
     wanted = [m for m in PHASE_METRICS if m in sampled_metrics(trace, registry)]
     t0, t1 = trace.time_bounds()

@@ -14,6 +14,7 @@ import numpy as np
 from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
+from . import intervals as iv
 from .counters import arg_values
 from .stats import slices_of_kinds
 
@@ -42,6 +43,18 @@ class Roles:
     def transfers(self) -> np.ndarray:
         """Data moving over the PCIe link."""
         return slices_of_kinds(self.trace, (TrackKind.PCIE,))
+
+    @cached_property
+    def ops_order(self) -> np.ndarray:
+        """Positions in ``device_ops`` that sort them by start (one sort shared by the passes)."""
+        return np.argsort(self.trace.slices.start_ns[self.device_ops], kind="stable")
+
+    @cached_property
+    def device_busy(self) -> tuple[np.ndarray, np.ndarray]:
+        """When any device ran any op: the union of all device ops, sorted and disjoint."""
+        ids = self.device_ops[self.ops_order]
+        s = self.trace.slices.start_ns[ids]
+        return iv.union(s, s + self.trace.slices.dur_ns[ids], presorted=True)
 
     @cached_property
     def copies(self) -> np.ndarray:

@@ -11,7 +11,6 @@ from .findings import Finding, severity
 from .link import bulk_bandwidth
 from .ops import device_spec
 from .roles import Roles
-from .stats import DEVICE_WORK, union_of_kinds
 
 SMALL_BYTES = 64 * 1024  # at Gen4/5 rates such a copy is shorter than the link's round trip
 SATURATED = 0.9
@@ -123,7 +122,7 @@ def _saturation(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
     s = t.slices.start_ns[sel]
     us, ue = iv.union(s, s + t.slices.dur_ns[sel])
     sat_ns = iv.total(us, ue)
-    work = union_of_kinds(t, DEVICE_WORK, int(us[0]), int(ue[-1]))
+    work = iv.clip(*roles.device_busy, int(us[0]), int(ue[-1]))
     idle_during = sat_ns - iv.total(*iv.intersection((us, ue), work))
     if idle_during <= 0.05 * sat_ns:
         return None  # the device kept busy: a saturated link that costs nothing
@@ -142,7 +141,7 @@ def _not_overlapped(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
     t0, t1 = t.time_bounds()
     s = t.slices.start_ns[ids]
     xs, xe = iv.union(s, s + t.slices.dur_ns[ids])
-    work = union_of_kinds(t, DEVICE_WORK, t0, t1)
+    work = iv.clip(*roles.device_busy, t0, t1)
     if len(work[0]) == 0:
         return None
     # Only transfers between the first and last device op can be overlapped with compute.
