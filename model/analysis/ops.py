@@ -1,11 +1,13 @@
 """Bottleneck label of every device op: ``compute``, ``memory`` or ``latency``, from its
 hardware counters and the device spec, with evidence and a confidence.
 
-The rule follows Nsight Compute's speed-of-light reasoning and XProf's op profile: an op whose
-active cycles were mostly latency stalls (too little work in flight) is latency-bound; otherwise
-the resource it drove closer to its roof (FLOP/s against the dtype's peak, bytes/s against HBM
-peak, each over the op's busy time) is its limiter. Without counters the op's place on the
-roofline (arithmetic intensity against the ridge point) decides, at a lower confidence.
+The rule follows Nsight Compute's speed-of-light reasoning and stall reasons: an op whose
+active cycles were mostly latency stalls (too little work in flight), or partly so while neither
+compute nor memory reached 60% of its roof, is latency-bound; otherwise the dominant reason the
+unit was not issuing names the limiter (memory stalls against busy and pipeline cycles). The
+speed-of-light ratios (FLOP/s against the dtype's peak, bytes/s against HBM peak, over the op's
+busy time) are kept as evidence. Without counters the op's place on the roofline (arithmetic
+intensity against the ridge point) decides, at a lower confidence.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from .counters import arg_columns, arg_strings
 from .metrics import MetricRegistry, device_constants
 from .roles import Roles
 
-LATENCY_STALL_SHARE = 0.5
+LATENCY_STALL_SHARE = 0.5  # latency stalls this share of active cycles: latency-bound outright
+LATENCY_STALL_MIN = 0.1  # ... or this share while both compute and memory are below SOL_LOW of peak
+SOL_LOW = 0.6
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,8 @@ def classify_ops(roles: Roles, registry: MetricRegistry | None = None) -> OpLabe
     n = len(ops)
     dur_s = np.maximum(t.slices.dur_ns[ops], 1) * 1e-9
     a = arg_columns(t, ("flops", "hbm_read_bytes", "hbm_write_bytes", "active_cycles", "stall_latency_cycles",
-                        "dispatch_cycles", "elapsed_cycles"), ops)
+                        "dispatch_cycles", "elapsed_cycles", "busy_cycles", "stall_memory_cycles",
+                        "stall_pipeline_cycles"), ops)
     flops = np.nan_to_num(a["flops"])
     hbm = np.nan_to_num(a["hbm_read_bytes"]) + np.nan_to_num(a["hbm_write_bytes"])
     active, stall_lat, elapsed = a["active_cycles"], a["stall_latency_cycles"], a["elapsed_cycles"]
@@ -84,11 +89,23 @@ def classify_ops(roles: Roles, registry: MetricRegistry | None = None) -> OpLabe
         lat_share = np.where(active > 0, stall_lat / active, np.nan)
         intensity = flops / np.maximum(hbm, 1)
         ridge = peak_f / peak_m
-    label = np.where(csol >= msol, "compute", "memory").astype("<U8")
-    conf = np.clip(0.5 + np.abs(csol - msol) / np.maximum(np.maximum(csol, msol), 1e-9) / 2, 0.5, 0.99)
-    latency = np.nan_to_num(lat_share) >= LATENCY_STALL_SHARE
+    # With stall counters, the dominant reason the unit was not busy names the limiter (like
+    # Nsight's stall reasons): memory stalls against busy + pipeline cycles. Without them, the
+    # resource nearer its roof.
+    busy_c, stall_mem = np.nan_to_num(a["busy_cycles"]), a["stall_memory_cycles"]
+    has_stalls = ~np.isnan(stall_mem) & (active > 0)
+    mem_share = np.where(has_stalls, np.nan_to_num(stall_mem) / np.maximum(active, 1), msol)
+    comp_share = np.where(has_stalls, (busy_c + np.nan_to_num(a["stall_pipeline_cycles"])) / np.maximum(active, 1),
+                          csol)
+    label = np.where(comp_share >= mem_share, "compute", "memory").astype("<U8")
+    conf = np.clip(0.5 + np.abs(comp_share - mem_share) / np.maximum(np.maximum(comp_share, mem_share), 1e-9) / 2,
+                   0.5, 0.99)
+    # Latency-bound: most active cycles waiting with too little in flight, or a real share of
+    # them while neither compute nor memory reached 60% of its roof (speed-of-light rule).
+    lat = np.nan_to_num(lat_share)
+    latency = (lat >= LATENCY_STALL_SHARE) | ((lat >= LATENCY_STALL_MIN) & (np.maximum(csol, msol) < SOL_LOW))
     label[latency] = "latency"
-    conf[latency] = np.clip(np.nan_to_num(lat_share[latency]), 0.5, 0.99)
+    conf[latency] = np.clip(0.5 + lat[latency], 0.5, 0.99)
     no_counters = np.isnan(active)
     roof = np.where(np.isnan(ridge), "unknown", np.where(intensity >= ridge, "compute", "memory"))
     label[no_counters] = roof[no_counters]
