@@ -69,7 +69,13 @@ def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), prefix: 
     win = MainWindow(theme="dark", settings=settings)
     win.resize(*size)
     win.show()
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    win.findings.report_ready.connect(lambda _r: loop.quit())
+    QTimer.singleShot(60_000, loop.quit)
     win.set_trace(trace, title)
+    loop.exec()  # the Findings panel fills in from its background analysis
     app.processEvents()
     st = win.state
     paths = []
