@@ -97,8 +97,12 @@ class FindingsPanel(QWidget):
         self.view.clicked.connect(lambda idx: self.show_finding(idx.row()))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
+        self.detail = QLabel("")
+        self.detail.setWordWrap(True)  # the chosen finding in full, with its fix
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.status)
-        lay.addWidget(self.view)
+        lay.addWidget(self.view, 1)
+        lay.addWidget(self.detail)
         self._thread: QThread | None = None
         self._worker: _AnalysisWorker | None = None
         state.trace_changed.connect(self.analyze_current)
@@ -106,6 +110,7 @@ class FindingsPanel(QWidget):
     def analyze_current(self) -> None:
         """Analyse the state's trace in a worker thread."""
         self.model.set_findings([])
+        self.detail.setText("")
         self.report = None
         if self.state.trace is None:
             return
@@ -143,6 +148,8 @@ class FindingsPanel(QWidget):
         if not 0 <= row < len(self.model.findings) or self.state.trace is None:
             return
         f = self.model.findings[row]
+        self.detail.setText(f"<b>{f.kind}</b> ({f.severity}, {format_duration(f.time_lost_ns)} lost): "
+                            f"{f.summary}.<br><b>Fix:</b> {f.suggestion}.")
         self.state.show_window(f.start_ns, f.end_ns, pad=0.02)
         self.state.hits = np.asarray(f.slices, dtype=np.int64)
         self.state.hit_index = -1

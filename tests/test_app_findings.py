@@ -36,6 +36,7 @@ def test_panel_analyses_in_the_background_and_click_shows_the_evidence(qtbot):
     span_before = state.scale.span
     panel.show_finding(0)
     assert state.search_text == "finding: host-sync"
+    assert "host-sync" in panel.detail.text() and "Fix:" in panel.detail.text()
     assert len(state.hits) == len(first.slices) and state.selected == first.slices[0]
     assert state.scale.t0 <= first.start_ns and state.scale.t1 >= first.end_ns
     assert state.scale.span <= span_before * 1.1
