@@ -21,29 +21,22 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from accelview.model.analysis.link import DLL_CONST, DLL_PER_TLP_BYTES, HEADER_BYTES, encoded_bandwidth
+
 from .specs import DeviceSpec
 
 Direction = Literal["h2d", "d2h"]
 DIRECTIONS: tuple[Direction, Direction] = ("h2d", "d2h")
 
-GIGATRANSFERS = {3: 8.0, 4: 16.0, 5: 32.0}
-WRITE_HEADER_BYTES = 24  # TLP header + sequence number + LCRC + framing, posted write
-COMPLETION_HEADER_BYTES = 20  # the same for a completion with data
+# The published link model is shared with the analyses (one formula, one place).
+WRITE_HEADER_BYTES = HEADER_BYTES["d2h"]  # TLP header + sequence number + LCRC + framing, posted write
+COMPLETION_HEADER_BYTES = HEADER_BYTES["h2d"]  # the same for a completion with data
 READ_REQUEST_BYTES = 24  # a memory read request carries no payload
-DLL_OVERHEAD_CONST = 0.08245
-DLL_OVERHEAD_PER_TLP_BYTES = 4.0045
-
-
-def encoded_bandwidth(gen: int, lanes: int) -> float:
-    """Bytes/s per direction after 128b/130b line encoding."""
-    if gen not in GIGATRANSFERS:
-        raise ValueError(f"unsupported PCIe generation {gen}")
-    return GIGATRANSFERS[gen] * 1e9 * lanes * (128 / 130) / 8
 
 
 def dll_factor(mps: int) -> float:
     """Fraction of the encoded bandwidth left for TLPs after DLLPs and ordered sets."""
-    return 1.0 - (DLL_OVERHEAD_CONST + DLL_OVERHEAD_PER_TLP_BYTES / mps)
+    return 1.0 - (DLL_CONST + DLL_PER_TLP_BYTES / mps)
 
 
 def tlp_count(nbytes: int, max_payload: int) -> int:

@@ -18,13 +18,14 @@ DLL_CONST, DLL_PER_TLP_BYTES = 0.08245, 4.0045
 def encoded_bandwidth(gen: int, lanes: int) -> float:
     """Bytes/s per direction after line encoding (8b/10b for Gen1-2, 128b/130b after)."""
     if gen not in GIGATRANSFERS:
-        raise ValueError(f"unknown PCIe generation {gen}")
+        raise ValueError(f"unsupported PCIe generation {gen}")
     encoding = 8 / 10 if gen <= 2 else 128 / 130
     return GIGATRANSFERS[gen] * 1e9 * lanes * encoding / 8
 
 
 def tlp_bandwidth(gen: int, lanes: int, mps: int, direction: str = "") -> float:
-    """Bytes/s left for TLPs (headers included) after DLLPs and ordered sets; the same both ways."""
+    """Bytes/s left for TLPs (headers included) after DLLPs and ordered sets; the same both ways.
+    The simulator's link (capture/sim/pcie.py) uses these same figures."""
     return encoded_bandwidth(gen, lanes) * (1.0 - (DLL_CONST + DLL_PER_TLP_BYTES / mps))
 
 
