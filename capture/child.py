@@ -12,7 +12,7 @@ status becomes the process's. The first ``from accelview.capture import sim`` se
 uses is the traced one (:func:`accelview.capture.sim.api.set_profiler`). Records go to the
 service over pipe ``N`` as they finish (:mod:`.wire`), so a kill loses at most the last
 ``flush_ms``. SIGTERM (the service cancelling, or a time limit) stops the script and still
-sends what it recorded.
+sends what it recorded; so does losing the service (the pipe breaks).
 """
 
 from __future__ import annotations
@@ -36,7 +36,18 @@ class Terminated(BaseException):
     """Raised in the script when the service asks the child to stop (SIGTERM)."""
 
 
+_collectors: list[Collector] = []  # the traced session's collector, once the script has made it
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
+    if _collectors and _collectors[0].draining:  # never between two frames: stop after the drain
+        _collectors[0].stop_requested = True
+        return
+    raise Terminated()
+
+
+def _stop_after_drain() -> None:
+    _collectors[0].stop_requested = False
     raise Terminated()
 
 
@@ -98,14 +109,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = p.parse_args(argv)
     target = ns.target[1:] if ns.target[:1] == ["--"] else ns.target
     config = CaptureConfig.from_json(ns.config)
-    out = wire.FrameWriter(ns.fd)
-    collector: list[Collector] = []
+    # The service has gone (killed, crashed): stop the script as SIGPIPE would, rather than run untraced.
+    out = wire.FrameWriter(ns.fd, on_broken=lambda: os.kill(os.getpid(), signal.SIGTERM))
+    collector = _collectors
     what = f"workload {ns.workload}" if ns.workload else " ".join(target)
     extra = {"profile": {"target": what, "argv": list(target), "cwd": os.getcwd(), "pid": os.getpid()}}
 
     def factory(asked: dict[str, Any]) -> Any:
         if not collector:
             collector.append(traced_simulator(config, out.send, asked, f"python {what} (pid {os.getpid()})", extra))
+            collector[0].after_drain = _stop_after_drain
         return collector[0].sim
 
     api.set_profiler(factory)

@@ -13,7 +13,6 @@ columns)`` (:mod:`.wire`). The service appends them in order, so its slice ids a
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import sys
 import time
@@ -75,6 +74,9 @@ class Collector:
         self._deadline = time.monotonic_ns() + int(config.flush_ms * 1e6)
         self._cpu = (time.monotonic(), time.process_time())
         self._metrics: tuple[int, int] | None = None
+        self.draining = False
+        self.stop_requested = False
+        self.after_drain: Callable[[], None] | None = None
         meta = {**sim_metadata(sim), **dict(extra_metadata or {})}
         meta["capture"] = {**meta.get("capture", {}), "config": config.summary()}
         self.send(wire.HELLO, {"metadata": meta}, None)
@@ -105,14 +107,17 @@ class Collector:
 
     # -- draining --------------------------------------------------------------------------------
     def drain(self, final: bool = False) -> None:
-        """Send everything finished since the last drain (``final``: the run is over). SIGTERM waits
-        until it is done, so no frame is ever cut in the middle of the stream."""
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        """Send everything finished since the last drain (``final``: the run is over). While
+        ``draining`` is true a signal handler must not raise (it would cut the stream between
+        frames): it sets ``stop_requested``, and ``after_drain`` runs once the drain is done."""
+        self.draining = True
         try:
             self._drain(final)
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            self.draining = False
         self._deadline = time.monotonic_ns() + int(self.config.flush_ms * 1e6)
+        if self.stop_requested and self.after_drain is not None:
+            self.after_drain()
 
     def _drain(self, final: bool) -> None:
         self._next_flush = self.calls + self.config.flush_events

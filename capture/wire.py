@@ -17,7 +17,7 @@ import contextlib
 import json
 import os
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -54,13 +54,14 @@ def decode_columns(meta: Mapping[str, Any], payload: memoryview) -> dict[str, np
 class FrameWriter:
     """Writes frames to a file descriptor (blocking: a slow service slows the child, nothing is lost)."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, on_broken: Callable[[], None] | None = None) -> None:
         self.fd = fd
         self.bytes = 0
         self.broken = False
+        self.on_broken = on_broken  # called once when the reader has gone
 
     def send(self, kind: bytes, meta: Mapping[str, Any], columns: Mapping[str, np.ndarray] | None = None) -> None:
-        """Send one frame; after the reader has gone (EPIPE) frames are discarded."""
+        """Send one frame; after the reader has gone (EPIPE) frames are discarded and ``on_broken`` runs."""
         if self.broken:
             return
         data = b"".join(encode(kind, meta, columns))
@@ -69,8 +70,10 @@ class FrameWriter:
             while view:
                 n = os.write(self.fd, view)
                 view = view[n:]
-        except (BrokenPipeError, OSError):
+        except OSError:
             self.broken = True
+            if self.on_broken is not None:
+                self.on_broken()
             return
         self.bytes += len(data)
 

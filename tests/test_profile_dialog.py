@@ -1,0 +1,79 @@
+"""The "Profile script…" dialog: runs a script under capture off the GUI thread; cancel keeps the capture."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from accelview.app.profile_dialog import ProfileDialog
+from accelview.model.capture_reader import load_capture
+
+SCRIPT = """\
+import sys
+from accelview.capture import sim
+dev = sim.device(0)
+n = int(sys.argv[1])
+i = 0
+while n < 0 or i < n:
+    dev.launch("elementwise", elements=4096)
+    i += 1
+dev.synchronize()
+"""
+
+
+@pytest.fixture
+def stop_after():
+    """Dialogs to stop at the end of a test, even a failed one (their scripts may loop forever)."""
+    dialogs: list[ProfileDialog] = []
+    yield dialogs.append
+    for d in dialogs:
+        d.cancel()
+        d.wait()
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "loop.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+def test_profiling_a_script_emits_the_capture_path(qtbot, script, tmp_path) -> None:
+    out = tmp_path / "dialog.h5"
+    dialog = ProfileDialog(script=str(script), output=str(out))
+    qtbot.addWidget(dialog)
+    dialog.args.setText("50")
+    with qtbot.waitSignal(dialog.captured, timeout=30_000) as blocker:
+        dialog.start()
+        assert dialog.running and not dialog.start_button.isEnabled()
+    assert blocker.args == [str(out)]
+    dialog.wait()
+    assert dialog.result.complete and dialog.result.exit_code == 0
+    assert load_capture(out).complete
+    assert "complete" in dialog.status.text() and dialog.start_button.isEnabled()
+
+
+def test_cancel_stops_the_script_and_keeps_the_capture(qtbot, script, tmp_path, stop_after) -> None:
+    out = tmp_path / "cancelled.h5"
+    dialog = ProfileDialog(script=str(script), output=str(out))
+    qtbot.addWidget(dialog)
+    stop_after(dialog)
+    dialog.args.setText("-1")  # runs until stopped
+    events: list[int] = []
+    dialog.start()
+    dialog._worker.progressed.connect(lambda p: events.append(p.events))
+    qtbot.waitUntil(lambda: bool(events) and events[-1] > 0, timeout=30_000)
+    with qtbot.waitSignal(dialog.captured, timeout=30_000):
+        dialog.cancel_button.click()
+    dialog.wait()
+    trace = load_capture(out)
+    assert not trace.complete and trace.incomplete_reason == "cancelled"
+    assert len(trace.slices) > 0
+
+
+def test_a_missing_script_is_reported_in_the_dialog(qtbot, tmp_path) -> None:
+    dialog = ProfileDialog(script=str(tmp_path / "nope.py"), output=str(tmp_path / "x.h5"))
+    qtbot.addWidget(dialog)
+    dialog.start()
+    assert "no such file" in dialog.status.text() and not dialog.running
