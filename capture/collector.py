@@ -134,24 +134,32 @@ class Collector:
 
         api_ids: dict[int, int] = {}
         if cfg.on("runtime"):
-            for c in d.calls:
-                sid = batch.add_slice(self.api, c.start_ns, c.end_ns - c.start_ns, c.name, "runtime",
-                                      correlation=c.cid, args=c.args)
+            calls = d.calls
+            first = base + batch.add_slice_rows([self.api] * len(calls), [c.start_ns for c in calls],
+                                                [c.end_ns - c.start_ns for c in calls], [c.name for c in calls],
+                                                "runtime", [c.cid for c in calls],
+                                                [batch.add_args(c.args) for c in calls])
+            for j, c in enumerate(calls):
                 if c.cid > 0:
-                    api_ids[c.cid] = base + sid
-                    for sub in self.call_waiting.pop(c.cid, ()):
-                        flow(base + sid, sub, "submit")
+                    api_ids[c.cid] = first + j
+                    if self.call_waiting:
+                        for sub in self.call_waiting.pop(c.cid, ()):
+                            flow(first + j, sub, "submit")
             for r in d.ranges:
                 batch.add_slice(self.thread, r.start_ns, r.end_ns - r.start_ns, r.name, "user")
             for mc in d.memcpys:
                 batch.add_slice(self.api, mc.start_ns, mc.end_ns - mc.start_ns, mc.name, "host memcpy",
                                 correlation=mc.cid, args=mc.args)
         if cfg.on("driver"):
-            for s in d.submissions:
-                track, _, depth = self._queue(s.device, s.stream)
-                gid = base + batch.add_slice(track, s.submit_ns, s.visible_ns - s.submit_ns, f"submit {s.name}",
-                                             "driver", correlation=s.cid,
-                                             args={"chunk": s.chunk} if s.chunk >= 0 else None)
+            subs = d.submissions
+            tracks = [self._queue(s.device, s.stream) for s in subs]
+            first = base + batch.add_slice_rows([t[0] for t in tracks], [s.submit_ns for s in subs],
+                                                [s.visible_ns - s.submit_ns for s in subs],
+                                                [f"submit {s.name}" for s in subs], "driver", [s.cid for s in subs],
+                                                [batch.add_args({"chunk": s.chunk}) if s.chunk >= 0 else -1
+                                                 for s in subs])
+            for j, (s, (_, _, depth)) in enumerate(zip(subs, tracks, strict=True)):
+                gid = first + j
                 depth.ups.append(s.submit_ns)
                 if cfg.on("device"):
                     self.exec_of[(s.device, s.cid, s.chunk)] = gid

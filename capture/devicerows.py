@@ -72,21 +72,31 @@ class DeviceRows:
         ends = to_ref(np.array([c.end_ns for c in cmds])).tolist()
         dstarts = to_ref(np.array([0.0 if math.isnan(c.data_start_ns) else c.data_start_ns for c in cmds])).tolist()
         dends = to_ref(np.array([0.0 if math.isnan(c.data_end_ns) else c.data_end_ns for c in cmds])).tolist()
-        ops: list[Command] = []
-        op_sets: list[int] = []
         pcie_on, truth_on = cfg.on("pcie"), cfg.on("truth")
+        ops_i = [i for i, c in enumerate(cmds) if c.kind == "op" and c.cost is not None]
+        if ops_i:  # the bulk of a capture: in columns
+            ops = [cmds[i] for i in ops_i]
+            sets = batch.add_sets([{**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
+                                    "dtype": c.cost.work.dtype} for c in ops if c.cost is not None])
+            first = batch.add_slice_rows([self.unit_track(c.cost.unit) for c in ops if c.cost is not None],
+                                         [starts[i] for i in ops_i], [ends[i] - starts[i] for i in ops_i],
+                                         [c.name for c in ops], "op", [c.cid for c in ops], sets.tolist())
+            if truth_on:
+                intern = batch.intern
+                batch.truth_ops.extend((first + j, intern(c.cost.limiter)) for j, c in enumerate(ops) if c.cost)
+            for j, c in enumerate(ops):
+                sub = sub_of(self.index, c.cid, -1)
+                if sub >= 0:
+                    flow(sub, local_to_global + first + j, "execute")
+            counters = counter_columns([c.cost for c in ops if c.cost is not None],
+                                       np.array([c.end_ns - c.start_ns for c in ops]))
+            for key, values in counters.items():
+                batch.add_arg_column(sets, key, values)
         for i, c in enumerate(cmds):
-            s, e = starts[i], ends[i]
             if c.kind == "op" and c.cost is not None:
-                args = {**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
-                        "dtype": c.cost.work.dtype}
-                op_sets.append(batch.add_args(args, shared=False))
-                sid = batch.add_slice(self.unit_track(c.cost.unit), s, e - s, c.name, "op", correlation=c.cid,
-                                      args=op_sets[-1])
-                if truth_on:
-                    batch.add_truth_op(sid, c.cost.limiter)
-                ops.append(c)
-            elif c.kind == "copy":
+                continue
+            s, e = starts[i], ends[i]
+            if c.kind == "copy":
                 job = c.job
                 args = dict(c.args, direction=c.direction, engine=c.engine)
                 if job is not None:
@@ -96,20 +106,13 @@ class DeviceRows:
                     pid = batch.add_slice(self.pcie[c.direction], dstarts[i], dends[i] - dstarts[i], c.name, "pcie",
                                           correlation=c.cid, args={"bytes": job.nbytes if job else 0})
                     flow(local_to_global + sid, local_to_global + pid, "transfer")
+                sub = sub_of(self.index, c.cid, int(c.args.get("chunk", -1)))
+                if sub >= 0:
+                    flow(sub, local_to_global + sid, "execute")
             else:
                 batch.add_instant(self.top, s, "event recorded" if c.kind == "record" else "event waited", "sync",
                                   args={"stream": c.stream})
                 sub_of(self.index, c.cid, int(c.args.get("chunk", -1)))
-                continue
-            sub = sub_of(self.index, c.cid, int(c.args.get("chunk", -1)))
-            if sub >= 0:
-                flow(sub, local_to_global + sid, "execute")
-        if ops:
-            counters = counter_columns([c.cost for c in ops if c.cost is not None],
-                                       np.array([c.end_ns - c.start_ns for c in ops]))
-            sets = np.array(op_sets)
-            for key, values in counters.items():
-                batch.add_arg_column(sets, key, values)
 
     def add_counters(self, b: TraceBuilder, cmds: Sequence[Command], horizon: float,
                      end_ns: float | None) -> np.ndarray:
@@ -133,8 +136,9 @@ class DeviceRows:
         gaps = self.idle.gaps([c for c in cmds if c.kind == "op" and c.cost is not None], waits, horizon)
         if not gaps:
             return
-        g0 = self.clock.to_ref(np.array([g[0] for g in gaps])).tolist()
-        g1 = self.clock.to_ref(np.array([g[1] for g in gaps])).tolist()
-        for a, z, (_, _, cause) in zip(g0, g1, gaps, strict=True):
-            if z > a:
-                b.add_truth_idle(self.top, a, z, cause)
+        g0 = self.clock.to_ref(np.array([g[0] for g in gaps]))
+        g1 = self.clock.to_ref(np.array([g[1] for g in gaps]))
+        causes = np.array([b.strings.intern(g[2]) for g in gaps], dtype=np.int32)
+        keep = g1 > g0
+        b.add_rows("truth_idle", {"track": np.full(int(keep.sum()), self.top, np.int32), "start_ns": g0[keep],
+                                  "end_ns": g1[keep], "cause": causes[keep]})

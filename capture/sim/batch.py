@@ -8,7 +8,7 @@ Use it on a fresh builder: argument-set ids are counted from 0.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -68,6 +68,66 @@ class TraceBatch:
             else:
                 rows.append((set_id, k, _STR, 0, 0.0, intern(str(value))))
         return set_id
+
+    def _rows(self, args: Mapping[str, Any]) -> list[tuple[int, int, int, float, int]]:
+        out, intern = [], self.intern
+        for key, value in args.items():
+            k = intern(key)
+            if isinstance(value, bool | int | np.integer):
+                out.append((k, _INT, int(value), 0.0, 0))
+            elif isinstance(value, float | np.floating):
+                out.append((k, _REAL, 0, float(value), 0))
+            else:
+                out.append((k, _STR, 0, 0.0, intern(str(value))))
+        return out
+
+    def add_sets(self, arg_dicts: Sequence[Mapping[str, Any]]) -> np.ndarray:
+        """One new argument set per mapping, not shared (so :meth:`add_arg_column` can add to each);
+        returns their ids. Identical mappings are converted once: for many ops of few kinds."""
+        n = len(arg_dicts)
+        first = self._sets
+        self._sets += n
+        templates: dict[tuple, int] = {}
+        rows_of: list[list[tuple[int, int, int, float, int]]] = []
+        which = np.empty(n, dtype=np.int64)
+        for i, a in enumerate(arg_dicts):
+            key = tuple(a.items())
+            t = templates.get(key)
+            if t is None:
+                t = templates[key] = len(rows_of)
+                rows_of.append(self._rows(a))
+            which[i] = t
+        flat = [r for rows in rows_of for r in rows]
+        if not flat:
+            return first + np.arange(n)
+        counts = np.array([len(r) for r in rows_of], dtype=np.int64)
+        starts = np.cumsum(counts) - counts
+        lengths = counts[which]
+        pos = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(starts[which],
+                                                                                                       lengths)
+        cols = list(zip(*flat, strict=True))
+        self.arg_columns.append({
+            "set": np.repeat(first + np.arange(n), lengths).astype(np.int32),
+            **{name: np.asarray(col)[pos] for name, col in zip(_ARG_COLUMNS[1:], cols, strict=True)}})
+        return first + np.arange(n)
+
+    def add_slice_rows(self, track: Sequence[int], start_ns: Sequence[int], dur_ns: Sequence[int],
+                       names: Sequence[str], category: str, correlation: Sequence[int],
+                       args: Sequence[int] | int = -1) -> int:
+        """Many slices of one category at once (``args``: set ids, or one for all); returns the
+        local index of the first."""
+        s = self.slices
+        first = len(s["track"])
+        n = len(start_ns)
+        intern = self.intern
+        s["track"].extend(track)
+        s["start_ns"].extend(start_ns)
+        s["dur_ns"].extend(max(0, d) for d in dur_ns)
+        s["name"].extend(intern(x) for x in names)
+        s["category"].extend([intern(category)] * n)
+        s["correlation"].extend(correlation)
+        s["args"].extend([args] * n if isinstance(args, int) else args)
+        return first
 
     def add_arg_column(self, sets: np.ndarray, key: str, values: np.ndarray) -> None:
         """Add ``key`` with one value per set in ``sets`` (an int or float array)."""
