@@ -34,6 +34,7 @@ from .details import DetailsPanel
 from .findings_panel import FindingsPanel
 from .lane_tree import LaneTreeView
 from .loading import LoadJob
+from .profile_dialog import ProfileDialog
 from .search import SearchBar
 from .state import ViewState
 from .theme import THEMES, stylesheet
@@ -125,6 +126,8 @@ class MainWindow(QMainWindow):
         fm = self.menuBar().addMenu("&File")
         self.open_action = QAction("&Open…", self, shortcut=QKeySequence.StandardKey.Open, triggered=self.open_dialog)
         fm.addAction(self.open_action)
+        self.profile_action = QAction("&Profile script…", self, shortcut="Ctrl+P", triggered=self.profile_dialog)
+        fm.addAction(self.profile_action)
         self.recent_menu = fm.addMenu("Open &Recent")
         fm.addSeparator()
         fm.addAction(QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit, triggered=self.close))
@@ -150,6 +153,7 @@ class MainWindow(QMainWindow):
         tb.setObjectName("main-toolbar")
         tb.setMovable(False)
         tb.addAction(self.open_action)
+        tb.addAction(self.profile_action)
         tb.addAction(fit)
         tb.addSeparator()
         self.search = SearchBar(self.state)
@@ -248,6 +252,15 @@ class MainWindow(QMainWindow):
         self.state.set_range(None)
         self.state.select(-1)
         self.state.fit_selection()
+
+    def profile_dialog(self) -> ProfileDialog:
+        """Run a script under capture (live progress, cancel keeps what was captured) and open the
+        capture when it is closed."""
+        dlg = ProfileDialog(self)
+        dlg.captured.connect(self.open_path)
+        dlg.setModal(False)
+        dlg.show()
+        return dlg
 
     def open_dialog(self) -> None:
         """File → Open."""

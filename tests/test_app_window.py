@@ -21,7 +21,7 @@ from accelview.capture.synthetic import demo_trace
 from accelview.model import CaptureError
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
-from PySide6.QtWidgets import QApplication, QPushButton
+from PySide6.QtWidgets import QApplication, QPushButton, QToolBar
 
 
 def fake_loader(trace):
@@ -218,3 +218,23 @@ def test_opening_another_file_cancels_the_first(qtbot, tmp_path):
     first.wait()
     assert w.state.trace is fast and not first.running
     assert w.error_box is None  # a cancelled load is not an error
+
+
+def test_profile_script_action_opens_the_capture(qtbot, tmp_path):
+    script = tmp_path / "tiny.py"
+    script.write_text("from accelview.capture import sim\n"
+                      "dev = sim.device(0)\n"
+                      "for _ in range(20):\n    dev.launch('elementwise', elements=4096)\n"
+                      "dev.synchronize()\n")
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    assert w.profile_action in w.findChildren(QToolBar)[0].actions()
+    dialog = w.profile_dialog()
+    qtbot.addWidget(dialog)
+    dialog.script.setText(str(script))
+    dialog.output.setText(str(tmp_path / "tiny.h5"))
+    with qtbot.waitSignal(w.state.trace_changed, timeout=60_000):
+        dialog.start()
+    dialog.wait()
+    assert "tiny.h5" in w.windowTitle()
+    assert len(w.state.trace.slices) >= 20
