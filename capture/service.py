@@ -2,7 +2,7 @@
 
 Perfetto's producer/service split: the child only produces frames (:mod:`.child`); this
 process reads them from a pipe, appends them to a :class:`CaptureWriter` (which flushes
-every ``flush_rows`` rows and at least once a second, so its memory stays bounded however
+every ``FLUSH_ROWS`` rows and at least once a second, so its memory stays bounded however
 long the run) and, whatever happens to the child — it finishes, raises, exits non-zero, is
 killed — closes a valid capture with everything received. Anything but a clean exit marks
 it incomplete with the reason. Cancelling, or a time or size limit, asks the child to stop
@@ -12,6 +12,7 @@ it incomplete with the reason. Cancelling, or a time or size limit, asks the chi
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
 import signal
@@ -28,6 +29,9 @@ from accelview.model.capture_writer import CaptureWriter
 from .config import CaptureConfig
 from .ingest import Ingest
 from .wire import FrameReader
+
+PIPE_BYTES = 1 << 20  # pipe buffer asked of Linux (F_SETPIPE_SZ; the default 64 KiB stalls the child)
+FLUSH_ROWS = 1 << 16  # rows the writer holds before it appends them to the file
 
 
 @dataclass
@@ -89,10 +93,13 @@ class CaptureService:
     def run(self) -> ProfileResult:
         """Run the child, stream its records into the file, close it; returns how it ended."""
         cfg = self.config
-        writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": {"service_pid": os.getpid()}})
+        writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": {"service_pid": os.getpid()}},
+                               flush_rows=FLUSH_ROWS)
         ingest = Ingest(writer)
         reader = FrameReader()
         r, w = os.pipe()
+        with contextlib.suppress(OSError, AttributeError):  # a deeper pipe: the child rarely waits for a flush
+            fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         try:
             proc = subprocess.Popen(child_command(cfg, w, self.script, self.workload, self.params), pass_fds=(w,),
                                     stdin=self.stdin)
@@ -139,9 +146,7 @@ class CaptureService:
         complete, reason = self._outcome(rc, stop_reason, ingest, reader.pending)
         self._report(time.monotonic() - t0, ingest, reader, writer)
         ingest.close(complete, reason, {"exit_code": exit_code, "wall_s": round(time.monotonic() - t0, 3)})
-        self.progress.bytes_written = cfg_size(writer.path)
-        if self.on_progress:
-            self.on_progress(self.progress)
+        self.progress.bytes_written = cfg_size(writer.path)  # the final file (no callback: the run is over)
         return ProfileResult(writer.path, exit_code, complete, reason, self.progress, ingest.dropped)
 
     def _should_stop(self, elapsed: float, received: int) -> str:

@@ -1,0 +1,141 @@
+"""``accelview profile``: tracing overhead and the capture service's memory.
+
+(a) An API-heavy script (the llm workload's decode loop: ~300 launches and a D2H copy per
+    token) runs as ``python script.py`` (capture off) and under ``accelview profile`` (capture
+    on). Printed: the script's own wall time both ways (best of ``--repeat``), their ratio,
+    the extra ns per recorded event, and the end-to-end time of the profile run (child start,
+    finalizing the file).
+(b) Peak RSS of the service process while it streams 1M and 10M events into a capture, fed
+    by a synthetic producer that speaks the child's wire protocol as fast as it can (the
+    simulator itself would need minutes for 10M events). Printed: peak RSS while streaming,
+    and peak RSS including the final sort into the capture layout (``CaptureWriter.close``).
+
+Targets (issue 4): ≤ 1.10× wall time, ≤ 1 µs per event, flat memory.
+
+Run: .venv/bin/python benchmarks/bench_profile.py [--tokens 16] [--events 1000000 10000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+SCRIPT = textwrap.dedent("""\
+    import sys, time
+    from accelview.capture.sim import workloads
+    t = time.perf_counter()
+    workloads.run("llm", [f"tokens={sys.argv[1]}", "prompt=128", "upload=false"])
+    print("SCRIPT_S", time.perf_counter() - t)
+""")
+
+PRODUCER = textwrap.dedent("""\
+    import sys, os, numpy as np
+    from accelview.capture import wire
+    out = wire.FrameWriter(int(sys.argv[1]))
+    total, batch = int(sys.argv[2]), 50_000
+    out.send(wire.HELLO, {"metadata": {"capture": {"producer": "synthetic"}}})
+    out.send(wire.STRINGS, {"first": 0, "strings": ["", "host", "runtime API", "launch", "runtime", "submit"]})
+    out.send(wire.ROWS, {"table": "tracks"}, {"parent": np.array([-1, 0], np.int32), "kind": np.array([0, 3], np.uint8),
+             "name": np.array([1, 2], np.int32), "host": np.array([1, 1], np.int32),
+             "device": np.array([-1, -1], np.int16), "clock": np.array([-1, -1], np.int16),
+             "sort": np.array([0, 1], np.int32)})
+    out.send(wire.CLOCKS, {"clocks": [["host monotonic", True, 0.0, 0.0, 0.0]]})
+    sent = 0
+    while sent < total:
+        n = min(batch, total - sent)
+        start = 1_000_000_000 + (sent + np.arange(n, dtype=np.int64)) * 1000
+        out.send(wire.ROWS, {"table": "slices"}, {"track": np.ones(n, np.int32), "start_ns": start,
+                 "dur_ns": np.full(n, 800, np.int64), "name": np.full(n, 3, np.int32),
+                 "category": np.full(n, 4, np.int16), "depth": np.zeros(n, np.uint16),
+                 "correlation": sent + np.arange(n, dtype=np.int64), "args": np.full(n, -1, np.int32)})
+        ids = sent + np.arange(0, n - 1, 2, dtype=np.int64)
+        out.send(wire.ROWS, {"table": "flows"}, {"src": ids, "dst": ids + 1, "name": np.full(len(ids), 5, np.int32)})
+        sent += n
+        out.send(wire.STATS, {"events": sent, "calls": sent, "dropped": {}})
+    out.send(wire.END, {"exit_code": 0, "error": "", "events": sent})
+""")
+
+SERVICE = textwrap.dedent("""\
+    import json, resource, sys
+    from accelview.capture import service
+    from accelview.capture.config import CaptureConfig
+    producer, out, events = sys.argv[1], sys.argv[2], sys.argv[3]
+    service.child_command = lambda cfg, fd, *a, **k: [sys.executable, producer, str(fd), events]
+    streaming = [0]
+    def rss(_p):
+        with open("/proc/self/statm") as f:
+            streaming[0] = max(streaming[0], int(f.read().split()[1]) * 4096)
+    svc = service.CaptureService(CaptureConfig(output=out), ["synthetic"], on_progress=rss)
+    result = svc.run()
+    print(json.dumps({"streaming_rss": streaming[0], "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                      * 1024, "events": result.progress.events, "wall_s": result.progress.elapsed_s,
+                      "complete": result.complete}))
+""")
+
+
+def _run(cmd: list[str], cwd: Path) -> str:
+    return subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def _script_s(out: str) -> float:
+    return float(next(line.split()[1] for line in out.splitlines() if line.startswith("SCRIPT_S")))
+
+
+def overhead(tokens: int, repeat: int, d: Path) -> None:
+    """(a): the same script with capture off and on."""
+    script = d / "api_heavy.py"
+    script.write_text(SCRIPT)
+    off, on, total, events = [], [], [], 0
+    for i in range(repeat):
+        off.append(_script_s(_run([sys.executable, str(script), str(tokens)], d)))
+        out = d / f"on{i}.h5"
+        t = time.perf_counter()
+        text = _run([sys.executable, "-m", "accelview.app.cli", "profile", str(script), str(tokens), "-o", str(out)], d)
+        total.append(time.perf_counter() - t)
+        on.append(_script_s(text))
+        from accelview.model.capture_reader import load_capture
+
+        events = load_capture(out).metadata["capture"]["events"]
+    best_off, best_on = min(off), min(on)
+    print(f"(a) tracing overhead, llm decode loop, {tokens} tokens, {events:,} recorded events (best of {repeat})")
+    print(f"    script wall time: capture off {best_off:.3f} s, on {best_on:.3f} s -> {best_on / best_off:.3f}x "
+          f"(target <= 1.10x)")
+    print(f"    per recorded event: {(best_on - best_off) / events * 1e9:,.0f} ns (target <= 1,000 ns); "
+          f"simulator alone: {best_off / events * 1e9:,.0f} ns per event")
+    print(f"    whole `accelview profile` run (child start-up, finalizing the file): {min(total):.2f} s")
+
+
+def memory(counts: list[int], d: Path) -> None:
+    """(b): the service's peak RSS while streaming ``counts`` events."""
+    (d / "producer.py").write_text(PRODUCER)
+    (d / "service.py").write_text(SERVICE)
+    print("(b) capture service peak RSS (synthetic producer, slices + flows)")
+    for n in counts:
+        out = d / f"mem{n}.h5"
+        r = json.loads(_run([sys.executable, str(d / "service.py"), str(d / "producer.py"), str(out), str(n)], d))
+        size = out.stat().st_size
+        print(f"    {n:>12,} events: streaming {r['streaming_rss'] / 2**20:7.1f} MiB, with the final sort "
+              f"{r['peak_rss'] / 2**20:7.1f} MiB; {r['wall_s']:.1f} s, {size / 2**20:.0f} MiB file")
+        out.unlink()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tokens", type=int, default=16)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--events", type=int, nargs="*", default=[1_000_000, 10_000_000])
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        overhead(args.tokens, args.repeat, d)
+        memory(args.events, d)
+
+
+if __name__ == "__main__":
+    main()
