@@ -131,7 +131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the last drain runs to its end (the service kills if need be)
     api.set_profiler(None)
     if collector:
-        collector[0].finish(code, error)
+        try:
+            collector[0].finish(code, error)
+        except Exception as e:  # the last drain failed: what was sent before stays, and the service learns why
+            traceback.print_exc()
+            out.send(wire.END, {"exit_code": code or 1, "error": f"tracer: {type(e).__name__}: {e}", "events": 0})
     else:
         out.send(wire.END, {"exit_code": code, "error": error, "events": 0}, None)
     out.close()

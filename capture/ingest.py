@@ -66,12 +66,13 @@ class Ingest:
         key = TRACK_COLUMNS.get(table)
         if key is not None:
             cols[key] = self.tracks[cols[key]]
-        if table == "tracks":
+        if table == "tracks":  # new ids first: a track's parent may come in the same frame
             parent = cols["parent"]
-            cols["parent"] = np.where(parent >= 0, self.tracks[np.maximum(parent, 0)] if len(self.tracks) else 0,
-                                      parent)
-            first = self.writer.builder.add_rows("tracks", cols)
+            so_far = self.writer.builder.tables_so_far().get("tracks")
+            first = len(so_far) if so_far is not None else 0
             self.tracks = np.concatenate((self.tracks, np.arange(first, first + len(parent), dtype=np.int32)))
+            cols["parent"] = np.where(parent >= 0, self.tracks[np.maximum(parent, 0)], parent).astype(np.int32)
+            self.writer.builder.add_rows("tracks", cols)
         elif table in SMALL_TABLES:
             self.writer.builder.add_rows(table, cols)
         else:
