@@ -141,3 +141,16 @@ def test_the_service_is_not_left_with_the_pipe_open(tmp_path) -> None:
     before = len(os.listdir("/proc/self/fd"))
     CaptureService(CaptureConfig(output=str(tmp_path / "fd.h5")), [str(_script(tmp_path)), "1"]).run()
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_time_limit_stops_the_script_and_keeps_the_capture(tmp_path) -> None:
+    script = _script(tmp_path, """\
+        while True:
+            dev.launch("elementwise", elements=4096)
+        """)
+    out = tmp_path / "limited.h5"
+    result = CaptureService(CaptureConfig(output=str(out), max_seconds=1.0), [str(script), "1"]).run()
+    assert result.exit_code == 128 + 15 and result.reason == "time limit reached (1 s)"
+    trace = load_capture(out)
+    assert not trace.complete and trace.incomplete_reason == "time limit reached (1 s)"
+    assert len(_api_slices(trace, "launch elementwise")) > 0 and trace.self_check() == []
