@@ -46,8 +46,8 @@ def delta_decode(stored: np.ndarray, first_row: int, anchors: np.ndarray, anchor
         return np.empty(0, np.int64)
     if len(pos) == 0 or pos[0] != 0:
         raise ValueError("delta-coded reads must start at an anchor row")
-    is_anchor = np.zeros(n, np.int64)
-    is_anchor[pos] = 1
-    seg = np.cumsum(is_anchor) - 1
+    # Deltas are 0 at anchors, so within a segment value = cumsum + (anchor value - cumsum there).
     cs = np.cumsum(stored, dtype=np.int64)
-    return cs - cs[pos][seg] + anchor_values[lo:hi][seg]
+    offsets = anchor_values[lo:hi].astype(np.int64) - cs[pos]
+    cs += np.repeat(offsets, np.diff(np.append(pos, n)))
+    return cs
