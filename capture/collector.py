@@ -12,7 +12,6 @@ columns)`` (:mod:`.wire`). The service appends them in order, so its slice ids a
 
 from __future__ import annotations
 
-import os
 import socket
 import sys
 import time
@@ -25,6 +24,7 @@ from accelview.model import StringTable, TraceBuilder, TrackKind
 from . import wire
 from .config import CaptureConfig
 from .devicerows import DeviceRows
+from .hostmetrics import HostMetrics
 from .sim import api as sim_api
 from .sim import copies as sim_copies
 from .sim import hostlog as sim_hostlog
@@ -72,8 +72,7 @@ class Collector:
         self.max_end = float(sim.clock.start_ns)
         self._next_flush = config.flush_events
         self._deadline = time.monotonic_ns() + int(config.flush_ms * 1e6)
-        self._cpu = (time.monotonic(), time.process_time())
-        self._metrics: tuple[int, int] | None = None
+        self._metrics: HostMetrics | None = None
         self.draining = False
         self.stop_requested = False
         self.after_drain: Callable[[], None] | None = None
@@ -218,16 +217,8 @@ class Collector:
 
     def _host_metrics(self, b: TraceBuilder, now_ns: int) -> None:
         if self._metrics is None:
-            self._metrics = (
-                self.meta.add_counter_track("process RSS", "B", "host", "resident memory of the profiled process",
-                                            parent=self.proc, host=self.host),
-                self.meta.add_counter_track("process CPU", "%", "host", "CPU time of the profiled process over "
-                                            "wall time (100% = one core)", parent=self.proc, host=self.host))
-        wall, cpu = time.monotonic(), time.process_time()
-        busy = 100.0 * (cpu - self._cpu[1]) / max(wall - self._cpu[0], 1e-9)
-        self._cpu = (wall, cpu)
-        b.add_counter(self._metrics[0], now_ns, float(_rss_bytes()))
-        b.add_counter(self._metrics[1], now_ns, busy)
+            self._metrics = HostMetrics(self.meta, self.proc, self.host)
+        self._metrics.sample(b, now_ns)
 
     # -- sending ---------------------------------------------------------------------------------
     def _send_rows(self, b: TraceBuilder, base: int, arg_sets: int) -> None:
@@ -277,16 +268,6 @@ class Collector:
         self.sim.log.hook = None
         self.drain(final=True)
         self.send(wire.END, {"exit_code": exit_code, "error": error, "events": self.events}, None)
-
-
-def _rss_bytes() -> int:
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        import resource
-
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def traced_simulator(config: CaptureConfig, send: Send, asked: Mapping[str, Any] | None = None,

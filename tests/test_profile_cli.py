@@ -57,6 +57,12 @@ def test_profile_a_script_passes_argv_cwd_and_exit_status_through(tmp_path, monk
     trace = load_capture(out)
     assert not trace.complete and "status 3" in trace.incomplete_reason
     assert len(_api_slices(trace, "launch gemm")) == 5 and trace.metadata["capture"]["exit_code"] == 3
+    # host metrics of the profiled process, sampled at each drain: RSS, process and per-thread CPU
+    names = {trace.track_name(int(t)) for t in np.unique(trace.counters.track)}
+    assert {"process RSS", "process CPU"} <= names and any(n.startswith("thread ") for n in names)
+    rss = trace.counter_series(next(int(t) for t in trace.counter_tracks.track if trace.track_name(int(t)) ==
+                                    "process RSS"))[1]
+    assert (rss > 10e6).all()
 
 
 def test_a_script_that_raises_gives_a_capture_and_its_exit_status(tmp_path, capfd) -> None:
