@@ -38,6 +38,9 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
                   "help": "turn a source off: runtime, driver, device, pcie, counters, host_metrics, truth"}),
     (("--max-seconds",), {"type": float, "default": 0.0, "help": "stop the capture after this long"}),
     (("--max-mb",), {"type": float, "default": 0.0, "help": "stop the capture after this many MB received"}),
+    (("--deterministic",), {"action": "store_true",
+                            "help": "model host time between calls instead of measuring it (identical captures for "
+                                    "identical inputs; the default for --workload)"}),
 )
 _TAKES_VALUE = {f: kw.get("action") not in ("store_true",) for flags, kw in OPTIONS for f in flags}
 
@@ -112,7 +115,9 @@ def run(args: argparse.Namespace) -> int:
         config = CaptureConfig(output=args.output, overwrite=args.force, spec=args.spec, seed=args.seed,
                                devices=args.devices, counter_period_ns=args.counter_period_ns,
                                call_sites=not args.no_call_sites, sources={s: s not in args.off for s in SOURCES},
-                               max_seconds=args.max_seconds, max_bytes=int(args.max_mb * 1e6))
+                               max_seconds=args.max_seconds, max_bytes=int(args.max_mb * 1e6),
+                               # A built-in workload has no real host work of its own: its host time is modelled.
+                               deterministic=args.deterministic or args.workload is not None)
     except ValueError as e:
         raise AccelviewError(f"profile: {e}") from None
     line = _ProgressLine(args.workload or args.script) if sys.stderr.isatty() else None
