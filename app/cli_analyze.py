@@ -69,6 +69,12 @@ def format_report(r: Report, top: int = 10) -> str:
             lines.append(f"  {s.name[:27]:<28}{s.count:>9,}{format_duration(s.total_ns):>12}"
                          f"{format_duration(s.mean_ns):>11}{format_duration(s.p50_ns):>11}"
                          f"{format_duration(s.p95_ns):>11}{format_duration(s.p99_ns):>11}{s.share:>8.1%}")
+    if r.lane_busy:
+        busiest = sorted(r.lane_busy.items(), key=lambda kv: -kv[1])[:top]
+        lines.append("\nDevice lanes busy: " + ", ".join(f"{r.trace.track_name(t)} {b:.0%}" for t, b in busiest))
+    o = r.transfer_overlap
+    if o.get("transfer_ns"):
+        lines.append(f"Transfers overlapping device work: {o['overlap']:.0%} of {format_duration(o['transfer_ns'])}")
     if r.gpu is not None:
         lines += _format_gpu(r.gpu, top)
     if r.critical_path_by_resource:

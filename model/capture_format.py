@@ -17,8 +17,6 @@ CHUNK_ROWS = 16384  # rows per HDF5 chunk: a window read decompresses ~128 KB pe
 DELTA_COLUMNS = {("slices", "start_ns"), ("counters", "ts_ns"), ("instants", "ts_ns")}
 # Columns not stored because the run index gives them: slices are sorted by (track, depth).
 DERIVED_COLUMNS = {("slices", "track"), ("slices", "depth")}
-# Sorted tables with a run index for window reads.
-RUN_INDEXED = {"slices": "start_ns", "counters": "ts_ns"}
 
 
 def anchor_rows(n: int, run_begins: np.ndarray, chunk: int = CHUNK_ROWS) -> np.ndarray:

@@ -56,28 +56,6 @@ def arg_strings(trace: Trace, key: str, slice_ids: np.ndarray) -> np.ndarray:
     return out
 
 
-def op_counters(trace: Trace, slice_ids: np.ndarray, names: Iterable[str]) -> dict[str, np.ndarray]:
-    """Per-op base counters of ``slice_ids``; counters no op has are left out."""
-    out = {}
-    for name in names:
-        v = arg_values(trace, name, slice_ids)
-        if not np.isnan(v).all():
-            out[name] = v
-    return out
-
-
-def counter_tracks_named(trace: Trace, name: str, device: int | None = None) -> list[int]:
-    """Ids of the counter tracks called ``name`` (on ``device``, when given)."""
-    sid = trace.strings.lookup(name)
-    if sid < 0:
-        return []
-    ct = trace.counter_tracks.track
-    mask = trace.tracks.name[ct] == sid
-    if device is not None:
-        mask &= trace.tracks.device[ct] == device
-    return [int(t) for t in ct[mask]]
-
-
 def window_sum(trace: Trace, track: int, t0: int, t1: int) -> float:
     """Sum of a delta counter's samples in [t0, t1), the edge samples pro rata.
 

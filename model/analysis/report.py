@@ -21,7 +21,7 @@ from .metric_eval import sampled_metrics, window_metric
 from .metrics import MetricRegistry
 from .ops import OpLabels, classify_ops
 from .roles import Roles
-from .stats import OpStat, op_stats
+from .stats import OpStat, compute_transfer_overlap, lane_utilization, op_stats
 from .transfer_passes import transfer_findings
 
 LABELS = ("compute", "memory", "latency", "unknown")  # op labels; "transfer" marks copies with no op
@@ -59,6 +59,8 @@ class Report:
     stats: list[OpStat]
     critical_path_by_resource: dict[str, int]
     gpu: dict[str, Any] | None = None  # GPU-trace analyses (imported traces with GPU streams)
+    lane_busy: dict[int, float] = field(default_factory=dict)  # device lane → busy share of the run
+    transfer_overlap: dict[str, float] = field(default_factory=dict)  # copies vs device work
 
     def to_json(self) -> dict[str, Any]:
         """The documented, stable JSON object of ``accelview analyze --json``."""
@@ -78,6 +80,9 @@ class Report:
             "findings": [f.to_json() for f in self.findings],
             "op_stats": [vars(s) for s in self.stats[:50]],
             "critical_path_ns": self.critical_path_by_resource,
+            "lanes": [{"track": t, "name": self.trace.track_name(t), "busy": round(b, 4)}
+                      for t, b in self.lane_busy.items()],
+            "transfer_overlap": self.transfer_overlap,
             **({"gpu": self.gpu} if self.gpu is not None else {}),
         }
 
@@ -201,4 +206,5 @@ def analyze(trace: Trace) -> Report:
             found.append(f)
     cp = critical_path(trace, roles=roles)
     return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found),
-                  op_stats(trace, roles.device_ops), cp.by_resource_ns, gpu_section(trace))
+                  op_stats(trace, roles.device_ops), cp.by_resource_ns, gpu_section(trace),
+                  lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1))

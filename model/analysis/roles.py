@@ -21,8 +21,6 @@ from .stats import slices_of_kinds
 # Host calls that block until the device is done (cudaDeviceSynchronize, cudaStreamSynchronize,
 # ...); a stream's wait on an event (cudaStreamWaitEvent) does not block the host.
 SYNC_NAME = re.compile(r"synchroni[sz]e|\bsync\b|barrier", re.IGNORECASE)
-LAUNCH_NAME = re.compile(r"launch", re.IGNORECASE)
-COPY_NAME = re.compile(r"memcpy|copy", re.IGNORECASE)
 
 
 @dataclass
@@ -83,22 +81,6 @@ class Roles:
     def arg(self, key: str, ids: np.ndarray) -> np.ndarray:
         """A numeric argument of each slice (NaN where absent)."""
         return arg_values(self.trace, key, ids)
-
-    @cached_property
-    def device_of_track(self) -> np.ndarray:
-        """The device id of each track (-1 for host-side)."""
-        return self.trace.tracks.device
-
-    @cached_property
-    def flow_into(self) -> tuple[np.ndarray, np.ndarray]:
-        """(dst sorted, src) of all flows, to find a slice's sources by binary search."""
-        o = np.argsort(self.trace.flows.dst, kind="stable")
-        return self.trace.flows.dst[o], self.trace.flows.src[o]
-
-    def sources(self, x: int) -> np.ndarray:
-        """Slices with a flow into ``x``."""
-        dst, src = self.flow_into
-        return src[np.searchsorted(dst, x, "left"):np.searchsorted(dst, x, "right")]
 
     @cached_property
     def kinds(self) -> np.ndarray:
