@@ -86,9 +86,10 @@ def fusion_candidates(roles: Roles, labels: OpLabels, span: int) -> Finding | No
     t = roles.trace
     ids = labels.slice
     kind = arg_strings(t, "op", ids)
-    kind_name = np.array([t.strings[k] if k >= 0 else "" for k in range(-1, len(t.strings))], dtype=object)
-    names = np.where(kind >= 0, kind_name[kind + 1], "")
-    fusible = (labels.label == "memory") & np.isin(names, FUSIBLE_OPS)
+    fusible_ids = [i for i in (t.strings.lookup(k) for k in FUSIBLE_OPS) if i >= 0]
+    if not fusible_ids:
+        return None
+    fusible = (labels.label == "memory") & np.isin(kind, fusible_ids)
     flops = np.nan_to_num(roles.arg("flops", ids))
     moved = np.nan_to_num(roles.arg("hbm_read_bytes", ids)) + np.nan_to_num(roles.arg("hbm_write_bytes", ids))
     fusible &= flops < FUSIBLE_MAX_INTENSITY * np.maximum(moved, 1)
@@ -102,7 +103,7 @@ def fusion_candidates(roles: Roles, labels: OpLabels, span: int) -> Finding | No
     lost = int(np.minimum(t.slices.dur_ns[sel], t.slices.dur_ns[prev]).sum() // 3)
     if lost <= 0.02 * span:
         return None
-    kinds = sorted({str(n) for n in names[pair]} | {str(n) for n in names[np.flatnonzero(pair) - 1]})
+    kinds = sorted({t.strings[k] for k in np.unique(np.concatenate((kind[pair], kind[np.flatnonzero(pair) - 1])))})
     return Finding("fusion-candidate", severity(lost, span), int(t.slices.start_ns[prev].min()),
                    int((t.slices.start_ns[sel] + t.slices.dur_ns[sel]).max()), lost,
                    f"{len(sel):,} low-intensity ops ({', '.join(kinds)}) run right after another on the same unit, "

@@ -62,45 +62,51 @@ def _feeding_ends(roles: Roles, kind: TrackKind) -> np.ndarray:
 def device_gaps(roles: Roles, min_gap_ns: int = 1) -> Gaps:
     """Idle intervals between ops of each device, with causes."""
     t = roles.trace
-    ops = roles.device_ops
-    start_all, end_all = t.slices.start_ns, t.slices.start_ns + t.slices.dur_ns
-    dev_of_slice = t.tracks.device[t.slices.track]
+    start, dur = t.slices.start_ns, t.slices.dur_ns
+    ops = roles.device_ops[roles.ops_order]  # by start
+    devices = t.tracks.device[t.slices.track[ops]]
+    by_device = np.argsort(devices, kind="stable")  # each device's ops contiguous, still by start
+    ops, devices = ops[by_device], devices[by_device]
+    s_ops = start[ops]
+    e_ops = s_ops + dur[ops]
+    # When each op became visible to the device (its submission's end, else its host call's end).
     root, submitter = roles.chain
-    visible = np.where(submitter >= 0, end_all[np.maximum(submitter, 0)],
-                       np.where(root >= 0, end_all[np.maximum(root, 0)], -1))
-    pcie_in = np.maximum(_feeding_ends(roles, TrackKind.PCIE), _feeding_ends(roles, TrackKind.DMA_ENGINE))
-    net_in = _feeding_ends(roles, TrackKind.NETWORK_LINK)
-    blocking_end = np.sort(end_all[roles.blocking_calls])
-    xfer = np.flatnonzero(np.isin(t.tracks.kind[t.slices.track], [TrackKind.PCIE, TrackKind.DMA_ENGINE]))
+    via = np.where(submitter[ops] >= 0, submitter[ops], root[ops])
+    visible = np.where(via >= 0, start[np.maximum(via, 0)] + dur[np.maximum(via, 0)], -1)
+    pcie_in = np.maximum(_feeding_ends(roles, TrackKind.PCIE), _feeding_ends(roles, TrackKind.DMA_ENGINE))[ops]
+    net_in = _feeding_ends(roles, TrackKind.NETWORK_LINK)[ops]
+    calls = roles.blocking_calls
+    blocking_end = np.sort(start[calls] + dur[calls])
+    xfer = np.concatenate((roles.copies, roles.transfers))
+    xfer_dev = t.tracks.device[t.slices.track[xfer]]
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("device", "start", "end", "next", "cause", "conf")}
-    ops = ops[roles.ops_order]  # by start
-    devices = dev_of_slice[ops]
-    for d in np.unique(devices):
-        mine = ops[devices == d]
-        us, ue = iv.union(start_all[mine], end_all[mine], presorted=True)
+    bounds = np.flatnonzero(np.diff(devices)) + 1 if len(ops) else np.empty(0, np.int64)
+    starts = np.concatenate(([0], bounds)) if len(ops) else np.empty(0, np.int64)
+    for a, b in zip(starts.tolist(), np.concatenate((bounds, [len(ops)]))[: len(starts)].tolist(), strict=True):
+        d = int(devices[a])
+        us, ue = iv.union(s_ops[a:b], e_ops[a:b], presorted=True)
         if len(us) < 2:
             continue
         g0, g1 = ue[:-1], us[1:]
         keep = g1 - g0 >= min_gap_ns
         g0, g1 = g0[keep], g1[keep]
-        by_start = mine
-        nxt = by_start[np.searchsorted(start_all[by_start], g1, "left")]
-        xfer_end = np.sort(end_all[xfer[dev_of_slice[xfer] == d]])
-        late = visible[nxt] > g0
+        k = a + np.searchsorted(s_ops[a:b], g1, "left")  # the op that ended each gap
+        xfer_end = np.sort(start[xfer[xfer_dev == d]] + dur[xfer[xfer_dev == d]])
+        late = visible[k] > g0
         blocked = _any_in(blocking_end, g0, g1)
-        fed_pcie = pcie_in[nxt] > g0
+        fed_pcie = pcie_in[k] > g0
+        fed_net = net_in[k] > g0
         xfer_in_gap = _any_in(xfer_end, g0, g1)
         cause = np.where(late, np.where(blocked, "sync", "host"), np.where(xfer_in_gap, "pcie", "sync"))
         conf = np.where(late, 0.9, np.where(xfer_in_gap, 0.8, 0.7))
-        cause = np.where(fed_pcie, "pcie", cause)
-        cause = np.where(net_in[nxt] > g0, "communication", cause)
-        conf = np.where(fed_pcie | (net_in[nxt] > g0), 0.95, conf)
-        for k, v in (("device", np.full(len(g0), d)), ("start", g0), ("end", g1), ("next", nxt), ("cause", cause),
-                     ("conf", conf)):
-            cols[k].append(v)
+        cause = np.where(fed_net, "communication", np.where(fed_pcie, "pcie", cause))
+        conf = np.where(fed_pcie | fed_net, 0.95, conf)
+        for key, v in (("device", np.full(len(g0), d)), ("start", g0), ("end", g1), ("next", ops[k]),
+                       ("cause", cause), ("conf", conf)):
+            cols[key].append(v)
 
-    def cat(k: str, dtype: object) -> np.ndarray:
-        return np.concatenate(cols[k]) if cols[k] else np.empty(0, dtype)
+    def cat(key: str, dtype: object) -> np.ndarray:
+        return np.concatenate(cols[key]) if cols[key] else np.empty(0, dtype)
 
     return Gaps(cat("device", np.int64), cat("start", np.int64), cat("end", np.int64), cat("cause", "<U13"),
                 cat("next", np.int64), cat("conf", float))

@@ -54,9 +54,23 @@ def device_spec(trace_metadata: Mapping[str, Any], device: int = 0) -> Mapping[s
 
 
 def classify_ops(roles: Roles, registry: MetricRegistry | None = None) -> OpLabels:
-    """Label every device op of the trace."""
+    """Label every device op of the trace. Ops without arguments (no counters, no FLOPs or
+    bytes) are ``unknown``; the arithmetic runs on the others only."""
+    all_ops = roles.device_ops
+    with_args = roles.trace.slices.args[all_ops] >= 0
+    if with_args.all():
+        return _classify(roles, all_ops, registry)
+    part = _classify(roles, all_ops[with_args], registry)
+    n = len(all_ops)
+    label = np.full(n, "unknown", dtype="<U8")
+    conf, csol, msol = np.full(n, 0.5), np.zeros(n), np.zeros(n)
+    label[with_args], conf[with_args], csol[with_args], msol[with_args] = (part.label, part.confidence,
+                                                                             part.compute_sol, part.memory_sol)
+    return OpLabels(all_ops, label, conf, csol, msol)
+
+
+def _classify(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None) -> OpLabels:
     t = roles.trace
-    ops = roles.device_ops
     registry = registry or MetricRegistry.load()
     n = len(ops)
     dur_s = np.maximum(t.slices.dur_ns[ops], 1) * 1e-9

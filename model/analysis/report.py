@@ -207,4 +207,4 @@ def analyze(trace: Trace) -> Report:
     cp = critical_path(trace, roles=roles)
     return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found),
                   op_stats(trace, roles.device_ops), cp.by_resource_ns, gpu_section(trace),
-                  lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1))
+                  lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1, roles.device_busy))

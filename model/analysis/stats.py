@@ -84,13 +84,13 @@ def op_stats(trace: Trace, ids: np.ndarray | None = None) -> list[OpStat]:
 
 def busy_intervals(trace: Trace, track: int) -> tuple[np.ndarray, np.ndarray]:
     """The union of all slices of one track (any depth)."""
-    b, e = trace.runs.begin, trace.runs.end
-    rows = [np.arange(b[i], e[i]) for i in np.flatnonzero(trace.runs.track == track)]
-    if not rows:
+    runs = trace.runs.of_track(track)
+    if not runs:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    r = np.concatenate(rows)
+    # The slices of one (track, depth) are sorted and never overlap: a single run is its own union.
+    r = np.concatenate([np.arange(b, e) for _, b, e in runs])
     s = trace.slices.start_ns[r]
-    return iv.union(s, s + trace.slices.dur_ns[r])
+    return iv.union(s, s + trace.slices.dur_ns[r], presorted=len(runs) == 1)
 
 
 def lane_utilization(trace: Trace, t0: int, t1: int, kinds: Iterable[TrackKind] = DEVICE_WORK) -> dict[int, float]:
@@ -109,9 +109,11 @@ def union_of_kinds(trace: Trace, kinds: Iterable[TrackKind], t0: int, t1: int) -
     return iv.clip(*iv.union(s, s + trace.slices.dur_ns[ids]), t0, t1)
 
 
-def compute_transfer_overlap(trace: Trace, t0: int, t1: int) -> dict[str, float]:
-    """Transfer time, the part of it that overlapped device work, and that fraction."""
-    work = union_of_kinds(trace, DEVICE_WORK, t0, t1)
+def compute_transfer_overlap(trace: Trace, t0: int, t1: int,
+                             work: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, float]:
+    """Transfer time, the part of it that overlapped device work (``work``: its union, when
+    already known), and that fraction."""
+    work = union_of_kinds(trace, DEVICE_WORK, t0, t1) if work is None else iv.clip(*work, t0, t1)
     xfer = union_of_kinds(trace, TRANSFERS, t0, t1)
     both = iv.total(*iv.intersection(work, xfer))
     total = iv.total(*xfer)
