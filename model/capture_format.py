@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 FORMAT_NAME = "accelview-capture"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: narrow integer columns, timestamps delta-coded from anchors
 CHUNK_ROWS = 16384  # rows per HDF5 chunk: a window read decompresses ~128 KB per column
 
 # Time columns stored as differences from the previous row, restarting at anchor rows (the first

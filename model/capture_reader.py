@@ -52,6 +52,10 @@ class CaptureFile:
             raise CaptureError(
                 self.path, f"uses capture format version {version}, newer than this accelview reads "
                 f"({FORMAT_VERSION}); upgrade accelview")
+        if version < FORMAT_VERSION:
+            raise CaptureError(
+                self.path, f"uses capture format version {version}, written by a pre-release accelview this one no "
+                f"longer reads; capture it again")
         self.attrs: dict[str, Any] = attrs
         self.metadata: dict[str, Any] = attrs.get("metadata") or {}
         self.finalized = bool(attrs.get("finalized", True))

@@ -72,6 +72,8 @@ CASES = {
     "another program": (lambda tmp, good: _other_program(tmp), "another program"),
     "newer version": (lambda tmp, good: _tamper(good, lambda f: f.attrs.__setitem__("format_version", 99)),
                       "format version 99, newer than this accelview reads"),
+    "older version": (lambda tmp, good: _tamper(good, lambda f: f.attrs.__setitem__("format_version", 1)),
+                      "format version 1, written by a pre-release accelview"),
     "missing dataset": (lambda tmp, good: _tamper(good, lambda f: f.__delitem__("slices/dur_ns")),
                         "missing dataset /slices/dur_ns"),
     "mistyped dataset": (lambda tmp, good: _tamper(good, lambda f: _replace(
