@@ -22,11 +22,9 @@ def _sorted_by(keys: list[np.ndarray]) -> int:
     """Row index of the first row out of lexicographic order of ``keys``, or -1."""
     if len(keys[0]) < 2:
         return -1
-    greater = np.zeros(len(keys[0]) - 1, dtype=bool)  # row i+1 strictly after row i so far
-    equal = np.ones(len(keys[0]) - 1, dtype=bool)
+    equal = np.ones(len(keys[0]) - 1, dtype=bool)  # rows i and i+1 tie on the keys so far
     for k in keys:
         a, b = k[:-1], k[1:]
-        greater |= equal & (b > a)
         bad = equal & (b < a)
         if bad.any():
             return _first(bad) + 1
