@@ -156,10 +156,6 @@ class H5File:
             ds = self._dataset(name)
             return ds[slice(lo, hi)] if lo is not None or hi is not None else ds[()]
 
-    def delete(self, name: str) -> None:
-        """Remove a dataset or group if present."""
-        if name in self._f:
-            del self._f[name]
 
 
 def _short(e: BaseException) -> str:

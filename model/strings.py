@@ -27,10 +27,6 @@ class StringTable:
             self._ids[s] = i
         return i
 
-    def intern_many(self, values: Iterable[str]) -> np.ndarray:
-        """Intern each value; return their ids as an int32 array."""
-        return np.fromiter((self.intern(v) for v in values), dtype=np.int32)
-
     def lookup(self, s: str) -> int:
         """The id of ``s``, or -1 when the table does not hold it."""
         return self._ids.get(s, -1)

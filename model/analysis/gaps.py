@@ -35,10 +35,6 @@ class Gaps:
     def __len__(self) -> int:
         return len(self.start_ns)
 
-    def total_by_cause(self) -> dict[str, int]:
-        """Idle ns per cause."""
-        dur = self.end_ns - self.start_ns
-        return {str(c): int(dur[self.cause == c].sum()) for c in np.unique(self.cause)}
 
 
 def _any_in(sorted_times: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -37,9 +37,6 @@ class OpLabels:
     compute_sol: np.ndarray  # achieved / peak FLOP/s (0..1)
     memory_sol: np.ndarray  # achieved / peak HBM bandwidth (0..1)
 
-    def share_by_label(self, dur: np.ndarray) -> dict[str, int]:
-        """Busy ns per label, given each op's duration."""
-        return {str(k): int(dur[self.label == k].sum()) for k in np.unique(self.label)}
 
 
 def device_spec(trace_metadata: Mapping[str, Any], device: int = 0) -> Mapping[str, Any] | None:

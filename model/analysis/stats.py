@@ -41,15 +41,6 @@ def slices_of_kinds(trace: Trace, kinds: Iterable[TrackKind]) -> np.ndarray:
     return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(lo, hi, strict=True)])
 
 
-def in_window(trace: Trace, ids: np.ndarray, t0: int | None, t1: int | None) -> np.ndarray:
-    """The ids whose slices overlap [t0, t1) (all when no window)."""
-    if t0 is None or t1 is None:
-        return ids
-    s = trace.slices.start_ns[ids]
-    e = s + trace.slices.dur_ns[ids]
-    return ids[(s < t1) & (e > t0)]
-
-
 def op_stats(trace: Trace, ids: np.ndarray | None = None) -> list[OpStat]:
     """Per-name statistics of the given slices (default: device work), largest total first."""
     if ids is None:
