@@ -157,7 +157,6 @@ class H5File:
             return ds[slice(lo, hi)] if lo is not None or hi is not None else ds[()]
 
 
-
 def _short(e: BaseException) -> str:
     text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     return text[:200]

@@ -36,7 +36,6 @@ class Gaps:
         return len(self.start_ns)
 
 
-
 def _any_in(sorted_times: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Per interval (lo, hi]: whether some time falls inside."""
     if len(sorted_times) == 0:

@@ -38,7 +38,6 @@ class OpLabels:
     memory_sol: np.ndarray  # achieved / peak HBM bandwidth (0..1)
 
 
-
 def device_spec(trace_metadata: Mapping[str, Any], device: int = 0) -> Mapping[str, Any] | None:
     """The spec of one device from the capture's metadata (per-device list, or one for all)."""
     devices = trace_metadata.get("devices")
