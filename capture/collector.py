@@ -126,10 +126,15 @@ class Collector:
         batch = TraceBatch(b)
         base = self.sent["slices"]
         flows: list[tuple[int, int, int]] = []
+        flow_chunks: list[np.ndarray] = []
         intern = self.strings.intern
 
-        def flow(src: int, dst: int, name: str) -> None:
-            flows.append((src, dst, intern(name)))
+        def flow(src: int, dst: int | np.ndarray, name: str) -> None:
+            if isinstance(dst, np.ndarray):  # a graph replay's nodes
+                flow_chunks.append(np.stack(np.broadcast_arrays(np.int64(src), dst.astype(np.int64),
+                                                                np.int64(intern(name)))))
+            else:
+                flows.append((src, dst, intern(name)))
 
         api_ids: dict[int, int] = {}
         if cfg.on("runtime"):
@@ -198,9 +203,9 @@ class Collector:
         if cfg.on("host_metrics") and not cfg.deterministic:
             self._host_metrics(b, d.host_now_ns)
         batch.flush()
-        if flows:
-            f = np.array(flows, dtype=np.int64)
-            b.add_rows("flows", {"src": f[:, 0], "dst": f[:, 1], "name": f[:, 2].astype(np.int32)})
+        f = np.concatenate([np.array(flows, dtype=np.int64).reshape(-1, 3).T, *flow_chunks], axis=1)
+        if f.shape[1]:
+            b.add_rows("flows", {"src": f[0], "dst": f[1], "name": f[2].astype(np.int32)})
         self.events += len(d)
         self._send_rows(b, base, batch.arg_sets)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from accelview.model import TraceBuilder, TrackKind
@@ -18,6 +18,7 @@ from accelview.model import TraceBuilder, TrackKind
 from .clocktrack import ClockTracker
 from .sim.batch import TraceBatch
 from .sim.engine import Command
+from .sim.graphrows import add_graph_slices
 from .sim.opcounters import counter_columns
 from .windows import CounterWindows, IdleTruth
 
@@ -55,16 +56,19 @@ class DeviceRows:
         return self.units[unit]
 
     def add_slices(self, batch: TraceBatch, cmds: Sequence[Command], sub_of: Callable[[int, int, int], int],
-                   flow: Callable[[int, int, str], None], local_to_global: int) -> None:
+                   flow: Callable[[int, Any, str], None], local_to_global: int) -> None:
         """Slices, instants and in-drain flows of finished commands; ``sub_of(device, cid, chunk)``
-        gives the global id of their submission (or -1), ``flow(src, dst, name)`` takes global ids."""
+        gives the global id of their submission (or -1), ``flow(src, dst, name)`` takes global ids
+        (``dst`` an int, or an array of them for a graph replay's nodes)."""
         cfg = self.config
         ring = cfg.ring_records
-        if len(cmds) > ring:  # the ring overflowed between two drains: the newest records are lost
-            for c in cmds[ring:]:
+        records = np.cumsum([c.records for c in cmds])
+        if len(cmds) and records[-1] > ring:  # the ring overflowed between two drains: the newest records are lost
+            keep = int(np.searchsorted(records, ring, side="right"))  # whole commands only
+            for c in cmds[keep:]:
                 sub_of(self.index, c.cid, int(c.args.get("chunk", -1)))
-            self.dropped += len(cmds) - ring
-            cmds = cmds[:ring]
+            self.dropped += int(records[-1]) - (int(records[keep - 1]) if keep else 0)
+            cmds = cmds[:keep]
         if not cmds:
             return
         to_ref = self.clock.to_ref
@@ -92,8 +96,16 @@ class DeviceRows:
                                        np.array([c.end_ns - c.start_ns for c in ops]))
             for key, values in counters.items():
                 batch.add_arg_column(sets, key, values)
+        replays = [c for c in cmds if c.kind == "graph" and c.graph is not None]
+        for c, local in zip(replays, add_graph_slices(batch, replays, self.unit_track, self.clock.to_ref, truth_on),
+                            strict=True):
+            sub = sub_of(self.index, c.cid, -1)
+            if sub >= 0:
+                flow(sub, local_to_global + local, "execute")
         for i, c in enumerate(cmds):
             if c.kind == "op" and c.cost is not None:
+                continue
+            if c.kind == "graph" and c.graph is not None:
                 continue
             s, e = starts[i], ends[i]
             if c.kind == "copy":
@@ -133,7 +145,7 @@ class DeviceRows:
     def add_idle_truth(self, b: TraceBuilder, cmds: Sequence[Command], waits: Sequence[tuple[int, int]],
                        horizon: float) -> None:
         """Idle intervals now final, with their true cause."""
-        gaps = self.idle.gaps([c for c in cmds if c.kind == "op" and c.cost is not None], waits, horizon)
+        gaps = self.idle.gaps([c for c in cmds if c.runs_ops], waits, horizon)
         if not gaps:
             return
         g0 = self.clock.to_ref(np.array([g[0] for g in gaps]))

@@ -18,7 +18,7 @@ from accelview.model.capture_writer import CaptureWriter
 
 
 def _script(dev_count: int = 1) -> None:
-    """Launches, pinned and pageable copies both ways, two streams and an event."""
+    """Launches, pinned and pageable copies both ways, two streams, an event and graph replays."""
     dev = api.device(0)
     w = dev.alloc((2048, 2048), "bf16")
     pinned = api.host_buffer((2048, 2048), "bf16", pinned=True)
@@ -31,6 +31,12 @@ def _script(dev_count: int = 1) -> None:
         dev.launch("rmsnorm", tokens=64, hidden=2048)
         if i % 3 == 0:
             dev.copy(pageable, w)
+    with dev.graph("step") as g:
+        dev.launch("gemm", m=64, n=2048, k=2048, name="step.gemm")
+        dev.launch("attention", batch=1, heads=8, kv_heads=2, head_dim=128, q_len=1, kv_len=256, name="step.attn")
+        dev.launch("rmsnorm", tokens=64, hidden=2048, name="step.norm")
+    for kv_len in (256, 4096, 8192):
+        g.launch(kv_len=kv_len)
     dev.synchronize()
 
 
@@ -109,13 +115,15 @@ def test_every_launch_and_copy_is_linked_call_submission_execution_transfer(pair
     names = [trace.strings[int(trace.slices.name[i])] for i in api_rows]
     launches = [i for i, n in zip(api_rows, names, strict=True) if n.startswith("launch")]
     copies = [i for i, n in zip(api_rows, names, strict=True) if n == "copy"]
-    assert len(launches) == 24 and len(copies) == 16
+    assert len(launches) == 24 + 3 and len(copies) == 16
     for call in launches:
         (sub,) = succ[call]
         assert kind_of[sub] == TrackKind.DRIVER_QUEUE
-        (op,) = succ[sub]
-        assert kind_of[op] == TrackKind.EXEC_UNIT
-        assert trace.slices.correlation[op] == trace.slices.correlation[call] == trace.slices.correlation[sub]
+        ops = succ[sub]
+        assert len(ops) == (3 if trace.strings[int(trace.slices.name[call])].startswith("launch graph") else 1)
+        for op in ops:
+            assert kind_of[op] == TrackKind.EXEC_UNIT
+            assert trace.slices.correlation[op] == trace.slices.correlation[call] == trace.slices.correlation[sub]
     for call in copies:
         assert succ[call]
         for sub in succ[call]:

@@ -77,14 +77,21 @@ def test_llm_decode_is_memory_bound() -> None:
     assert uploaded == MODELS["8b"].weight_bytes
 
 
-def test_llm_decode_step_on_the_engine_takes_weight_bytes_over_bandwidth() -> None:
+@pytest.mark.parametrize("graphs", [True, False])
+def test_llm_decode_step_on_the_engine_takes_weight_bytes_over_bandwidth(graphs: bool) -> None:
     with sim.session("gen5x16-141g") as s:
-        workloads.run("llm", ["tokens=2", "prompt=1024", "upload=false"])
-    ops = [c for c in s.device(0).engine.finished if c.kind == "op" and c.name.startswith("decode.")]
-    per_step = len(ops) // 2
+        workloads.run("llm", ["tokens=2", "prompt=1024", "upload=false", f"graphs={graphs}"])
     reference = MODELS["8b"].weight_bytes / s.spec.hbm_bytes_per_s * 1e9  # REFERENCE.md: ~3.3 ms
-    for step in (ops[:per_step], ops[per_step:]):
-        assert step[-1].end_ns - step[0].start_ns == pytest.approx(reference, rel=0.10)
+    finished = s.device(0).engine.finished
+    if graphs:
+        steps = [(c.start_ns, c.end_ns) for c in finished if c.kind == "graph"]
+    else:
+        ops = [c for c in finished if c.kind == "op" and c.name.startswith("decode.")]
+        per_step = len(ops) // 2
+        steps = [(step[0].start_ns, step[-1].end_ns) for step in (ops[:per_step], ops[per_step:])]
+    assert len(steps) == 2
+    for start, end in steps:
+        assert end - start == pytest.approx(reference, rel=0.10)
 
 
 def test_params_are_typed_and_checked() -> None:

@@ -32,6 +32,11 @@ class TraceBatch:
         self.instants: dict[str, list[int]] = {k: [] for k in ("track", "ts_ns", "name", "category", "args")}
         self.flows: list[tuple[int, int, int]] = []
         self.truth_ops: list[tuple[int, int]] = []
+        # rows added as columns (graph replays), after the listed rows of the same table up to then
+        self.slice_chunks: list[dict[str, np.ndarray]] = []
+        self._sealed = 0  # slices in slice_chunks
+        self.flow_chunks: list[np.ndarray] = []  # (3, n): local src, local dst, name
+        self.truth_chunks: list[np.ndarray] = []  # (2, n): local slice, limiter
         self._sets = 0
         self._known: dict[tuple, int] = {}
         for category in CATEGORIES:  # small ids: the slices' category column is int16
@@ -84,19 +89,25 @@ class TraceBatch:
     def add_sets(self, arg_dicts: Sequence[Mapping[str, Any]]) -> np.ndarray:
         """One new argument set per mapping, not shared (so :meth:`add_arg_column` can add to each);
         returns their ids. Identical mappings are converted once: for many ops of few kinds."""
-        n = len(arg_dicts)
-        first = self._sets
-        self._sets += n
-        templates: dict[tuple, int] = {}
-        rows_of: list[list[tuple[int, int, int, float, int]]] = []
-        which = np.empty(n, dtype=np.int64)
+        index: dict[tuple, int] = {}
+        templates: list[Mapping[str, Any]] = []
+        which = np.empty(len(arg_dicts), dtype=np.int64)
         for i, a in enumerate(arg_dicts):
             key = tuple(a.items())
-            t = templates.get(key)
+            t = index.get(key)
             if t is None:
-                t = templates[key] = len(rows_of)
-                rows_of.append(self._rows(a))
+                t = index[key] = len(templates)
+                templates.append(a)
             which[i] = t
+        return self.add_template_sets(templates, which)
+
+    def add_template_sets(self, templates: Sequence[Mapping[str, Any]], which: np.ndarray) -> np.ndarray:
+        """One new, unshared argument set per entry of ``which``, holding ``templates[which[i]]``;
+        returns their ids. Rows are made once per template and repeated in columns."""
+        n = len(which)
+        first = self._sets
+        self._sets += n
+        rows_of = [self._rows(a) for a in templates]
         flat = [r for rows in rows_of for r in rows]
         if not flat:
             return first + np.arange(n)
@@ -111,13 +122,51 @@ class TraceBatch:
             **{name: np.asarray(col)[pos] for name, col in zip(_ARG_COLUMNS[1:], cols, strict=True)}})
         return first + np.arange(n)
 
+    @property
+    def slice_count(self) -> int:
+        """Slices added so far (the next one's local index)."""
+        return self._sealed + len(self.slices["track"])
+
+    def _seal(self) -> None:
+        """Move the listed slices into a column chunk (so columns can follow them in order)."""
+        s = self.slices
+        if s["track"]:
+            self.slice_chunks.append({k: np.asarray(v) for k, v in s.items()})
+            self._sealed += len(s["track"])
+            for v in s.values():
+                v.clear()
+
+    def add_slice_columns(self, track: np.ndarray, start_ns: np.ndarray, dur_ns: np.ndarray, name: np.ndarray,
+                          category: str, correlation: int | np.ndarray, args: np.ndarray) -> int:
+        """Many slices as columns (``name``: interned ids; one category for all); returns the local
+        index of the first."""
+        self._seal()
+        first, n = self._sealed, len(start_ns)
+        self.slice_chunks.append({
+            "track": np.asarray(track), "start_ns": np.asarray(start_ns, dtype=np.int64),
+            "dur_ns": np.maximum(0, np.asarray(dur_ns, dtype=np.int64)), "name": np.asarray(name),
+            "category": np.full(n, self.intern(category)),
+            "correlation": np.broadcast_to(np.asarray(correlation, dtype=np.int64), (n,)).copy(),
+            "args": np.asarray(args)})
+        self._sealed += n
+        return first
+
+    def add_flow_columns(self, src: np.ndarray, dst: np.ndarray, name: str) -> None:
+        """Flows between slices given by local index, as columns."""
+        src, dst = np.broadcast_arrays(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64))
+        self.flow_chunks.append(np.stack([src, dst, np.full(len(src), self.intern(name), dtype=np.int64)]))
+
+    def add_truth_op_columns(self, local: np.ndarray, limiter: np.ndarray) -> None:
+        """True limiters (interned ids) of the op slices at local indices ``local``."""
+        self.truth_chunks.append(np.stack([np.asarray(local, dtype=np.int64), np.asarray(limiter, dtype=np.int64)]))
+
     def add_slice_rows(self, track: Sequence[int], start_ns: Sequence[int], dur_ns: Sequence[int],
                        names: Sequence[str], category: str, correlation: Sequence[int],
                        args: Sequence[int] | int = -1) -> int:
         """Many slices of one category at once (``args``: set ids, or one for all); returns the
         local index of the first."""
         s = self.slices
-        first = len(s["track"])
+        first = self.slice_count
         n = len(start_ns)
         intern = self.intern
         s["track"].extend(track)
@@ -153,7 +202,7 @@ class TraceBatch:
         s["category"].append(self.intern(category))
         s["correlation"].append(correlation)
         s["args"].append(args if isinstance(args, int) else self.add_args(args))
-        return len(s["track"]) - 1
+        return self.slice_count - 1
 
     def add_flow(self, src: int, dst: int, name: str = "") -> None:
         """A flow between two slices given by local index."""
@@ -176,9 +225,9 @@ class TraceBatch:
     def flush(self) -> None:
         """Hand everything to the builder."""
         b = self.b
-        n = len(self.slices["track"])
-        if n:
-            cols = {k: np.asarray(v) for k, v in self.slices.items()}
+        self._seal()
+        if self.slice_chunks:
+            cols = {k: np.concatenate([c[k] for c in self.slice_chunks]) for k in self.slices}
             ids = b.add_slices(cols["track"], cols["start_ns"], cols["dur_ns"], cols["name"],
                                cols["category"], cols["correlation"], cols["args"])
         else:
@@ -190,9 +239,11 @@ class TraceBatch:
             b.add_rows("args", chunk)
         if self.instants["track"]:
             b.add_rows("instants", {k: np.asarray(v) for k, v in self.instants.items()})
-        if self.flows:
-            f = np.asarray(self.flows, dtype=np.int64)
-            b.add_rows("flows", {"src": ids[f[:, 0]], "dst": ids[f[:, 1]], "name": f[:, 2]})
-        if self.truth_ops:
-            t = np.asarray(self.truth_ops, dtype=np.int64)
-            b.add_rows("truth_ops", {"slice": ids[t[:, 0]], "limiter": t[:, 1]})
+        flows = [np.asarray(self.flows, dtype=np.int64).reshape(-1, 3).T, *self.flow_chunks]
+        f = np.concatenate(flows, axis=1)
+        if f.shape[1]:
+            b.add_rows("flows", {"src": ids[f[0]], "dst": ids[f[1]], "name": f[2]})
+        truth = [np.asarray(self.truth_ops, dtype=np.int64).reshape(-1, 2).T, *self.truth_chunks]
+        t = np.concatenate(truth, axis=1)
+        if t.shape[1]:
+            b.add_rows("truth_ops", {"slice": ids[t[0]], "limiter": t[1]})

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .engine import Command
+from .graph import UNITS
 from .sampling import window_sums
 from .specs import DeviceSpec
 
@@ -29,20 +30,39 @@ class CounterSeries:
 
 
 class _Acc:
-    """Intervals with amounts, gathered per counter."""
+    """Intervals with amounts, gathered per counter (one at a time, or as arrays)."""
 
     def __init__(self) -> None:
         self.s: list[float] = []
         self.e: list[float] = []
         self.a: list[float] = []
+        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def add(self, s: float, e: float, a: float) -> None:
         self.s.append(s)
         self.e.append(e)
         self.a.append(a)
 
+    def extend(self, s: np.ndarray, e: np.ndarray, a: np.ndarray) -> None:
+        self.chunks.append((s, e, a))
+
     def sums(self, edges: np.ndarray) -> np.ndarray:
-        return window_sums(np.array(self.s), np.array(self.e), np.array(self.a), edges)
+        parts = [(np.array(self.s), np.array(self.e), np.array(self.a)), *self.chunks]
+        s, e, a = (np.concatenate([p[k] for p in parts]) for k in range(3))
+        return window_sums(s, e, a, edges)
+
+
+def _graph(c: Command, busy: dict[str, _Acc], hbm: dict[str, _Acc]) -> None:
+    """A replay's nodes: busy time per unit; HBM bytes spread over each body (nothing shares HBM)."""
+    run = c.graph
+    assert run is not None
+    start, body, end = c.start_ns + run.start_off, c.start_ns + run.body_off, c.start_ns + run.end_off
+    for i, unit in enumerate(UNITS):
+        on = run.units == i
+        if on.any():
+            busy[unit if unit in busy else "vector"].extend(start[on], end[on], end[on] - start[on])
+    hbm["read"].extend(body, end, run.costs.dram_read_bytes.astype(np.float64))
+    hbm["write"].extend(body, end, run.costs.dram_write_bytes.astype(np.float64))
 
 
 def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.ndarray) -> list[CounterSeries]:
@@ -54,7 +74,9 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
     stall = {"h2d": _Acc(), "d2h": _Acc()}
     cycles_per_ns = spec.clock_hz * 1e-9
     for c in commands:
-        if c.kind == "op" and c.cost is not None:
+        if c.kind == "graph" and c.graph is not None:
+            _graph(c, busy, hbm)
+        elif c.kind == "op" and c.cost is not None:
             unit = c.cost.unit if c.cost.unit in busy else "vector"
             busy[unit].add(c.start_ns, c.end_ns, c.end_ns - c.start_ns)
             body_ns = c.cost.body_ns

@@ -35,7 +35,7 @@ class Drained:
 
     def __len__(self) -> int:
         host = len(self.calls) + len(self.memcpys) + len(self.ranges) + len(self.submissions)
-        return host + sum(len(c) for c in self.commands)
+        return host + sum(c.records for cmds in self.commands for c in cmds)
 
 
 def _take(items: list) -> list:
@@ -51,7 +51,7 @@ def horizon(sim: Simulator, index: int) -> float:
     earliest command still in flight."""
     engine = sim.devices[index].engine
     t = engine.now
-    for cmd in (*engine.units.values(), *engine.dma):
+    for cmd in (*engine.units.values(), *engine.dma, engine.graph):
         if cmd is not None and not math.isnan(cmd.start_ns):
             t = min(t, cmd.start_ns)
     return t

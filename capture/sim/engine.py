@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .costs import OpCost
+from .graph import GraphRun
 from .pcie import Link
 from .specs import DeviceSpec
 from .transfer import DmaJob
@@ -47,7 +48,7 @@ class Command:
     """One driver-queue entry and, once run, what happened to it."""
 
     cid: int  # correlation id shared with the API call
-    kind: str  # 'op' | 'copy' | 'record' | 'wait'
+    kind: str  # 'op' | 'graph' | 'copy' | 'record' | 'wait'
     stream: int
     submit_ns: float
     visible_ns: float
@@ -57,6 +58,7 @@ class Command:
     direction: str = ""  # copies: 'h2d' | 'd2h' | 'd2d'
     fixed_ns: float = 0.0  # d2d copies: whole duration
     event: EventState | None = None
+    graph: GraphRun | None = None  # a graph replay's nodes
     args: dict[str, Any] = field(default_factory=dict)
     start_ns: float = math.nan
     end_ns: float = math.nan
@@ -70,6 +72,25 @@ class Command:
     phase_end: float = math.inf
     remaining: float = 0.0
     done: bool = False  # finished (an op knows its end time from the moment it starts)
+
+    @property
+    def runs_ops(self) -> bool:
+        """An op or a graph replay: execution-unit work (what device idle time is measured between)."""
+        return (self.kind == "op" and self.cost is not None) or (self.kind == "graph" and self.graph is not None)
+
+    @property
+    def records(self) -> int:
+        """Device records the command leaves (a graph replay: one per node)."""
+        return len(self.graph) if self.graph is not None else 1
+
+    @property
+    def units_used(self) -> set[str]:
+        """The execution units this command's ops run on."""
+        if self.kind == "op" and self.cost is not None:
+            return {self.cost.unit}
+        if self.kind == "graph" and self.graph is not None:
+            return self.graph.units_used
+        return set()
 
 
 def _extend(segments: list[tuple[float, float, float, int]], t0: float, t1: float, amount: float,
@@ -99,6 +120,7 @@ class DeviceEngine:
         self.units: dict[str, Command | None] = dict.fromkeys(EXEC_UNITS)
         self.dma: list[Command | None] = [None] * spec.pcie.dma_engines
         self.active: dict[str, list[Command]] = {"h2d": [], "d2h": []}
+        self.graph: Command | None = None  # the graph replay running (it holds every execution unit)
         self.finished: list[Command] = []
 
     def add_stream(self) -> int:
@@ -176,6 +198,8 @@ class DeviceEngine:
         for cmd in self.dma:
             if cmd is not None and cmd.phase != "data":
                 t = min(t, cmd.phase_end)
+        if self.graph is not None:
+            t = min(t, self.graph.end_ns)
         for d, act in self.active.items():
             if act:
                 rate = self.bandwidth[d] / len(act)
@@ -248,6 +272,9 @@ class DeviceEngine:
                 self.units[unit] = None
                 self._rates = None
                 self._finish(cmd)
+        if self.graph is not None and self.graph.end_ns <= t:
+            cmd, self.graph = self.graph, None
+            self._finish(cmd)
         for d, act in self.active.items():
             left = _EPS_BYTES + self.bandwidth[d] / max(1, len(act)) * tol
             for c in [c for c in act if c.remaining <= left]:
@@ -317,9 +344,16 @@ class DeviceEngine:
                 cmd.cause = cmd.event.tag
             self._finish(cmd)
             return True
+        if cmd.kind == "graph":
+            if self.graph is not None or any(u is not None for u in self.units.values()):
+                return False
+            cmd.start_ns, cmd.cause = self.now, cause
+            cmd.end_ns = self.now + (cmd.graph.total_ns if cmd.graph is not None else 0.0)
+            self.graph = cmd
+            return True
         if cmd.kind == "op":
             unit = cmd.cost.unit if cmd.cost else "vector"
-            if self.units[unit] is not None:
+            if self.units[unit] is not None or self.graph is not None:
                 return False
             cmd.start_ns, cmd.cause = self.now, cause
             cmd.phase = "launch"

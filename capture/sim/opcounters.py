@@ -12,6 +12,7 @@ stall cycles. Busy + stalls == active and dispatch + active == elapsed (± 1 cyc
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,21 +26,70 @@ INT_COUNTERS = ("elapsed_cycles", "dispatch_cycles", "active_cycles", "busy_cycl
 REAL_COUNTERS = ("flops", "burst_efficiency")
 
 
-def counter_columns(costs: Sequence[OpCost], actual_ns: np.ndarray | None = None) -> dict[str, np.ndarray]:
+@dataclass(frozen=True)
+class CostColumns:
+    """The cost terms of many ops as columns (what :func:`counter_columns` needs of each)."""
+
+    launch_ns: np.ndarray
+    compute_ns: np.ndarray
+    memory_ns: np.ndarray
+    floor_ns: np.ndarray
+    jitter: np.ndarray
+    ideal_ns: np.ndarray
+    clock_hz: np.ndarray
+    dram_read_bytes: np.ndarray  # int64
+    dram_write_bytes: np.ndarray  # int64
+    useful_bytes: np.ndarray  # the shapes' bytes read + written
+    latency_bound: np.ndarray  # bool: the limiter is the latency floor
+    flops: np.ndarray
+
+    @classmethod
+    def of(cls, costs: Sequence[OpCost]) -> CostColumns:
+        """Columns of ``costs``."""
+        def col(attr: str) -> np.ndarray:
+            return np.array([getattr(c, attr) for c in costs], dtype=np.float64)
+
+        return cls(col("launch_ns"), col("compute_ns"), col("memory_ns"), col("floor_ns"), col("jitter"),
+                   col("ideal_ns"), col("clock_hz"),
+                   np.array([c.dram_read_bytes for c in costs], dtype=np.int64),
+                   np.array([c.dram_write_bytes for c in costs], dtype=np.int64),
+                   np.array([c.work.bytes_total for c in costs], dtype=np.float64),
+                   np.array([c.limiter == "latency" for c in costs], dtype=bool), col("flops"))
+
+    @classmethod
+    def concat(cls, parts: Sequence[CostColumns]) -> CostColumns:
+        """The rows of ``parts`` one after the other."""
+        return cls(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(cls)))
+
+    def with_rows(self, index: np.ndarray, rows: CostColumns) -> CostColumns:
+        """A copy with the rows at ``index`` replaced by ``rows``."""
+        out = []
+        for f in fields(self):
+            col = getattr(self, f.name).copy()
+            col[index] = getattr(rows, f.name)
+            out.append(col)
+        return CostColumns(*out)
+
+    def take(self, index: np.ndarray) -> CostColumns:
+        """The rows at ``index`` (fancy indexing of every column)."""
+        return CostColumns(*(getattr(self, f.name)[index] for f in fields(self)))
+
+    def __len__(self) -> int:
+        return len(self.launch_ns)
+
+
+def counter_columns(costs: Sequence[OpCost] | CostColumns, actual_ns: np.ndarray | None = None
+                    ) -> dict[str, np.ndarray]:
     """Counters of each op in ``costs`` as columns; ``actual_ns`` the ops' real durations
     (default: their standalone durations)."""
-    def col(attr: str) -> np.ndarray:
-        return np.array([getattr(c, attr) for c in costs], dtype=np.float64)
-
-    launch, compute, memory, floor = col("launch_ns"), col("compute_ns"), col("memory_ns"), col("floor_ns")
-    jitter, ideal, f = col("jitter"), col("ideal_ns"), col("clock_hz") * 1e-9
-    dram_r = np.array([c.dram_read_bytes for c in costs], dtype=np.int64)
-    dram_w = np.array([c.dram_write_bytes for c in costs], dtype=np.int64)
-    useful = np.array([c.work.bytes_total for c in costs], dtype=np.float64)
-    latency = np.array([c.limiter == "latency" for c in costs], dtype=bool)
+    c = costs if isinstance(costs, CostColumns) else CostColumns.of(costs)
+    n = len(c)
+    launch, compute, memory, floor = c.launch_ns, c.compute_ns, c.memory_ns, c.floor_ns
+    jitter, ideal, f = c.jitter, c.ideal_ns, c.clock_hz * 1e-9
+    dram_r, dram_w, useful, latency = c.dram_read_bytes, c.dram_write_bytes, c.useful_bytes, c.latency_bound
     body = np.maximum(np.maximum(compute, memory), floor) * jitter
     duration = launch + body
-    extra = np.zeros(len(costs)) if actual_ns is None else np.maximum(0.0, np.asarray(actual_ns) - duration)
+    extra = np.zeros(n) if actual_ns is None else np.maximum(0.0, np.asarray(actual_ns) - duration)
     busy = np.minimum(ideal * jitter, body)
     inner = np.maximum(compute, memory) * jitter
     stall_latency = np.where(latency, body - np.maximum(inner, busy), 0.0)
@@ -55,13 +105,13 @@ def counter_columns(costs: Sequence[OpCost], actual_ns: np.ndarray | None = None
     stall_cycles = np.rint(stalls * f)
     drift = cycles["active_cycles"] - cycles["busy_cycles"] - stall_cycles.sum(axis=0)
     biggest = np.argmax(stalls, axis=0)  # first of memory, pipeline, latency on ties
-    stall_cycles[biggest, np.arange(len(costs))] += drift
+    stall_cycles[biggest, np.arange(n)] += drift
     lost = np.rint(extra * f)
     stall_cycles[0] += lost
     out = {k: (v + (lost if k in ("elapsed_cycles", "active_cycles") else 0)).astype(np.int64)
            for k, v in cycles.items()}
     out.update({f"stall_{r}_cycles": stall_cycles[i].astype(np.int64) for i, r in enumerate(STALL_REASONS)})
     dram = (dram_r + dram_w).astype(np.float64)
-    out.update(flops=col("flops"), hbm_read_bytes=dram_r, hbm_write_bytes=dram_w,
-               burst_efficiency=np.divide(useful, dram, out=np.ones(len(costs)), where=dram > 0))
+    out.update(flops=c.flops, hbm_read_bytes=dram_r, hbm_write_bytes=dram_w,
+               burst_efficiency=np.divide(useful, dram, out=np.ones(n), where=dram > 0))
     return out

@@ -21,6 +21,7 @@ host). Host waits on the device advance host time virtually (see :mod:`.hostcloc
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,6 +31,8 @@ from .buffers import DeviceBuffer, HostBuffer, device_buffer, host_buffer
 from .clock import DeviceClock
 from .costs import CostTerms, cost, cost_terms
 from .engine import Command, DeviceEngine, EventState
+from .graph import Graph
+from .graph import capture as graph_capture
 from .hostclock import HostClock
 from .hostlog import HostLog, Submission
 from .ops import OpWork, op_work
@@ -154,6 +157,7 @@ class Device:
         self.hbm_used = 0
         self._next_address = 1 << 20
         self._costs: dict[tuple, tuple[OpWork, CostTerms]] = {}  # per (op, shapes): the jitter-free cost
+        self.capturing: Graph | None = None  # the graph that launches go into, inside ``with dev.graph()``
 
     def __repr__(self) -> str:
         return f"Device({self.index}, {self.spec.name})"
@@ -167,7 +171,7 @@ class Device:
                               f"{self.spec.hbm_bytes - self.hbm_used} B of HBM free")
         self.hbm_used += buf.nbytes
         self._next_address += (buf.nbytes + 255) // 256 * 256
-        self._host_call("alloc", self.spec.host.event_api_ns, bytes=buf.nbytes)
+        self.host_call("alloc", self.spec.host.event_api_ns, bytes=buf.nbytes)
         return buf
 
     def free(self, buf: DeviceBuffer) -> None:
@@ -183,24 +187,48 @@ class Device:
         return s
 
     # -- work ----------------------------------------------------------------------------------
-    def launch(self, op: str, stream: Stream | None = None, name: str | None = None, **shapes: Any) -> None:
-        """Launch op kind ``op`` (see :mod:`.ops`) asynchronously; buffer arguments are accepted
-        and recorded but do not change the cost."""
-        buffers = {k: v for k, v in shapes.items() if isinstance(v, DeviceBuffer)}
-        dims = {k: v for k, v in shapes.items() if k not in buffers}
+    def cost_of(self, op: str, dims: dict[str, Any]) -> tuple[OpWork, CostTerms]:
+        """The jitter-free cost of op kind ``op`` with shapes ``dims`` (cached per shape)."""
         key = (op, *sorted(dims.items()))
         try:
-            work, terms = self._costs[key]
+            return self._costs[key]
         except KeyError:
             work = op_work(op, **dims)
-            work, terms = self._costs.setdefault(key, (work, cost_terms(self.spec, work)))
+            return self._costs.setdefault(key, (work, cost_terms(self.spec, work)))
         except TypeError:  # unhashable shape values: no caching
             work = op_work(op, **dims)
-            terms = cost_terms(self.spec, work)
+            return work, cost_terms(self.spec, work)
+
+    def launch(self, op: str, stream: Stream | None = None, name: str | None = None, **shapes: Any) -> None:
+        """Launch op kind ``op`` (see :mod:`.ops`) asynchronously; buffer arguments are accepted
+        and recorded but do not change the cost. Inside ``with dev.graph():`` the launch is
+        recorded into the graph instead."""
+        buffers = {k: v for k, v in shapes.items() if isinstance(v, DeviceBuffer)}
+        dims = {k: v for k, v in shapes.items() if k not in buffers}
+        described = {k: f"{v.nbytes} B @ {v.address:#x}" for k, v in buffers.items()}
+        if self.capturing is not None:
+            if stream is not None:
+                raise ValueError("launch inside a graph capture: the stream is chosen when the graph is launched")
+            self.capturing.add(name or op, op, dims, described)
+            return
+        work, terms = self.cost_of(op, dims)
         cost_ = cost(self.spec, work, self.sim.rng, terms)
-        args = {"op": op, **dims, **{k: f"{v.nbytes} B @ {v.address:#x}" for k, v in buffers.items()}}
+        args = {"op": op, **dims, **described}
         self.submit("op", stream or self.default_stream, name or op, self.spec.host.launch_api_ns, cost=cost_,
                     args=args, api_name=f"launch {name or op}")
+
+    def graph(self, name: str = "graph") -> AbstractContextManager[Graph]:
+        """Capture the launches made inside a ``with`` block into a :class:`~.graph.Graph`
+        (nothing runs); ``graph.launch(stream, **updates)`` then replays them with one API call."""
+        return graph_capture(self, name)
+
+    def launch_graph(self, graph: Graph, stream: Stream | None, updates: dict[str, Any]) -> None:
+        """One replay of ``graph`` (what ``Graph.launch`` calls)."""
+        if self.capturing is not None:
+            raise RuntimeError("a graph cannot be launched while another is being captured")
+        run = graph.plan(updates, self.sim.rng)
+        self.submit("graph", stream or self.default_stream, graph.name, self.spec.host.launch_api_ns, graph=run,
+                    args={"nodes": len(run), **updates}, api_name=f"launch graph {graph.name}")
 
     def copy(self, dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer,
              stream: Stream | None = None, nbytes: int | None = None) -> None:
@@ -214,7 +242,8 @@ class Device:
         self.host_wait("device_synchronize", self.engine.run_until_idle)
 
     # -- plumbing shared with copies -----------------------------------------------------------
-    def _host_call(self, name: str, cost_ns: float, **args: Any) -> None:
+    def host_call(self, name: str, cost_ns: float, **args: Any) -> None:
+        """A synchronous API call that costs the host ``cost_ns`` and submits nothing."""
         clock = self.sim.clock
         start = clock.enter_call()
         end = clock.spend(cost_ns)

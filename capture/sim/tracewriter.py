@@ -20,6 +20,7 @@ from .batch import TraceBatch
 from .clocksync import estimate, take_samples, true_alignment
 from .devcounters import device_counters
 from .engine import Command
+from .graphrows import add_graph_slices
 from .opcounters import counter_columns
 from .pcie import Link
 from .sampling import level_at, window_edges
@@ -120,7 +121,7 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
     top = b.add_track(f"device {d} ({dev.spec.name})", TrackKind.DEVICE, parent=-1, device=d, clock=clock)
     units = {u: b.add_track(u, TrackKind.EXEC_UNIT, parent=top, device=d, clock=clock)
              for u in ("matrix", "vector")}
-    if any(c.kind == "op" and c.cost is not None and c.cost.unit == "collective" for c in cmds):
+    if any("collective" in c.units_used for c in cmds):
         units["collective"] = b.add_track("collective", TrackKind.EXEC_UNIT, parent=top, device=d,
                                           clock=clock)
     dmas = [b.add_track(f"DMA {i}", TrackKind.DMA_ENGINE, parent=top, device=d, clock=clock)
@@ -133,9 +134,15 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
     dends = to_ref(np.array([c.data_end_ns if not math.isnan(c.data_end_ns) else 0.0 for c in cmds]))
     op_ids: list[tuple[Command, int]] = []
     op_sets: list[int] = []
+    busy: list[Command] = []  # ops and graph replays, for idle truth
+    replays: list[tuple[Command, int | None]] = []
     for i, c in enumerate(cmds):
         s, e = int(starts[i]), int(ends[i])
         sub = sub_ids.get((d, c.cid, int(c.args.get("chunk", -1))))
+        if c.kind == "graph" and c.graph is not None:
+            replays.append((c, sub))
+            busy.append(c)
+            continue
         if c.kind == "op" and c.cost is not None:
             args = {**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
                     "dtype": c.cost.work.dtype}
@@ -144,6 +151,7 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
                                   args=op_sets[-1])
             batch.add_truth_op(sid, c.cost.limiter)
             op_ids.append((c, sid))
+            busy.append(c)
         elif c.kind == "copy":
             job = c.job
             args = dict(c.args, direction=c.direction, engine=c.engine)
@@ -161,6 +169,10 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
             continue
         if sub is not None:
             batch.add_flow(sub, sid, "execute")
+    nodes = add_graph_slices(batch, [c for c, _ in replays], units.__getitem__, to_ref, True)
+    for (_, sub), local in zip(replays, nodes, strict=True):
+        if sub is not None:
+            batch.add_flow_columns(sub, local, "execute")
     if op_ids:
         ops = [c for c, _ in op_ids]
         counters = counter_columns([c.cost for c in ops if c.cost is not None],
@@ -168,7 +180,7 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
         sets = np.array(op_sets)
         for key, values in counters.items():
             batch.add_arg_column(sets, key, values)
-    _idle_truth(b, sim, top, [c for c, _ in op_ids], to_ref)
+    _idle_truth(b, sim, top, busy, to_ref)
     ts = to_ref(edges[:-1])
     for series in device_counters(dev.spec, cmds, edges):
         track = b.add_counter_track(f"device {d} {series.name}", series.unit, series.block,

@@ -2,6 +2,8 @@
 
 What to look for: decode steps are HBM-bandwidth-bound (every weight is read once per token),
 prefill is compute-bound, and the weight upload saturates the PCIe link while the device idles.
+Decode steps replay one captured graph (as inference engines use CUDA graphs), so the host's
+per-launch cost stays off the device's critical path; ``graphs=false`` launches op by op.
 
     accelview profile resources/examples/llm.py -o llm.h5 && accelview analyze llm.h5
 """
@@ -15,9 +17,10 @@ from accelview.capture.sim.llm import MODELS, decode_ops, prefill_ops
 
 
 def run(model: str = "8b", batch: int = 1, prompt: int = 512, tokens: int = 32, dtype: str = "bf16",
-        upload: bool = True) -> None:
+        upload: bool = True, graphs: bool = True) -> None:
     """Prefill ``batch`` prompts of ``prompt`` tokens, then decode ``tokens`` tokens one step at a time,
-    copying the logits back (D2H) after every step as a sampler would."""
+    copying the logits back (D2H) after every step as a sampler would. ``graphs``: each decode step
+    is one replay of a graph captured once (the attention reads the growing KV length)."""
     if model not in MODELS:
         raise ValueError(f"llm: unknown model {model!r}; known: {', '.join(MODELS)}")
     cfg = dataclasses.replace(MODELS[model], dtype=dtype)
@@ -39,10 +42,18 @@ def run(model: str = "8b", batch: int = 1, prompt: int = 512, tokens: int = 32, 
         for name, kind, shapes in prefill_ops(cfg, batch, prompt):
             dev.launch(kind, name=f"prefill.{name}", **shapes)
         dev.copy(out, logits)
+    step_graph = None
+    if graphs and tokens:
+        with dev.graph("decode step") as step_graph:
+            for name, kind, shapes in decode_ops(cfg, batch, prompt):
+                dev.launch(kind, name=f"decode.{name}", **shapes)
     for step in range(tokens):
         with sim.annotate(f"decode {step}"):
-            for name, kind, shapes in decode_ops(cfg, batch, prompt + step):
-                dev.launch(kind, name=f"decode.{name}", **shapes)
+            if step_graph is not None:
+                step_graph.launch(kv_len=prompt + step + 1)
+            else:
+                for name, kind, shapes in decode_ops(cfg, batch, prompt + step):
+                    dev.launch(kind, name=f"decode.{name}", **shapes)
             dev.copy(out, logits)  # synchronous: the host samples the next token
 
 
