@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import wire
-from .collector import Collector, traced_simulator
 from .config import CaptureConfig
+from .recorder import Recorder, traced_simulator
 from .sim import api, workloads
 
 
@@ -36,7 +36,7 @@ class Terminated(BaseException):
     """Raised in the script when the service asks the child to stop (SIGTERM)."""
 
 
-_collectors: list[Collector] = []  # the traced session's collector, once the script has made it
+_collectors: list[Recorder] = []  # the traced session's recorder, once the script has made it
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:

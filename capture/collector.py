@@ -1,20 +1,19 @@
-"""The tracer inside the profiled process: drains the simulator's records and sends them as rows.
+"""The capture service's collector: turns the profiled process's raw records into rows.
 
-The collector hooks every runtime API call (:attr:`HostLog.hook`): it notes the user's call
-site, and every ``flush_events`` calls or ``flush_ms`` it *drains* the session
-(:func:`accelview.capture.sim.drain.drain`): host calls, staging memcpy's and driver
-submissions with their real host times, device records converted through the running
-clock estimate, sampled counters of the windows now complete. It turns them into rows of
-the capture's tables with *global* ids (slice ids and argument-set ids count from the first
-drain; flows may join slices of different drains) and sends them with ``send(kind, meta,
-columns)`` (:mod:`.wire`). The service appends them in order, so its slice ids are ours.
+The profiled process only records (:mod:`.recorder`); its frames of packed raw records
+(:mod:`.records`) arrive here, in the service. For each drain the collector converts host
+calls, staging memcpy's and driver submissions (host clock), device records (through the
+running clock estimate, :mod:`.clocktrack`) and the sampled counters of the windows now
+complete into rows of the capture's tables with *global* ids (slice ids and argument-set
+ids count from the first drain; flows may join slices of different drains), and hands them
+to ``send(kind, meta, columns)`` (:class:`.ingest.Ingest`). The device model it needs
+(specs, the device clocks the records are stamped with) is rebuilt from the session frame:
+a ``Simulator`` with the child's spec, seed and start time has the same device clocks.
 """
 
 from __future__ import annotations
 
-import socket
-import sys
-import time
+import pickle
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -25,33 +24,27 @@ from . import wire
 from .config import CaptureConfig
 from .devicerows import DeviceRows
 from .hostmetrics import HostMetrics
-from .sim import api as sim_api
-from .sim import copies as sim_copies
-from .sim import hostlog as sim_hostlog
-from .sim import runtime as sim_runtime
+from .records import RecordUnpacker
 from .sim.batch import TraceBatch
 from .sim.clocksync import true_alignment
-from .sim.drain import drain
-from .sim.hostlog import ApiCall
+from .sim.drain import Drained
 from .sim.runtime import Simulator
 from .sim.tracewriter import _metadata as sim_metadata
 from .windows import QueueDepth
 
 Send = Callable[[bytes, Mapping[str, Any], Mapping[str, np.ndarray] | None], None]
-# Frames inside these files are the runtime's, not the user's: a call site is the first frame outside.
-RUNTIME_FILES = frozenset(m.__file__ for m in (sim_api, sim_runtime, sim_copies, sim_hostlog)) | {__file__}
 ORDER = ("slices", "args", "instants", "flows", "counters", "clock_samples", "truth_ops", "truth_idle")
 
 
 class Collector:
-    """Streams one simulated session's records through ``send`` while the session runs."""
+    """Turns one session's raw records into rows and sends them through ``send``, drain by drain."""
 
     def __init__(self, sim: Simulator, config: CaptureConfig, send: Send, process: str = "python",
-                 extra_metadata: Mapping[str, Any] | None = None) -> None:
+                 extra_metadata: Mapping[str, Any] | None = None, host: str = "sim-host",
+                 host_metrics: dict[str, Any] | None = None) -> None:
         self.sim, self.config, self.send = sim, config, send
         self.strings = StringTable()
         self.meta = TraceBuilder(self.strings)
-        host = "sim-host" if config.deterministic else socket.gethostname()
         self.host = host
         self.clocks: list[tuple[str, bool, float, float, float]] = [("host monotonic", True, 0.0, 0.0, 0.0)]
         m = self.meta
@@ -70,12 +63,11 @@ class Collector:
         self.events = 0
         self.calls = 0
         self.max_end = float(sim.clock.start_ns)
-        self._next_flush = config.flush_events
-        self._deadline = time.monotonic_ns() + int(config.flush_ms * 1e6)
+        self.sites: dict[int, tuple[str, str]] = {}  # call-site id → (file:line, function)
         self._metrics: HostMetrics | None = None
-        self.draining = False
-        self.stop_requested = False
-        self.after_drain: Callable[[], None] | None = None
+        if host_metrics is not None:
+            self._metrics = HostMetrics(self.meta, self.proc, self.host)
+            self._metrics.add(self.meta, 0, host_metrics)  # the baseline
         meta = {**sim_metadata(sim), **dict(extra_metadata or {})}
         meta["capture"] = {**meta.get("capture", {}), "config": config.summary()}
         self.send(wire.HELLO, {"metadata": meta}, None)
@@ -86,41 +78,14 @@ class Collector:
                 "clock": np.arange(1, len(params) + 1, dtype=np.int32),
                 "offset_ns": np.array([p[0] for p in params]), "drift_ppm": np.array([p[1] for p in params])})
 
-    # -- the hook --------------------------------------------------------------------------------
-    def install(self) -> None:
-        """Start seeing every API call of the session."""
-        self.sim.log.hook = self.on_call
-
-    def on_call(self, call: ApiCall) -> None:
-        """Per API call: its call site, and a drain when one is due."""
-        if self.config.call_sites:
-            f = sys._getframe(1)
-            while f is not None and f.f_code.co_filename in RUNTIME_FILES:
-                f = f.f_back
-            if f is not None:
-                call.args["site"] = f"{f.f_code.co_filename}:{f.f_lineno}"
-                call.args["function"] = f.f_code.co_name
-        self.calls += 1
-        if self.calls >= self._next_flush or time.monotonic_ns() >= self._deadline:
-            self.drain()
-
-    # -- draining --------------------------------------------------------------------------------
-    def drain(self, final: bool = False) -> None:
-        """Send everything finished since the last drain (``final``: the run is over). While
-        ``draining`` is true a signal handler must not raise (it would cut the stream between
-        frames): it sets ``stop_requested``, and ``after_drain`` runs once the drain is done."""
-        self.draining = True
-        try:
-            self._drain(final)
-        finally:
-            self.draining = False
-        self._deadline = time.monotonic_ns() + int(self.config.flush_ms * 1e6)
-        if self.stop_requested and self.after_drain is not None:
-            self.after_drain()
-
-    def _drain(self, final: bool) -> None:
-        self._next_flush = self.calls + self.config.flush_events
-        d = drain(self.sim, final)
+    def feed(self, d: Drained, final: bool = False, sites: np.ndarray | None = None,
+             host_metrics: dict[str, Any] | None = None) -> None:
+        """Convert and send one drain's records (``final``: the run is over); ``sites``: each call's
+        call-site id (see ``sites``), ``host_metrics``: the OS's sample of the profiled process."""
+        if sites is not None and len(sites):
+            for call, site in zip(d.calls, sites.tolist(), strict=True):
+                if site >= 0:
+                    call.args["site"], call.args["function"] = self.sites[site]
         cfg = self.config
         b = TraceBuilder(self.strings)
         batch = TraceBatch(b)
@@ -200,8 +165,8 @@ class Collector:
                         b.add_counters(qtrack, at.astype(np.int64), depth.at(at))
             if cfg.on("truth"):
                 rows.add_idle_truth(b, cmds, d.waits, horizon)
-        if cfg.on("host_metrics") and not cfg.deterministic:
-            self._host_metrics(b, d.host_now_ns)
+        if host_metrics is not None and self._metrics is not None:
+            self._metrics.add(b, d.host_now_ns, host_metrics)
         batch.flush()
         f = np.concatenate([np.array(flows, dtype=np.int64).reshape(-1, 3).T, *flow_chunks], axis=1)
         if f.shape[1]:
@@ -219,11 +184,6 @@ class Collector:
                                                 device=device)
             self.queues[key] = (track, depth, QueueDepth())
         return self.queues[key]
-
-    def _host_metrics(self, b: TraceBuilder, now_ns: int) -> None:
-        if self._metrics is None:
-            self._metrics = HostMetrics(self.meta, self.proc, self.host)
-        self._metrics.sample(b, now_ns)
 
     # -- sending ---------------------------------------------------------------------------------
     def _send_rows(self, b: TraceBuilder, base: int, arg_sets: int) -> None:
@@ -268,26 +228,37 @@ class Collector:
             clocks.append([self.clocks[rows.clock_id][0], False, e.offset_ns, e.drift_ppm, e.error_ns])
         self.send(wire.CLOCKS, {"clocks": clocks}, None)
 
-    def finish(self, exit_code: int, error: str = "") -> None:
-        """Last drain (the devices finish their queued work), then the END frame."""
-        self.sim.log.hook = None
-        self.drain(final=True)
-        self.send(wire.END, {"exit_code": exit_code, "error": error, "events": self.events}, None)
 
 
-def traced_simulator(config: CaptureConfig, send: Send, asked: Mapping[str, Any] | None = None,
-                     process: str = "python", extra_metadata: Mapping[str, Any] | None = None) -> Collector:
-    """A session traced by an installed collector (call ``collector.finish(...)`` at the end).
-    The config's spec, seed and device count win over what the script ``asked`` for."""
-    asked = dict(asked or {})
+class RecordSink:
+    """The service's end of the pipe: raw-record frames go through a :class:`Collector`, every
+    other frame (and the collector's rows) to ``ingest`` (:meth:`.ingest.Ingest.handle`)."""
 
-    def pick(name: str, default: Any) -> Any:
-        value = getattr(config, name)
-        return value if value is not None else asked.get(name, default)
+    def __init__(self, ingest: Send) -> None:
+        self.ingest = ingest
+        self.collector: Collector | None = None
+        self.unpacker = RecordUnpacker()
 
-    sim = Simulator(pick("spec", "gen5x16-141g"), pick("devices", 1), pick("seed", 0), config.deterministic,
-                    config.counter_period_ns)
-    col = Collector(sim, config, send, process, extra_metadata)
-    col.install()
-    return col
+    def handle(self, kind: bytes, meta: Mapping[str, Any], cols: dict[str, np.ndarray]) -> None:
+        """Apply one frame."""
+        if kind == wire.SESSION:
+            self.collector = _collector(meta, cols, self.ingest)
+        elif kind == wire.RECORDS:
+            if self.collector is None:
+                raise ValueError("capture stream: records before the session frame")
+            d, sites = self.unpacker.unpack(dict(meta), cols)
+            self.collector.sites.update({int(i): (site, func) for i, site, func in meta.get("sites", ())})
+            self.collector.calls = int(meta.get("calls", self.collector.calls))
+            self.collector.feed(d, bool(meta.get("final")), sites, meta.get("host_metrics"))
+        else:
+            self.ingest(kind, meta, cols)
 
+
+def _collector(session: Mapping[str, Any], cols: dict[str, np.ndarray], send: Send) -> Collector:
+    """The collector of the session a ``SESS`` frame describes (its device model rebuilt)."""
+    config = CaptureConfig.from_json(session["config"])
+    spec = pickle.loads(cols["spec"].tobytes())
+    sim = Simulator(spec, int(session["devices"]), int(session["seed"]), bool(session["deterministic"]),
+                    int(session["counter_period_ns"]), host_start_ns=int(session["start_ns"]))
+    return Collector(sim, config, send, str(session["process"]), session.get("extra") or {},
+                     str(session.get("host", "sim-host")), session.get("host_metrics"))

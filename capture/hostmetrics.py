@@ -1,5 +1,6 @@
 """Host metrics of the profiled process, sampled from the OS at every drain: RSS and CPU
 utilisation of the process and of each of its threads, as counter tracks under the process.
+The profiled process reads them (:func:`read_sample`); the service turns them into counters.
 
 Linux reads ``/proc/self/statm`` and ``/proc/self/task/*/stat`` (utime + stime in clock
 ticks); elsewhere only the process totals (``resource``/``time.process_time``) are recorded.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from accelview.model import TraceBuilder
 
@@ -47,8 +49,13 @@ def thread_cpu_s() -> dict[str, float]:
     return out
 
 
+def read_sample() -> dict[str, Any]:
+    """What the OS says about this process now (JSON-able): wall and CPU clocks, RSS, per-thread CPU."""
+    return {"wall": time.monotonic(), "cpu": time.process_time(), "rss": rss_bytes(), "threads": thread_cpu_s()}
+
+
 class HostMetrics:
-    """Counter tracks of one process; ``sample`` adds one value to each at a host time."""
+    """Counter tracks of one process; ``add`` turns two successive samples into one value each."""
 
     def __init__(self, meta: TraceBuilder, parent: int, host: str) -> None:
         self.meta, self.parent, self.host = meta, parent, host
@@ -58,22 +65,22 @@ class HostMetrics:
                                           "CPU time of the profiled process over wall time (100% = one core)",
                                           parent=parent, host=host)
         self.threads: dict[str, int] = {}
-        self.last_wall = time.monotonic()
-        self.last_cpu = time.process_time()
-        self.last_threads = thread_cpu_s()
+        self.last: dict[str, Any] | None = None
 
-    def sample(self, b: TraceBuilder, now_ns: int) -> None:
-        """One sample of every metric, stamped ``now_ns`` (the host clock of the capture)."""
-        wall, cpu, threads = time.monotonic(), time.process_time(), thread_cpu_s()
-        dt = max(wall - self.last_wall, 1e-9)
-        b.add_counter(self.rss, now_ns, float(rss_bytes()))
-        b.add_counter(self.cpu, now_ns, 100.0 * (cpu - self.last_cpu) / dt)
-        for name, used in threads.items():
+    def add(self, b: TraceBuilder, now_ns: int, sample: dict[str, Any]) -> None:
+        """One value of every metric from ``sample`` (:func:`read_sample` in the profiled process),
+        stamped ``now_ns`` (the host clock of the capture); the first sample only sets the baseline."""
+        last, self.last = self.last, sample
+        if last is None:
+            return
+        dt = max(sample["wall"] - last["wall"], 1e-9)
+        b.add_counter(self.rss, now_ns, float(sample["rss"]))
+        b.add_counter(self.cpu, now_ns, 100.0 * (sample["cpu"] - last["cpu"]) / dt)
+        for name, used in sample["threads"].items():
             track = self.threads.get(name)
             if track is None:
                 track = self.meta.add_counter_track(f"thread {name} CPU", "%", "host",
                                                     "CPU time of one thread over wall time (100% = one core)",
                                                     parent=self.parent, host=self.host)
                 self.threads[name] = track
-            b.add_counter(track, now_ns, 100.0 * (used - self.last_threads.get(name, used)) / dt)
-        self.last_wall, self.last_cpu, self.last_threads = wall, cpu, threads
+            b.add_counter(track, now_ns, 100.0 * (used - last["threads"].get(name, used)) / dt)

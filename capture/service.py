@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import select
+import queue
 import signal
 import subprocess
 import sys
@@ -26,11 +26,13 @@ from pathlib import Path
 
 from accelview.model.capture_writer import CaptureWriter
 
+from .collector import RecordSink
 from .config import CaptureConfig
 from .ingest import Ingest
 from .wire import FrameReader
 
 PIPE_BYTES = 1 << 20  # pipe buffer asked of Linux (F_SETPIPE_SZ; the default 64 KiB stalls the child)
+MAX_BUFFERED = 256 << 20  # bytes read from the child and not yet converted, at most
 FLUSH_ROWS = 1 << 16  # rows the writer holds before it appends them to the file
 
 
@@ -55,6 +57,60 @@ class ProfileResult:
     reason: str
     progress: Progress = field(default_factory=Progress)
     dropped: dict[str, int] = field(default_factory=dict)
+
+
+class _PipeReader:
+    """Reads the child's pipe on a thread into a queue of byte chunks, holding at most
+    ``MAX_BUFFERED`` bytes the service has not converted yet (then the child waits, as it would
+    on a full pipe): the service's work on a frame never stalls the profiled program."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.queue: queue.Queue[bytes | None] = queue.Queue()
+        self.buffered = 0
+        self._room = threading.Condition()
+        self._closed = False
+        self.thread = threading.Thread(target=self._run, name="accelview pipe reader", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            while True:
+                with self._room:
+                    while self.buffered > MAX_BUFFERED and not self._closed:
+                        self._room.wait(0.1)
+                    if self._closed:
+                        return
+                data = os.read(self.fd, 1 << 20)
+                if not data:
+                    return
+                with self._room:
+                    self.buffered += len(data)
+                self.queue.put(data)
+        except OSError:
+            return
+        finally:
+            self.queue.put(None)
+
+    def get(self, timeout: float) -> bytes | None:
+        """The next chunk (b"" when none came within ``timeout``), or None at the end of the stream."""
+        try:
+            data = self.queue.get(timeout=timeout)
+        except queue.Empty:
+            return b""
+        if data:
+            with self._room:
+                self.buffered -= len(data)
+                self._room.notify()
+        return data
+
+    def close(self) -> None:
+        """Stop reading and close the pipe."""
+        with self._room:
+            self._closed = True
+            self._room.notify()
+        self.thread.join(timeout=1.0)
+        os.close(self.fd)
 
 
 def child_command(config: CaptureConfig, fd: int, script: Sequence[str] = (), workload: str | None = None,
@@ -96,6 +152,7 @@ class CaptureService:
         writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": {"service_pid": os.getpid()}},
                                flush_rows=FLUSH_ROWS)
         ingest = Ingest(writer)
+        sink = RecordSink(ingest.handle)
         reader = FrameReader()
         r, w = os.pipe()
         with contextlib.suppress(OSError, AttributeError):  # a deeper pipe: the child rarely waits for a flush
@@ -111,15 +168,14 @@ class CaptureService:
         os.close(w)
         t0 = time.monotonic()
         stop_reason, stop_at, last_flush, last_report = "", 0.0, t0, 0.0
+        pipe = _PipeReader(r)  # empties the pipe as fast as the child fills it: the child never waits for us
         try:
             while True:
-                ready, _, _ = select.select([r], [], [], 0.1)
-                if ready:
-                    data = os.read(r, 1 << 20)
-                    if not data:
-                        break
-                    for kind, meta, cols in reader.feed(data):
-                        ingest.handle(kind, meta, cols)
+                data = pipe.get(0.1)
+                if data is None:
+                    break
+                for kind, meta, cols in reader.feed(data):
+                    sink.handle(kind, meta, cols)
                 now = time.monotonic()
                 if not stop_reason:
                     stop_reason = self._should_stop(now - t0, reader.bytes)
@@ -140,7 +196,7 @@ class CaptureService:
             ingest.close(False, "the capture service stopped")
             raise
         finally:
-            os.close(r)
+            pipe.close()
         rc = proc.wait()
         exit_code = rc if rc >= 0 else 128 - rc
         complete, reason = self._outcome(rc, stop_reason, ingest, reader.pending)

@@ -3,12 +3,15 @@
 A stream of frames over a pipe. Each frame is a 12-byte header ``<4sII`` (kind, length of
 the JSON part, length of the binary part), a UTF-8 JSON object, then the binary part: the
 raw little-endian bytes of the columns the JSON lists as ``[[name, dtype, rows], ...]``
-under ``"columns"``, back to back. Columns cost one memcpy each way; nothing is pickled.
+under ``"columns"``, back to back. Columns cost one memcpy each way.
 
-Kinds: ``HELO`` (session metadata), ``STRS`` (strings interned since the last frame),
-``ROWS`` (rows of one table), ``CLCK`` (latest clock estimates), ``STAT`` (counts: events,
-dropped records), ``END `` (the script's exit status). A frame cut short by a killed child
-is ignored by :class:`FrameReader`.
+From the profiled child: ``SESS`` (the traced session: its device model and capture
+config), ``RECS`` (one drain's packed raw records, :mod:`.records`), ``END `` (the script's
+exit status). The service's collector turns records into the capture's own kinds, which
+:class:`.ingest.Ingest` applies: ``HELO`` (session metadata), ``STRS`` (strings interned
+since the last frame), ``ROWS`` (rows of one table), ``CLCK`` (latest clock estimates),
+``STAT`` (counts: events, dropped records). A frame cut short by a killed child is ignored
+by :class:`FrameReader`.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import numpy as np
 
 HEADER = struct.Struct("<4sII")
 HELLO, STRINGS, ROWS, CLOCKS, STATS, END = b"HELO", b"STRS", b"ROWS", b"CLCK", b"STAT", b"END "
-KINDS = (HELLO, STRINGS, ROWS, CLOCKS, STATS, END)
+SESSION, RECORDS = b"SESS", b"RECS"
+KINDS = (HELLO, STRINGS, ROWS, CLOCKS, STATS, END, SESSION, RECORDS)
 
 
 def encode(kind: bytes, meta: Mapping[str, Any], columns: Mapping[str, np.ndarray] | None = None) -> list[bytes]:

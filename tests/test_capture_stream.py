@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from accelview.capture import wire
-from accelview.capture.collector import traced_simulator
+from accelview.capture.collector import RecordSink
 from accelview.capture.config import CaptureConfig
 from accelview.capture.ingest import Ingest
+from accelview.capture.recorder import traced_simulator
 from accelview.capture.sim import api
 from accelview.model import Trace, TrackKind
 from accelview.model.capture_reader import load_capture
@@ -44,10 +45,11 @@ def _streamed(tmp_path: Path, **cfg) -> tuple[Trace, Ingest]:
     """Run ``_script`` under the collector, frames through the wire into a capture file."""
     reader, path = wire.FrameReader(), tmp_path / "s.h5"
     ingest = Ingest(CaptureWriter(path))
+    sink = RecordSink(ingest.handle)
 
     def send(kind, meta, cols):
         for frame in reader.feed(b"".join(wire.encode(kind, meta, cols))):
-            ingest.handle(*frame)
+            sink.handle(*frame)
 
     col = traced_simulator(CaptureConfig(deterministic=True, **cfg), send)
     api._stack.append(col.sim)

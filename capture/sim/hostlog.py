@@ -52,6 +52,10 @@ class HostLog:
 
     def call(self, start_ns: int, end_ns: int, name: str, cid: int, **args: Any) -> None:
         """Record a runtime API call."""
+        self.record(start_ns, end_ns, name, cid, args)
+
+    def record(self, start_ns: int, end_ns: int, name: str, cid: int, args: dict[str, Any]) -> None:
+        """Record a runtime API call whose arguments are ``args`` (which may be shared, never changed)."""
         call = ApiCall(start_ns, end_ns, name, cid, args)
         self.calls.append(call)
         if self.hook is not None:

@@ -117,6 +117,7 @@ class Stream:
 
     def __init__(self, device: Device, index: int) -> None:
         self.device, self.index = device, index
+        self.call_args = {"stream": index}  # the arguments of its API calls (one shared dict)
 
     def record_event(self) -> Event:
         """Record an event at the current end of this stream."""
@@ -156,7 +157,7 @@ class Device:
         self.streams = [self.default_stream]
         self.hbm_used = 0
         self._next_address = 1 << 20
-        self._costs: dict[tuple, tuple[OpWork, CostTerms]] = {}  # per (op, shapes): the jitter-free cost
+        self._costs: dict[tuple, tuple[OpWork, CostTerms, dict[str, Any]]] = {}  # per (op, shapes)
         self.capturing: Graph | None = None  # the graph that launches go into, inside ``with dev.graph()``
 
     def __repr__(self) -> str:
@@ -189,31 +190,37 @@ class Device:
     # -- work ----------------------------------------------------------------------------------
     def cost_of(self, op: str, dims: dict[str, Any]) -> tuple[OpWork, CostTerms]:
         """The jitter-free cost of op kind ``op`` with shapes ``dims`` (cached per shape)."""
+        return self._cached(op, dims)[:2]
+
+    def _cached(self, op: str, dims: dict[str, Any]) -> tuple[OpWork, CostTerms, dict[str, Any]]:
+        """Cost and the trace arguments of a launch of ``op`` with ``dims``, computed once per
+        shape (the arguments are one shared dict: recorders can number them by identity)."""
         key = (op, *sorted(dims.items()))
         try:
             return self._costs[key]
         except KeyError:
             work = op_work(op, **dims)
-            return self._costs.setdefault(key, (work, cost_terms(self.spec, work)))
+            return self._costs.setdefault(key, (work, cost_terms(self.spec, work), {"op": op, **dims}))
         except TypeError:  # unhashable shape values: no caching
             work = op_work(op, **dims)
-            return work, cost_terms(self.spec, work)
+            return work, cost_terms(self.spec, work), {"op": op, **dims}
 
     def launch(self, op: str, stream: Stream | None = None, name: str | None = None, **shapes: Any) -> None:
         """Launch op kind ``op`` (see :mod:`.ops`) asynchronously; buffer arguments are accepted
         and recorded but do not change the cost. Inside ``with dev.graph():`` the launch is
         recorded into the graph instead."""
         buffers = {k: v for k, v in shapes.items() if isinstance(v, DeviceBuffer)}
-        dims = {k: v for k, v in shapes.items() if k not in buffers}
+        dims = {k: v for k, v in shapes.items() if k not in buffers} if buffers else shapes
         described = {k: f"{v.nbytes} B @ {v.address:#x}" for k, v in buffers.items()}
         if self.capturing is not None:
             if stream is not None:
                 raise ValueError("launch inside a graph capture: the stream is chosen when the graph is launched")
             self.capturing.add(name or op, op, dims, described)
             return
-        work, terms = self.cost_of(op, dims)
+        work, terms, args = self._cached(op, dims)
         cost_ = cost(self.spec, work, self.sim.rng, terms)
-        args = {"op": op, **dims, **described}
+        if described:
+            args = {**args, **described}
         self.submit("op", stream or self.default_stream, name or op, self.spec.host.launch_api_ns, cost=cost_,
                     args=args, api_name=f"launch {name or op}")
 
@@ -280,7 +287,7 @@ class Device:
         start = clock.enter_call()
         clock.spend(api_ns)
         cmd = self.enqueue(kind, stream, name, cid, **fields)
-        self.sim.log.call(start, clock.now, api_name or name, cid, stream=stream.index)
+        self.sim.log.record(start, clock.now, api_name or name, cid, stream.call_args)
         clock.exit_call()
         return cmd
 

@@ -1,0 +1,134 @@
+"""The tracer inside the profiled process: records, and hands the records over; nothing more.
+
+The recorder hooks every runtime API call (:attr:`HostLog.hook`): it notes the user's call
+site, and every ``flush_events`` calls or ``flush_ms`` it *drains* the session
+(:func:`accelview.capture.sim.drain.drain`) and sends what finished since the last drain as
+one ``RECS`` frame of packed raw records (:mod:`.records`). Turning records into the
+capture's rows, counters, flows and truth is the service's work (:mod:`.collector`), on
+another core: the profiled program pays for recording and a memcpy into the pipe, which is
+what keeps the tracing overhead near a microsecond per event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import socket
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from . import wire
+from .config import CaptureConfig
+from .hostmetrics import read_sample
+from .records import RecordPacker
+from .sim import api as sim_api
+from .sim import copies as sim_copies
+from .sim import graph as sim_graph
+from .sim import hostlog as sim_hostlog
+from .sim import runtime as sim_runtime
+from .sim.drain import drain
+from .sim.hostlog import ApiCall
+from .sim.runtime import Simulator
+
+Send = Callable[[bytes, Mapping[str, Any], Mapping[str, np.ndarray] | None], None]
+# Frames inside these files are the runtime's, not the user's: a call site is the first frame outside.
+RUNTIME_FILES = frozenset(m.__file__ for m in (sim_api, sim_runtime, sim_copies, sim_graph, sim_hostlog)) | {
+    __file__}
+
+
+class Recorder:
+    """Sends one simulated session's raw records through ``send`` while the session runs."""
+
+    def __init__(self, sim: Simulator, config: CaptureConfig, send: Send, process: str = "python",
+                 extra_metadata: Mapping[str, Any] | None = None) -> None:
+        self.sim, self.config, self.send = sim, config, send
+        self.packer = RecordPacker()
+        self.sites: list[int] = []  # per call since the last drain: its call-site id (-1: none)
+        self._site_ids: dict[tuple[Any, int], int] = {}
+        self._new_sites: list[tuple[int, str, str]] = []
+        self.calls = 0
+        self.events = 0
+        self._next_flush = config.flush_events
+        self._deadline = time.monotonic_ns() + int(config.flush_ms * 1e6)
+        self.draining = False
+        self.stop_requested = False
+        self.after_drain: Callable[[], None] | None = None
+        session = {"process": process, "extra": dict(extra_metadata or {}), "config": config.to_json(),
+                   "host": "sim-host" if config.deterministic else socket.gethostname(),
+                   "devices": len(sim.devices), "seed": sim.seed, "deterministic": sim.clock.deterministic,
+                   "counter_period_ns": sim.counter_period_ns, "start_ns": sim.clock.start_ns}
+        if config.on("host_metrics") and not config.deterministic:
+            session["host_metrics"] = read_sample()  # the baseline of the first utilisation
+        spec = pickle.dumps(dataclasses.replace(sim.spec), protocol=pickle.HIGHEST_PROTOCOL)
+        send(wire.SESSION, session, {"spec": np.frombuffer(spec, dtype=np.uint8)})
+
+    def install(self) -> None:
+        """Start seeing every API call of the session."""
+        self.sim.log.hook = self.on_call
+
+    def on_call(self, call: ApiCall) -> None:
+        """Per API call: its call site, and a drain when one is due."""
+        site = -1
+        if self.config.call_sites:
+            f = sys._getframe(1)
+            while f is not None and f.f_code.co_filename in RUNTIME_FILES:
+                f = f.f_back
+            if f is not None:
+                key = (f.f_code, f.f_lineno)
+                site = self._site_ids.get(key, -1)
+                if site < 0:
+                    site = self._site_ids[key] = len(self._site_ids)
+                    self._new_sites.append((site, f"{f.f_code.co_filename}:{f.f_lineno}", f.f_code.co_name))
+        self.sites.append(site)
+        self.calls += 1
+        if self.calls >= self._next_flush or time.monotonic_ns() >= self._deadline:
+            self.drain()
+
+    def drain(self, final: bool = False) -> None:
+        """Send everything finished since the last drain (``final``: the run is over). While
+        ``draining`` is true a signal handler must not raise (it would cut the stream between
+        frames): it sets ``stop_requested``, and ``after_drain`` runs once the drain is done."""
+        self.draining = True
+        try:
+            self._next_flush = self.calls + self.config.flush_events
+            d = drain(self.sim, final)
+            sites, self.sites = self.sites[:len(d.calls)], self.sites[len(d.calls):]
+            meta, cols = self.packer.pack(d, sites)
+            meta.update(final=final, calls=self.calls, sites=self._new_sites)
+            if self.config.on("host_metrics") and not self.config.deterministic:
+                meta["host_metrics"] = read_sample()
+            self._new_sites = []
+            self.events += len(d)
+            self.send(wire.RECORDS, meta, cols)
+        finally:
+            self.draining = False
+        self._deadline = time.monotonic_ns() + int(self.config.flush_ms * 1e6)
+        if self.stop_requested and self.after_drain is not None:
+            self.after_drain()
+
+    def finish(self, exit_code: int, error: str = "") -> None:
+        """Last drain (the devices finish their queued work), then the END frame."""
+        self.sim.log.hook = None
+        self.drain(final=True)
+        self.send(wire.END, {"exit_code": exit_code, "error": error, "events": self.events}, None)
+
+
+def traced_simulator(config: CaptureConfig, send: Send, asked: Mapping[str, Any] | None = None,
+                     process: str = "python", extra_metadata: Mapping[str, Any] | None = None) -> Recorder:
+    """A session traced by an installed recorder (call ``recorder.finish(...)`` at the end).
+    The config's spec, seed and device count win over what the script ``asked`` for."""
+    asked = dict(asked or {})
+
+    def pick(name: str, default: Any) -> Any:
+        value = getattr(config, name)
+        return value if value is not None else asked.get(name, default)
+
+    sim = Simulator(pick("spec", "gen5x16-141g"), pick("devices", 1), pick("seed", 0), config.deterministic,
+                    config.counter_period_ns)
+    rec = Recorder(sim, config, send, process, extra_metadata)
+    rec.install()
+    return rec
