@@ -49,3 +49,36 @@ def delta_decode(stored: np.ndarray, first_row: int, anchors: np.ndarray, anchor
     offsets = anchor_values[lo:hi].astype(np.int64) - cs[pos]
     cs += np.repeat(offsets, np.diff(np.append(pos, n)))
     return cs
+
+
+class StreamingDeltas:
+    """``delta_encode`` and the run index of a sorted table, computed block by block in order.
+
+    Runs are the stretches of rows with equal ``keys`` (track, or track and depth); their
+    first rows and every chunk's first row are anchors."""
+
+    def __init__(self, chunk: int = CHUNK_ROWS) -> None:
+        self.chunk = chunk
+        self.rows = 0
+        self._last_value = 0
+        self._last_key: tuple | None = None
+
+    def push(self, values: np.ndarray, keys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Encode the next rows: returns (deltas, anchor mask, run-start mask), all per row."""
+        n = len(values)
+        v = values.astype(np.int64, copy=False)
+        run_start = np.zeros(n, dtype=bool)
+        if n == 0:
+            return np.zeros(0, np.int64), run_start, run_start
+        for k in keys:
+            run_start[1:] |= k[1:] != k[:-1]
+        run_start[0] = self._last_key is None or self._last_key != tuple(k[0].item() for k in keys)
+        anchor = run_start | ((self.rows + np.arange(n)) % self.chunk == 0)
+        deltas = np.empty(n, np.int64)
+        deltas[0] = v[0] - self._last_value
+        deltas[1:] = v[1:] - v[:-1]
+        deltas[anchor] = 0
+        self.rows += n
+        self._last_value = int(v[-1])
+        self._last_key = tuple(k[-1].item() for k in keys)
+        return deltas, anchor, run_start

@@ -33,21 +33,32 @@ def narrowest(data: np.ndarray) -> np.ndarray:
     """``data`` as the smallest signed integer type holding all its values (others unchanged)."""
     if data.dtype.kind not in "iu" or len(data) == 0 or data.dtype.itemsize == 1:
         return data
-    lo, hi = int(data.min()), int(data.max())
+    t = narrow_dtype(data.dtype, int(data.min()), int(data.max()))
+    return data.astype(t) if t != data.dtype else data
+
+
+def narrow_dtype(dtype: np.dtype, lo: int, hi: int) -> np.dtype:
+    """The type ``narrowest`` stores a column of ``dtype`` in whose values lie in [lo, hi]."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu" or dtype.itemsize == 1:
+        return dtype
     for t in (np.int8, np.int16, np.int32):
         info = np.iinfo(t)
         if info.min <= lo and hi <= info.max:
-            return data.astype(t) if np.dtype(t).itemsize < data.dtype.itemsize else data
-    return data
+            return np.dtype(t) if np.dtype(t).itemsize < dtype.itemsize else dtype
+    return dtype
 
 
 class H5File:
     """An open HDF5 file holding a capture: columns addressed as ``"group/column"`` paths."""
 
-    def __init__(self, path: str | Path, mode: str = "r") -> None:
+    def __init__(self, path: str | Path, mode: str = "r", chunk_cache_bytes: int | None = None) -> None:
+        """Open ``path`` (``mode`` as h5py's). ``chunk_cache_bytes``: the chunk cache each open
+        dataset may fill (HDF5's default otherwise); 0 suits one pass over whole chunks."""
         self.path = str(path)
         try:
-            self._f = h5py.File(self.path, mode, libver=("v110", "latest") if mode != "r" else None)
+            self._f = h5py.File(self.path, mode, libver=("v110", "latest") if mode != "r" else None,
+                                rdcc_nbytes=chunk_cache_bytes)
         except FileNotFoundError:
             raise CaptureError(path, "no such file") from None
         except (OSError, ValueError) as e:
@@ -117,6 +128,23 @@ class H5File:
         chunk = max(1, min(chunk_rows, max(len(data), 1)))
         kw: dict[str, Any] = {"compression": "gzip", "compression_opts": 4, "shuffle": True} if compress else {}
         self._f.create_dataset(name, data=data, maxshape=(None,), chunks=(chunk,), **kw)
+
+    def create_empty(self, name: str, dtype: np.dtype, rows: int, chunk_rows: int) -> None:
+        """Create a column of ``rows`` rows laid out as ``create`` lays it out, to be filled with ``write``."""
+        chunk = max(1, min(chunk_rows, max(rows, 1)))
+        self._f.create_dataset(name, shape=(rows,), dtype=dtype, maxshape=(None,), chunks=(chunk,),
+                               compression="gzip", compression_opts=4, shuffle=True)
+
+    def write(self, name: str, lo: int, data: np.ndarray) -> None:
+        """Write ``data`` into an existing column from row ``lo`` on (cast to its type)."""
+        ds = self._f[name]
+        ds[lo : lo + len(data)] = np.ascontiguousarray(data, dtype=ds.dtype)
+
+    def datasets(self) -> list[str]:
+        """Paths of every dataset in the file, in HDF5's (alphabetical) order."""
+        out: list[str] = []
+        self._f.visititems(lambda name, obj: out.append(name) if isinstance(obj, h5py.Dataset) else None)
+        return out
 
     def append(self, name: str, data: np.ndarray, chunk_rows: int) -> None:
         """Append rows to a column, creating it on first use."""
