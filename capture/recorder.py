@@ -12,6 +12,7 @@ what keeps the tracing overhead near a microsecond per event.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import pickle
 import socket
 import sys
@@ -97,7 +98,13 @@ class Recorder:
             self._next_flush = self.calls + self.config.flush_events
             d = drain(self.sim, final)
             sites, self.sites = self.sites[:len(d.calls)], self.sites[len(d.calls):]
-            meta, cols = self.packer.pack(d, sites)
+            collecting = gc.isenabled()
+            gc.disable()  # packing makes many short-lived objects: no collections of the script's heap for them
+            try:
+                meta, cols = self.packer.pack(d, sites)
+            finally:
+                if collecting:
+                    gc.enable()
             meta.update(final=final, calls=self.calls, sites=self._new_sites)
             if self.config.on("host_metrics") and not self.config.deterministic:
                 meta["host_metrics"] = read_sample()

@@ -13,8 +13,10 @@ ones before it, as frames do.
 from __future__ import annotations
 
 import dataclasses
+import math
 import pickle
 from collections.abc import Callable
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -25,43 +27,34 @@ from .sim.drain import Drained
 from .sim.engine import Command
 from .sim.hostlog import ApiCall, Submission
 
-KINDS = ("op", "graph", "copy", "record", "wait")
 CAUSES = ("", "host", "pcie", "sync", "resource")
-DIRECTIONS = ("", "h2d", "d2h", "d2d")
-_KIND = {k: i for i, k in enumerate(KINDS)}
 _CAUSE = {k: i for i, k in enumerate(CAUSES)}
-_DIRECTION = {k: i for i, k in enumerate(DIRECTIONS)}
-
-
 _NO_SEGMENT = (np.nan, np.nan, np.nan, np.nan)
-_OP = _KIND["op"]
 # (column, attribute, dtype); dtype None: handed back as a tuple of objects under "<column>_"
 _CALL_FIELDS = (("start", "start_ns", np.int64), ("end", "end_ns", np.int64), ("name", "name", None),
                 ("cid", "cid", np.int64), ("args", "args", None))
 _SUBMISSION_FIELDS = (("device", "device", np.int16), ("stream", "stream", np.int32),
                       ("submit", "submit_ns", np.int64), ("visible", "visible_ns", np.int64),
                       ("name", "name", None), ("cid", "cid", np.int64), ("chunk", "chunk", np.int32))
-_COMMAND_FIELDS = (("cid", "cid", np.int64), ("kind", "kind", None), ("stream", "stream", np.int32),
-                   ("submit", "submit_ns", np.float64), ("visible", "visible_ns", np.float64), ("name", "name", None),
-                   ("cost", "cost", None), ("direction", "direction", None), ("fixed", "fixed_ns", np.float64),
-                   ("args", "args", None), ("start", "start_ns", np.float64), ("end", "end_ns", np.float64),
-                   ("engine", "engine", np.int16), ("cause", "cause", None),
-                   ("data_start", "data_start_ns", np.float64), ("data_end", "data_end_ns", np.float64),
-                   ("job", "job", None), ("graph", "graph", None), ("segments", "segments", None))
+_OP_FIELDS = (("cid", "cid", np.int64), ("stream", "stream", np.int32), ("name", "name", None),
+              ("cost", "cost", None), ("args", "args", None), ("start", "start_ns", np.float64),
+              ("end", "end_ns", np.float64), ("cause", "cause", None), ("segments", "segments", None))
+_KIND_OF, _COST_OF = attrgetter("kind"), attrgetter("cost")
+_WORK_OF, _JITTER_OF = attrgetter("work"), attrgetter("jitter")
 
 
 def _columns(prefix: str, records: list, fields: tuple) -> dict[str, Any]:
-    """The fields of ``records`` as columns, read in C (``attrgetter``) and transposed with ``zip``."""
+    """The fields of ``records`` as columns, read in C (``attrgetter``, or the tuples themselves) and
+    transposed with ``zip``."""
     if not records:
         return {f"{prefix}_{c}" + ("_" if t is None else ""): (np.empty(0, t) if t is not None else ())
                 for c, _, t in fields}
-    columns = zip(*map(attrgetter(*(a for _, a, _ in fields)), records), strict=True)
+    if isinstance(records[0], tuple):  # named tuples whose fields are ``fields``, in order
+        columns = zip(*records, strict=True)
+    else:
+        columns = zip(*map(attrgetter(*(a for _, a, _ in fields)), records), strict=True)
     return {f"{prefix}_{c}" + ("_" if t is None else ""): (np.array(v, dtype=t) if t is not None else v)
             for (c, _, t), v in zip(fields, columns, strict=True)}
-
-
-def _col(values: list, dtype: Any) -> np.ndarray:
-    return np.array(values, dtype=dtype)
 
 
 class _Numbering:
@@ -72,18 +65,19 @@ class _Numbering:
     def __init__(self, key: Callable[[Any], Any] | None = None, by_identity: bool = False) -> None:
         self.key = key
         self.by_key: dict[Any, int] = {}
-        self.by_id: dict[int, tuple[int, Any]] | None = {} if by_identity else None  # id → (number, object)
+        self.by_id: dict[int, int] | None = {} if by_identity else None  # id(object) → number
+        self._alive: list[Any] = []  # the objects in by_id: kept alive, so their ids stay theirs
         self.next = 0
         self.new: list[tuple[int, Any]] = []
 
     def numbers(self, values: list[Any]) -> list[int]:
         """The number of each value."""
-        if self.by_id is None:
-            get = self.by_key.get
-            out = [get(v, -1) for v in values] if self.key is None else [get(self.key(v), -1) for v in values]
+        if self.by_id is not None:
+            out = list(map(self.by_id.get, map(id, values), repeat(-1)))  # all in C
+        elif self.key is None:
+            out = list(map(self.by_key.get, values, repeat(-1)))
         else:
-            get_id = self.by_id.get
-            out = [h[0] if (h := get_id(id(v))) is not None else -1 for v in values]
+            out = list(map(self.by_key.get, map(self.key, values), repeat(-1)))
         if -1 in out:
             for i, n in enumerate(out):
                 if n < 0:
@@ -91,8 +85,8 @@ class _Numbering:
         return out
 
     def _add(self, v: Any) -> int:
-        if self.by_id is not None and (h := self.by_id.get(id(v))) is not None:  # seen earlier in this batch
-            return h[0]
+        if self.by_id is not None and (n := self.by_id.get(id(v), -1)) >= 0:  # seen earlier in this batch
+            return n
         try:
             k = v if self.key is None else self.key(v)
             n = self.by_key.get(k)
@@ -106,7 +100,9 @@ class _Numbering:
         if self.by_id is not None:
             if len(self.by_id) > 50_000:  # objects that never come back: forget them
                 self.by_id.clear()
-            self.by_id[id(v)] = (n, v)  # the object is kept alive with its number: ids stay unique
+                self._alive.clear()
+            self.by_id[id(v)] = n
+            self._alive.append(v)
         return n
 
     def take_new(self) -> list[tuple[int, Any]]:
@@ -138,37 +134,28 @@ class RecordPacker:
         cols["s_name"] = np.array(self.names.numbers(list(cols.pop("s_name_"))), dtype=np.int32)
         cmds = [c for per_device in d.commands for c in per_device]
         cols["k_count"] = np.array([len(x) for x in d.commands], dtype=np.int64)
-        cols.update(_columns("k", cmds, _COMMAND_FIELDS))
+        is_op = np.array([k == "op" and c is not None for k, c in zip(
+            map(_KIND_OF, cmds), map(_COST_OF, cmds), strict=True)], dtype=bool).reshape(-1)
+        ops = [c for c, op in zip(cmds, is_op.tolist(), strict=True) if op] if not is_op.all() else cmds
+        # everything but ops (copies, replays, events) is rare: sent whole, with its place among the others
+        rare = {"others": [(i, c) for i, c in enumerate(cmds) if not is_op[i]]}
+        cols.update(_columns("k", ops, _OP_FIELDS))
         cols["k_name"] = np.array(self.names.numbers(list(cols.pop("k_name_"))), dtype=np.int32)
         cols["k_args"] = np.array(self.arg_sets.numbers(list(cols.pop("k_args_"))), dtype=np.int32)
-        for key, codes in (("k_kind", _KIND), ("k_cause", _CAUSE), ("k_direction", _DIRECTION)):
-            cols[key] = np.array(list(map(codes.__getitem__, cols.pop(key + "_"))), dtype=np.uint8)
-        costs = list(cols.pop("k_cost_"))
-        with_cost = [c for c in costs if c is not None]
-        works = self.works.numbers([c.work for c in with_cost])
-        cols["k_cost"] = np.full(len(cmds), -1, dtype=np.int32)
-        cols["k_cost"][np.array([c is not None for c in costs], dtype=bool)] = works
-        cols["k_jitter"] = np.ones(len(cmds))
-        cols["k_jitter"][cols["k_cost"] >= 0] = [c.jitter for c in with_cost]
-        new = {n for n, _ in self.works.take_new()}
-        templates = [(n, dataclasses.replace(c, jitter=1.0)) for c, n in zip(with_cost, works, strict=True)
-                     if n in new and not new.discard(n)]
-        rare: dict[str, dict[int, Any]] = {"jobs": {}, "graphs": {}, "segments": {}}
-        one = []
-        for i, (job, graph, segments, kind) in enumerate(zip(
-                cols.pop("k_job_"), cols.pop("k_graph_"), cols.pop("k_segments_"), cols["k_kind"].tolist(),
-                strict=True)):  # the rare parts: copies, replays, progress that is not one span
-            if job is not None:
-                rare["jobs"][i] = job
-            if graph is not None:
-                rare["graphs"][i] = graph
-            if kind == _OP and len(segments) == 1:
-                one.append(segments[0])
-            else:
-                one.append(_NO_SEGMENT)
-                if segments:
-                    rare["segments"][i] = segments
-        cols["k_segment"] = np.array(one, dtype=np.float64).ravel()  # an op's one (t0, t1, amount, sharers)
+        cols["k_cause"] = np.array(list(map(_CAUSE.__getitem__, cols.pop("k_cause_"))), dtype=np.uint8)
+        costs = cols.pop("k_cost_")
+        works = self.works.numbers(list(map(_WORK_OF, costs)))
+        cols["k_cost"] = np.array(works, dtype=np.int32)
+        cols["k_jitter"] = np.array(list(map(_JITTER_OF, costs)), dtype=np.float64)
+        new = dict(self.works.take_new())
+        templates = []
+        for c, n in zip(costs, works, strict=True):
+            if new and new.pop(n, None) is not None:
+                templates.append((n, dataclasses.replace(c, jitter=1.0)))
+        segments = cols.pop("k_segments_")
+        one = [s[0] if len(s) == 1 else _NO_SEGMENT for s in segments]  # an op alone: one (t0, t1, amount, sharers)
+        rare["segments"] = {i: s for i, s in enumerate(segments) if len(s) != 1}
+        cols["k_segment"] = np.array(list(chain.from_iterable(one)), dtype=np.float64)
         side = {"names": [v for _, v in self.names.take_new()], "args": self.arg_sets.take_new(),
                 "costs": templates, **rare,
                 "memcpys": [(m.start_ns, m.end_ns, m.name, m.cid, m.args) for m in d.memcpys],
@@ -204,29 +191,33 @@ class RecordUnpacker:
         bounds = np.cumsum([0, *cols["k_count"].tolist()])
         d = Drained(calls=calls, submissions=subs, waits=[tuple(w) for w in meta["waits"]],
                     memcpys=[ApiCall(s, e, n, c, a) for s, e, n, c, a in side["memcpys"]],
-                    ranges=[ApiCall(s, e, n, -1) for s, e, n in side["ranges"]],
+                    ranges=[ApiCall(s, e, n, -1, {}) for s, e, n in side["ranges"]],
                     commands=[cmds[a:z] for a, z in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)],
                     horizon_ns=list(meta["horizon_ns"]), host_now_ns=int(meta["host_now_ns"]))
         return d, cols["c_site"]
 
     def _commands(self, cols: dict[str, np.ndarray], side: dict[str, Any]) -> list[Command]:
         names, sets, costs = self.names, self.arg_sets, self.costs
-        jobs, graphs, segments = side["jobs"], side["graphs"], side["segments"]
+        segments = side["segments"]
         one = cols["k_segment"].reshape(-1, 4).tolist()
-        out = []
+        ops = []
         rows = zip(*(cols[k].tolist() for k in (
-            "k_cid", "k_kind", "k_stream", "k_submit", "k_visible", "k_name", "k_cost", "k_jitter", "k_direction",
-            "k_fixed", "k_args", "k_start", "k_end", "k_engine", "k_cause", "k_data_start", "k_data_end")), strict=True)
-        for i, (cid, kind, stream, submit, visible, name, cost, jitter, direction, fixed, args, start, end, engine,
-                cause, data_start, data_end) in enumerate(rows):
-            c = costs[cost] if cost >= 0 else None
-            if c is not None and jitter != 1.0:
+            "k_cid", "k_stream", "k_name", "k_cost", "k_jitter", "k_args", "k_start", "k_end", "k_cause")), strict=True)
+        for i, (cid, stream, name, cost, jitter, args, start, end, cause) in enumerate(rows):
+            c = costs[cost]
+            if jitter != 1.0:
                 c = dataclasses.replace(c, jitter=jitter)
             seg = segments.get(i)
             if seg is None:
-                seg = [] if one[i][0] != one[i][0] else [(one[i][0], one[i][1], one[i][2], int(one[i][3]))]  # NaN: none
-            out.append(Command(cid, KINDS[kind], stream, submit, visible, names[name], cost=c, job=jobs.get(i),
-                               direction=DIRECTIONS[direction], fixed_ns=fixed, graph=graphs.get(i), args=sets[args],
-                               start_ns=start, end_ns=end, engine=engine, cause=CAUSES[cause],
-                               data_start_ns=data_start, data_end_ns=data_end, segments=seg, done=True))
-        return out
+                t0, t1, amount, sharers = one[i]
+                seg = [(t0, t1, amount, int(sharers))]
+            ops.append(Command(cid, "op", stream, math.nan, math.nan, names[name], cost=c, args=sets[args],
+                               start_ns=start, end_ns=end, cause=CAUSES[cause], segments=seg, done=True))
+        others = side["others"]
+        if not others:
+            return ops
+        out: list[Command | None] = [None] * (len(ops) + len(others))
+        for i, c in others:
+            out[i] = c
+        it = iter(ops)
+        return [c if c is not None else next(it) for c in out]

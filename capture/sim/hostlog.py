@@ -11,22 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass
-class ApiCall:
-    """One runtime API call on the host thread."""
+class ApiCall(NamedTuple):
+    """One runtime API call on the host thread (a tuple: cheap to make, and a recorder reads
+    many of them column by column with one ``zip``)."""
 
     start_ns: int
     end_ns: int
     name: str
     cid: int
-    args: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, Any]
 
 
-@dataclass
-class Submission:
+class Submission(NamedTuple):
     """One driver ring write and doorbell for a command of ``cid``."""
 
     device: int
@@ -68,7 +67,7 @@ class HostLog:
 
     def annotate(self, start_ns: int, end_ns: int, name: str) -> None:
         """Record a phase the script marked with ``sim.annotate(name)``."""
-        self.ranges.append(ApiCall(start_ns, end_ns, name, -1))
+        self.ranges.append(ApiCall(start_ns, end_ns, name, -1, {}))
 
     def wait(self, start_ns: int, end_ns: int) -> None:
         """Record that the host thread was blocked on a device in [start, end)."""

@@ -158,6 +158,7 @@ class Device:
         self.hbm_used = 0
         self._next_address = 1 << 20
         self._costs: dict[tuple, tuple[OpWork, CostTerms, dict[str, Any]]] = {}  # per (op, shapes)
+        self._api_names: dict[str, str] = {}  # op name → its launch call's name (one string per name)
         self.capturing: Graph | None = None  # the graph that launches go into, inside ``with dev.graph()``
 
     def __repr__(self) -> str:
@@ -221,8 +222,13 @@ class Device:
         cost_ = cost(self.spec, work, self.sim.rng, terms)
         if described:
             args = {**args, **described}
-        self.submit("op", stream or self.default_stream, name or op, self.spec.host.launch_api_ns, cost=cost_,
-                    args=args, api_name=f"launch {name or op}")
+        name = name or op
+        api_name = self._api_names.get(name)
+        if api_name is None:
+            api_name = self._api_names.setdefault(name, f"launch {name}") if len(self._api_names) < 100_000 else (
+                f"launch {name}")
+        self.submit("op", stream or self.default_stream, name, self.spec.host.launch_api_ns, cost=cost_, args=args,
+                    api_name=api_name)
 
     def graph(self, name: str = "graph") -> AbstractContextManager[Graph]:
         """Capture the launches made inside a ``with`` block into a :class:`~.graph.Graph`
