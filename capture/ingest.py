@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from accelview.model import Trace
 from accelview.model import schema as S
-from accelview.model.capture_writer import CaptureWriter
+from accelview.model.capture_writer import CaptureSummary, CaptureWriter
 
 from . import wire
 
@@ -84,7 +83,7 @@ class Ingest:
         """Records the child's rings dropped, per device."""
         return dict(self.stats.get("dropped", {}))
 
-    def close(self, complete: bool, reason: str, extra: Mapping[str, Any] | None = None) -> Trace:
+    def close(self, complete: bool, reason: str, extra: Mapping[str, Any] | None = None) -> CaptureSummary:
         """Write the clocks and the capture statistics, then finalize the file."""
         b = self.writer.builder
         for name, reference, offset, drift, error in self.clocks:

@@ -2,15 +2,17 @@
 
 The streaming writer appends each batch to a staging area of the file and flushes it, so its
 memory stays bounded and a writer that dies leaves a file the reader can still recover. On
-``close`` it sorts everything into the final layout (in a new file that replaces the old one
-atomically, so a crash during that step also keeps the staged data).
+``close`` it sorts everything into the final layout in bounded memory (``capture_finalize``),
+in a new file that replaces the old one atomically, so a crash during that step also keeps
+the staged data.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ import numpy as np
 
 from . import schema as S
 from .builder import NO_DEPTH, TraceBuilder
+from .capture_finalize import FinalizeLimits, finalize_staged
 from .capture_format import (
     CHUNK_ROWS,
     DELTA_COLUMNS,
@@ -59,10 +62,18 @@ def write_capture(trace: Trace, path: str | Path, overwrite: bool = False) -> No
     capture under the final name. Refuses to replace an existing file unless ``overwrite``."""
     path = Path(path)
     _refuse_existing(path, overwrite)
+    _write_replacing(path, lambda f: _write_final(f, trace))
+
+
+def _write_replacing(path: Path, write: Callable[[H5File], object],
+                     before_replace: Callable[[], None] = lambda: None) -> None:
+    """Run ``write`` on a new file beside ``path``, then rename it over ``path``; on any failure
+    the new file is removed and ``path`` is left as it was."""
     tmp = path.with_name(f".{path.name}.partial")
     try:
         with H5File(tmp, "w") as f:
-            _write_final(f, trace)
+            write(f)
+        before_replace()
         os.replace(tmp, path)
     except OSError as e:
         tmp.unlink(missing_ok=True)
@@ -107,6 +118,17 @@ def _write_indexes(f: H5File, trace: Trace) -> None:
         f.create(f"counters/runs/{col}", arr, CHUNK_ROWS)
 
 
+@dataclass(frozen=True)
+class CaptureSummary:
+    """What ``CaptureWriter.close`` wrote: the file, its rows per table and how it ended."""
+
+    path: Path
+    rows: dict[str, int]
+    complete: bool
+    incomplete_reason: str
+    metadata: dict[str, Any]
+
+
 class CaptureWriter:
     """Stream a capture into ``path`` batch by batch with bounded memory.
 
@@ -114,12 +136,14 @@ class CaptureWriter:
     ``add_clock`` for the small tables; append the large ones with ``append(table, columns)``
     (raw columns of ``accelview.model.schema``; string columns as ids). Slice ids are the order of
     appending, as with TraceBuilder. ``flush()`` makes everything so far durable; ``close()``
-    finalizes. A file whose writer never closed is still readable (marked incomplete).
+    finalizes, in memory bounded by ``limits`` however large the capture. A file whose writer
+    never closed is still readable (marked incomplete).
     """
 
     def __init__(self, path: str | Path, overwrite: bool = False, metadata: Mapping[str, Any] | None = None,
-                 flush_rows: int = 1 << 18) -> None:
+                 flush_rows: int = 1 << 18, limits: FinalizeLimits | None = None) -> None:
         self.path = Path(path)
+        self.limits = limits or FinalizeLimits()
         _refuse_existing(self.path, overwrite)
         self.builder = TraceBuilder()  # holds the small tables and the string table
         self.builder.metadata.update(metadata or {})
@@ -183,17 +207,26 @@ class CaptureWriter:
         f.set_attrs("/", metadata=dict(self.builder.metadata))
         f.flush()
 
-    def close(self, complete: bool = True, reason: str = "") -> Trace:
-        """Finalize: sort the staged data into the final layout; returns the built Trace."""
+    def close(self, complete: bool = True, reason: str = "") -> CaptureSummary:
+        """Finalize: sort the staged data into the final layout; returns what was written.
+
+        The staged file is closed first and only read from then on, so if this process dies
+        while finalizing, the file is left as a closed, recoverable, unfinalized capture."""
         if self._f is None:
             raise RuntimeError("capture writer already closed")
         self.flush()
-        trace = build_from_staging(self._f, self.builder.metadata)
-        trace.complete, trace.incomplete_reason = complete, reason
         self._f.close()
         self._f = None
-        write_capture(trace, self.path, overwrite=True)
-        return trace
+        metadata = dict(self.builder.metadata)
+        rows: dict[str, int] = {}
+        with H5File(self.path, "r", chunk_cache_bytes=0) as staged:  # whole chunks are read once
+
+            def finalize(out: H5File) -> None:
+                out.set_attrs("/", **_root_attrs(metadata, complete, reason, True))
+                rows.update(finalize_staged(staged, out, self.limits))
+
+            _write_replacing(self.path, finalize, before_replace=staged.close)
+        return CaptureSummary(self.path, rows, complete, reason, metadata)
 
     def abandon(self) -> None:
         """Close the file without finalizing (what a crash leaves behind, for tests)."""
