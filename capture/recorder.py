@@ -97,7 +97,9 @@ class Recorder:
         try:
             self._next_flush = self.calls + self.config.flush_events
             d = drain(self.sim, final)
-            sites, self.sites = self.sites[:len(d.calls)], self.sites[len(d.calls):]
+            n = len(d.calls)
+            sites, self.sites = self.sites[:n], self.sites[n:]
+            sites += [-1] * (n - len(sites))  # a call the script was stopped in before its hook ran
             collecting = gc.isenabled()
             gc.disable()  # packing makes many short-lived objects: no collections of the script's heap for them
             try:
