@@ -80,22 +80,20 @@ class DeviceRows:
         ops_i = [i for i, c in enumerate(cmds) if c.kind == "op" and c.cost is not None]
         if ops_i:  # the bulk of a capture: in columns
             ops = [cmds[i] for i in ops_i]
+            costs = [c.cost for c in ops if c.cost is not None]
+            counters = counter_columns(costs, np.array([c.end_ns - c.start_ns for c in ops]))
             sets = batch.add_sets([{**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
-                                    "dtype": c.cost.work.dtype} for c in ops if c.cost is not None])
-            first = batch.add_slice_rows([self.unit_track(c.cost.unit) for c in ops if c.cost is not None],
+                                    "dtype": c.cost.work.dtype} for c in ops if c.cost is not None], counters)
+            first = batch.add_slice_rows([self.unit_track(c.unit) for c in costs],
                                          [starts[i] for i in ops_i], [ends[i] - starts[i] for i in ops_i],
                                          [c.name for c in ops], "op", [c.cid for c in ops], sets.tolist())
             if truth_on:
                 intern = batch.intern
-                batch.truth_ops.extend((first + j, intern(c.cost.limiter)) for j, c in enumerate(ops) if c.cost)
+                batch.truth_ops.extend((first + j, intern(c.limiter)) for j, c in enumerate(costs))
             for j, c in enumerate(ops):
                 sub = sub_of(self.index, c.cid, -1)
                 if sub >= 0:
                     flow(sub, local_to_global + first + j, "execute")
-            counters = counter_columns([c.cost for c in ops if c.cost is not None],
-                                       np.array([c.end_ns - c.start_ns for c in ops]))
-            for key, values in counters.items():
-                batch.add_arg_column(sets, key, values)
         replays = [c for c in cmds if c.kind == "graph" and c.graph is not None]
         for c, local in zip(replays, add_graph_slices(batch, replays, self.unit_track, self.clock.to_ref, truth_on),
                             strict=True):

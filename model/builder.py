@@ -246,7 +246,8 @@ class TraceBuilder:
         for name, key in (("counters", "ts_ns"), ("instants", "ts_ns")):
             if not _in_order(t[name].track, t[name][key]):  # producers mostly add them in order already
                 t[name] = t[name].take(np.lexsort((t[name][key], t[name].track)))
-        t["args"] = t["args"].take(np.argsort(t["args"].set, kind="stable"))
+        if np.any(np.diff(t["args"].set) < 0):
+            t["args"] = t["args"].take(np.argsort(t["args"].set, kind="stable"))
         t["truth_idle"] = t["truth_idle"].take(np.lexsort((t["truth_idle"].start_ns, t["truth_idle"].track)))
         truth_names = {s.name for s in S.TRUTH_TABLES}
         return Trace(

@@ -86,9 +86,11 @@ class TraceBatch:
                 out.append((k, _STR, 0, 0.0, intern(str(value))))
         return out
 
-    def add_sets(self, arg_dicts: Sequence[Mapping[str, Any]]) -> np.ndarray:
-        """One new argument set per mapping, not shared (so :meth:`add_arg_column` can add to each);
-        returns their ids. Identical mappings are converted once: for many ops of few kinds."""
+    def add_sets(self, arg_dicts: Sequence[Mapping[str, Any]],
+                 columns: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+        """One new argument set per mapping, not shared, with ``columns`` as in
+        :meth:`add_template_sets`; returns their ids. Identical mappings are converted once:
+        for many ops of few kinds."""
         index: dict[tuple, int] = {}
         templates: list[Mapping[str, Any]] = []
         which = np.empty(len(arg_dicts), dtype=np.int64)
@@ -99,28 +101,46 @@ class TraceBatch:
                 t = index[key] = len(templates)
                 templates.append(a)
             which[i] = t
-        return self.add_template_sets(templates, which)
+        return self.add_template_sets(templates, which, columns)
 
-    def add_template_sets(self, templates: Sequence[Mapping[str, Any]], which: np.ndarray) -> np.ndarray:
-        """One new, unshared argument set per entry of ``which``, holding ``templates[which[i]]``;
-        returns their ids. Rows are made once per template and repeated in columns."""
+    def add_template_sets(self, templates: Sequence[Mapping[str, Any]], which: np.ndarray,
+                          columns: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+        """One new, unshared argument set per entry of ``which``, holding ``templates[which[i]]``
+        and, per key of ``columns``, that column's i-th value (an int or float array); returns
+        their ids. Rows are made once per template, repeated in columns, and laid out set by
+        set, so the sets need no sorting later."""
         n = len(which)
         first = self._sets
         self._sets += n
+        ids = first + np.arange(n)
         rows_of = [self._rows(a) for a in templates]
-        flat = [r for rows in rows_of for r in rows]
-        if not flat:
-            return first + np.arange(n)
         counts = np.array([len(r) for r in rows_of], dtype=np.int64)
-        starts = np.cumsum(counts) - counts
-        lengths = counts[which]
-        pos = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(starts[which],
-                                                                                                       lengths)
-        cols = list(zip(*flat, strict=True))
-        self.arg_columns.append({
-            "set": np.repeat(first + np.arange(n), lengths).astype(np.int32),
-            **{name: np.asarray(col)[pos] for name, col in zip(_ARG_COLUMNS[1:], cols, strict=True)}})
-        return first + np.arange(n)
+        extra = list((columns or {}).items())
+        lengths = counts[which] + len(extra) if n else np.zeros(0, np.int64)
+        total = int(lengths.sum())
+        if not total:
+            return ids
+        block = np.cumsum(lengths) - lengths  # where each set's rows begin
+        out = {"set": np.repeat(ids, lengths).astype(np.int32), "key": np.empty(total, np.int32),
+               "kind": np.empty(total, np.uint8), "int": np.zeros(total, np.int64),
+               "real": np.zeros(total, np.float64), "str": np.zeros(total, np.int32)}
+        flat = [r for rows in rows_of for r in rows]
+        if flat:
+            starts = np.cumsum(counts) - counts
+            per = counts[which]
+            inner = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
+            dst = np.repeat(block, per) + inner
+            src = np.repeat(starts[which], per) + inner
+            for name, col in zip(_ARG_COLUMNS[1:], zip(*flat, strict=True), strict=True):
+                out[name][dst] = np.asarray(col)[src]
+        for j, (key, values) in enumerate(extra):
+            dst = block + counts[which] + j
+            real = np.issubdtype(np.asarray(values).dtype, np.floating)
+            out["key"][dst] = self.intern(key)
+            out["kind"][dst] = _REAL if real else _INT
+            out["real" if real else "int"][dst] = values
+        self.arg_columns.append(out)
+        return ids
 
     @property
     def slice_count(self) -> int:

@@ -60,13 +60,11 @@ def add_graph_slices(batch: TraceBatch, cmds: Sequence[Command], unit_track: Cal
             ids.append(t)
         which.append(np.asarray(ids, dtype=np.int64)[r.which])
     which_all = np.concatenate(which)
-    sets = batch.add_template_sets(templates, which_all)
+    costs = CostColumns.concat([r.costs for r in runs])
+    sets = batch.add_template_sets(templates, which_all, counter_columns(costs))
     cmd_ids = np.concatenate([np.full(len(r), c.cid, dtype=np.int64) for c, r in zip(cmds, runs, strict=True)])
     first = batch.add_slice_columns(tracks[np.concatenate([r.units for r in runs])], s, e - s,
                                     np.concatenate([names[id(r.names)] for r in runs]), "op", cmd_ids, sets)
-    costs = CostColumns.concat([r.costs for r in runs])
-    for key, values in counter_columns(costs).items():
-        batch.add_arg_column(sets, key, values)
     local = first + np.arange(len(which_all))
     if truth:
         batch.add_truth_op_columns(local, np.array([intern(x) for x in limiters], dtype=np.int64)[which_all])

@@ -132,8 +132,7 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
     ends = to_ref(np.array([c.end_ns for c in cmds]))
     dstarts = to_ref(np.array([c.data_start_ns if not math.isnan(c.data_start_ns) else 0.0 for c in cmds]))
     dends = to_ref(np.array([c.data_end_ns if not math.isnan(c.data_end_ns) else 0.0 for c in cmds]))
-    op_ids: list[tuple[Command, int]] = []
-    op_sets: list[int] = []
+    ops: list[tuple[int, Command, int | None]] = []
     busy: list[Command] = []  # ops and graph replays, for idle truth
     replays: list[tuple[Command, int | None]] = []
     for i, c in enumerate(cmds):
@@ -144,15 +143,10 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
             busy.append(c)
             continue
         if c.kind == "op" and c.cost is not None:
-            args = {**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
-                    "dtype": c.cost.work.dtype}
-            op_sets.append(batch.add_args(args, shared=False))  # the counters join it below
-            sid = batch.add_slice(units[c.cost.unit], s, e - s, c.name, "op", correlation=c.cid,
-                                  args=op_sets[-1])
-            batch.add_truth_op(sid, c.cost.limiter)
-            op_ids.append((c, sid))
+            ops.append((i, c, sub))
             busy.append(c)
-        elif c.kind == "copy":
+            continue
+        if c.kind == "copy":
             job = c.job
             args = dict(c.args, direction=c.direction, engine=c.engine)
             if job is not None:
@@ -169,23 +163,49 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
             continue
         if sub is not None:
             batch.add_flow(sub, sid, "execute")
+    _add_ops(batch, ops, units, starts, ends)
     nodes = add_graph_slices(batch, [c for c, _ in replays], units.__getitem__, to_ref, True)
     for (_, sub), local in zip(replays, nodes, strict=True):
         if sub is not None:
             batch.add_flow_columns(sub, local, "execute")
-    if op_ids:
-        ops = [c for c, _ in op_ids]
-        counters = counter_columns([c.cost for c in ops if c.cost is not None],
-                                   np.array([c.end_ns - c.start_ns for c in ops]))
-        sets = np.array(op_sets)
-        for key, values in counters.items():
-            batch.add_arg_column(sets, key, values)
     _idle_truth(b, sim, top, busy, to_ref)
     ts = to_ref(edges[:-1])
     for series in device_counters(dev.spec, cmds, edges):
         track = b.add_counter_track(f"device {d} {series.name}", series.unit, series.block,
                                     series.description, parent=top, device=d, clock=clock)
         b.add_counters(track, ts, series.values)
+
+
+def _add_ops(batch: TraceBatch, ops: list[tuple[int, Command, int | None]], units: dict[str, int],
+             starts: np.ndarray, ends: np.ndarray) -> None:
+    """Op slices (``ops``: index into the converted times, command, submission) with their
+    arguments and per-op counters in one set of columns, truth and flows."""
+    if not ops:
+        return
+    cmds = [c for _, c, _ in ops]
+    costs = [c.cost for c in cmds if c.cost is not None]
+    index = np.array([i for i, _, _ in ops])
+    s, e = starts[index].astype(np.int64), ends[index].astype(np.int64)
+    args = [{**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
+             "dtype": c.cost.work.dtype} for c in cmds if c.cost is not None]
+    keys: dict[tuple, int] = {}
+    templates: list[dict[str, Any]] = []
+    which = np.empty(len(args), dtype=np.int64)
+    for j, a in enumerate(args):
+        which[j] = t = keys.setdefault(tuple(a.items()), len(keys))
+        if t == len(templates):
+            templates.append(a)
+    sets = batch.add_template_sets(templates, which, counter_columns(costs, np.array([c.end_ns - c.start_ns
+                                                                                       for c in cmds])))
+    intern = batch.intern
+    first = batch.add_slice_columns(np.array([units[c.unit] for c in costs], dtype=np.int32), s, e - s,
+                                    np.array([intern(c.name) for c in cmds], dtype=np.int32), "op",
+                                    np.array([c.cid for c in cmds], dtype=np.int64), sets)
+    local = first + np.arange(len(cmds))
+    batch.add_truth_op_columns(local, np.array([intern(c.limiter) for c in costs], dtype=np.int64))
+    subs = np.array([-1 if sub is None else sub for _, _, sub in ops], dtype=np.int64)
+    linked = subs >= 0
+    batch.add_flow_columns(subs[linked], local[linked], "execute")
 
 
 def _idle_truth(b: TraceBuilder, sim: Simulator, track: int, ops: list[Command], to_ref: Any) -> None:
