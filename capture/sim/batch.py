@@ -47,15 +47,14 @@ class TraceBatch:
         """Argument sets made so far (their ids are 0 .. arg_sets - 1)."""
         return self._sets
 
-    def add_args(self, args: Mapping[str, Any] | None, shared: bool = True) -> int:
-        """An argument set; returns its id (-1 for none). Identical ``shared`` sets are stored once;
-        pass ``shared=False`` for a set that :meth:`add_arg_column` will add to."""
-        if not args and shared:
+    def add_args(self, args: Mapping[str, Any] | None) -> int:
+        """An argument set; returns its id (-1 for none). Identical sets are stored once."""
+        if not args:
             return -1
         try:
-            key_ = tuple(args.items()) if shared and args else None
-            known = self._known.get(key_) if key_ is not None else None
-        except TypeError:
+            key_: tuple | None = tuple(args.items())
+            known = self._known.get(key_)
+        except TypeError:  # unhashable values: a set of its own
             key_, known = None, None
         if known is not None:
             return known
@@ -63,15 +62,7 @@ class TraceBatch:
         if key_ is not None:
             self._known[key_] = set_id
         self._sets += 1
-        rows, intern = self.arg_rows, self.intern
-        for key, value in (args or {}).items():
-            k = intern(key)
-            if isinstance(value, bool | int | np.integer):
-                rows.append((set_id, k, _INT, int(value), 0.0, 0))
-            elif isinstance(value, float | np.floating):
-                rows.append((set_id, k, _REAL, 0, float(value), 0))
-            else:
-                rows.append((set_id, k, _STR, 0, 0.0, intern(str(value))))
+        self.arg_rows.extend((set_id, *row) for row in self._rows(args))
         return set_id
 
     def _rows(self, args: Mapping[str, Any]) -> list[tuple[int, int, int, float, int]]:
@@ -107,39 +98,52 @@ class TraceBatch:
                           columns: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         """One new, unshared argument set per entry of ``which``, holding ``templates[which[i]]``
         and, per key of ``columns``, that column's i-th value (an int or float array); returns
-        their ids. Rows are made once per template, repeated in columns, and laid out set by
-        set, so the sets need no sorting later."""
+        each entry's set id. Sets are laid out row by row as 2-D grids, one per number of
+        template rows (ids are given grid by grid), so the rows come out in set order and
+        nothing needs sorting later."""
         n = len(which)
         first = self._sets
         self._sets += n
-        ids = first + np.arange(n)
+        which = np.asarray(which, dtype=np.int64)
         rows_of = [self._rows(a) for a in templates]
-        counts = np.array([len(r) for r in rows_of], dtype=np.int64)
-        extra = list((columns or {}).items())
-        lengths = counts[which] + len(extra) if n else np.zeros(0, np.int64)
-        total = int(lengths.sum())
-        if not total:
+        widths = np.array([len(r) for r in rows_of], dtype=np.int64)
+        extra = [(self.intern(k), np.asarray(v)) for k, v in (columns or {}).items()]
+        m = len(extra)
+        node_width = widths[which] if n else np.zeros(0, np.int64)
+        order = np.argsort(node_width, kind="stable")
+        ids = np.empty(n, dtype=np.int64)
+        ids[order] = first + np.arange(n)
+        if not n or not (widths.any() or m):
             return ids
-        block = np.cumsum(lengths) - lengths  # where each set's rows begin
-        out = {"set": np.repeat(ids, lengths).astype(np.int32), "key": np.empty(total, np.int32),
-               "kind": np.empty(total, np.uint8), "int": np.zeros(total, np.int64),
-               "real": np.zeros(total, np.float64), "str": np.zeros(total, np.int32)}
-        flat = [r for rows in rows_of for r in rows]
-        if flat:
-            starts = np.cumsum(counts) - counts
-            per = counts[which]
-            inner = np.arange(per.sum()) - np.repeat(np.cumsum(per) - per, per)
-            dst = np.repeat(block, per) + inner
-            src = np.repeat(starts[which], per) + inner
-            for name, col in zip(_ARG_COLUMNS[1:], zip(*flat, strict=True), strict=True):
-                out[name][dst] = np.asarray(col)[src]
-        for j, (key, values) in enumerate(extra):
-            dst = block + counts[which] + j
-            real = np.issubdtype(np.asarray(values).dtype, np.floating)
-            out["key"][dst] = self.intern(key)
-            out["kind"][dst] = _REAL if real else _INT
-            out["real" if real else "int"][dst] = values
-        self.arg_columns.append(out)
+        col_key = np.array([k for k, _ in extra], dtype=np.int32)
+        real = np.array([np.issubdtype(v.dtype, np.floating) for _, v in extra], dtype=bool)
+        col_kind = np.where(real, _REAL, _INT).astype(np.uint8)
+        col_values = np.stack([v.astype(np.float64) for _, v in extra], axis=1) if m else np.zeros((n, 0))
+        blocks, done = [], 0
+        for width in np.unique(node_width).tolist():
+            nodes = order[done:done + int((node_width == width).sum())]
+            start = first + done
+            done += len(nodes)
+            if not width and not m:
+                continue
+            members = np.flatnonzero(widths == width)
+            local = np.full(len(templates), -1, dtype=np.int64)
+            local[members] = np.arange(len(members))
+            pick = local[which[nodes]]
+            c = len(nodes)
+            vals = col_values[nodes]
+            block = {"set": np.repeat(np.arange(start, start + c), width + m).astype(np.int32)}
+            for j, (name, dtype, cols) in enumerate((
+                    ("key", np.int32, np.broadcast_to(col_key, (c, m))),
+                    ("kind", np.uint8, np.broadcast_to(col_kind, (c, m))),
+                    ("int", np.int64, np.where(real, 0, vals)),
+                    ("real", np.float64, np.where(real, vals, 0.0)),
+                    ("str", np.int32, np.zeros((c, m))))):
+                table = np.array([[r[j] for r in rows_of[t]] for t in members], dtype=dtype).reshape(-1, width)
+                block[name] = np.concatenate((table[pick], cols.astype(dtype)), axis=1).ravel()
+            blocks.append(block)
+        if blocks:
+            self.arg_columns.append({k: np.concatenate([b[k] for b in blocks]) for k in _ARG_COLUMNS})
         return ids
 
     @property
@@ -197,19 +201,6 @@ class TraceBatch:
         s["correlation"].extend(correlation)
         s["args"].extend([args] * n if isinstance(args, int) else args)
         return first
-
-    def add_arg_column(self, sets: np.ndarray, key: str, values: np.ndarray) -> None:
-        """Add ``key`` with one value per set in ``sets`` (an int or float array)."""
-        n = len(sets)
-        real = np.issubdtype(np.asarray(values).dtype, np.floating)
-        zeros = np.zeros(n)
-        self.arg_columns.append({
-            "set": np.asarray(sets, dtype=np.int32), "key": np.full(n, self.intern(key), dtype=np.int32),
-            "kind": np.full(n, _REAL if real else _INT, dtype=np.uint8),
-            "int": zeros.astype(np.int64) if real else np.asarray(values, dtype=np.int64),
-            "real": np.asarray(values, dtype=np.float64) if real else zeros,
-            "str": np.zeros(n, dtype=np.int32),
-        })
 
     def add_slice(self, track: int, start_ns: int, dur_ns: int, name: str, category: str = "",
                   correlation: int = -1, args: Mapping[str, Any] | int | None = None) -> int:

@@ -28,6 +28,14 @@ def cumulative(starts: np.ndarray, ends: np.ndarray, amounts: np.ndarray, at: np
         idx = np.searchsorted(t, at, side="right")
         out += np.where(idx > 0, a[np.maximum(idx - 1, 0)], 0.0)
     span = ~point
+    if span.all() and _disjoint(starts, ends):  # one unit's busy time, serial ops: no sort of 2n changes needed
+        order = None if np.all(starts[1:] >= starts[:-1]) else np.argsort(starts, kind="stable")
+        s, e, a = (starts, ends, amounts) if order is None else (starts[order], ends[order], amounts[order])
+        done = np.concatenate(([0.0], np.cumsum(a)))
+        i = np.searchsorted(s, at, side="right") - 1
+        j = np.maximum(i, 0)
+        part = np.clip((at - s[j]) / (e[j] - s[j]), 0.0, 1.0) * a[j]
+        return out + np.where(i >= 0, done[j] + part, 0.0)
     if span.any():
         s, e, a = starts[span], ends[span], amounts[span]
         rate = a / (e - s)
@@ -43,6 +51,16 @@ def cumulative(starts: np.ndarray, ends: np.ndarray, amounts: np.ndarray, at: np
         i = np.maximum(idx, 0)
         out += np.where(valid, total[i] + level[i] * (at - times[i]), 0.0)
     return out
+
+
+def _disjoint(starts: np.ndarray, ends: np.ndarray) -> bool:
+    """Whether the intervals, taken in start order, never overlap."""
+    if len(starts) < 2:
+        return True
+    if np.all(starts[1:] >= starts[:-1]):
+        return bool(np.all(ends[:-1] <= starts[1:]))
+    order = np.argsort(starts, kind="stable")
+    return bool(np.all(ends[order][:-1] <= starts[order][1:]))
 
 
 def window_sums(starts: np.ndarray, ends: np.ndarray, amounts: np.ndarray, edges: np.ndarray) -> np.ndarray:
