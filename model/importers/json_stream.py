@@ -28,11 +28,15 @@ import msgspec
 from ..errors import CaptureError
 
 BLOCK = 4 << 20  # bytes read (uncompressed) per step
+COMPRESSED_CHUNK = 1 << 18  # gzip bytes fed to zlib per call
+GZIP_MAGIC = b"\x1f\x8b"
+GZIP_WBITS = 16 + zlib.MAX_WBITS
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _WS = b" \t\r\n"
 MAX_SPLIT_TRIES = 4  # decode attempts at candidate ends before scanning
 _TOKENS = re.compile(rb'\\.|["{}\[\]]')  # an escape pair, a quote, a bracket
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
+_SEPARATOR = re.compile(rb"[ \t\r\n]*(?:,[ \t\r\n]*)?")  # what may lie between two events
 
 
 def open_maybe_gzip(path: Path) -> tuple[BinaryIO, BinaryIO]:
@@ -40,11 +44,47 @@ def open_maybe_gzip(path: Path) -> tuple[BinaryIO, BinaryIO]:
 
     Returns (stream to read, underlying raw file) so that progress can use the raw offset."""
     raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
-    if raw.read(2) == b"\x1f\x8b":
+    if raw.read(2) == GZIP_MAGIC:
         raw.seek(0)
         return gzip.GzipFile(fileobj=raw, mode="rb"), raw
     raw.seek(0)
     return raw, raw
+
+
+def read_blocks(raw: BinaryIO, block: int) -> Iterator[bytes]:
+    """The decompressed content of ``raw`` (gzip, possibly several members, or plain) in blocks
+    of exactly ``block`` bytes but the last (batches, and so the result, never depend on how
+    zlib happened to cut its output). Each zlib call is long and releases the GIL. Raises
+    ``EOFError`` for a gzip stream that ends early, ``zlib.error`` for a damaged one."""
+    data = raw.read(2)
+    if data != GZIP_MAGIC:
+        data += raw.read(block - len(data))
+        while data:
+            yield data
+            data = raw.read(block)
+        return
+    z, fed, pieces, have = zlib.decompressobj(GZIP_WBITS), False, [], 0
+    while True:
+        if not data:
+            data = raw.read(max(block, COMPRESSED_CHUNK))
+            if not data:
+                if fed:
+                    raise EOFError("compressed file ended before the end-of-stream marker was reached")
+                if pieces:
+                    yield b"".join(pieces)
+                return
+        out = z.decompress(data, block - have)
+        fed = True
+        data = z.unconsumed_tail
+        if z.eof:  # a member ends; another may follow (zero padding is skipped, as gzip does)
+            data = (z.unused_data + data).lstrip(b"\0")
+            z, fed = zlib.decompressobj(GZIP_WBITS), False
+        if out:
+            pieces.append(out)
+            have += len(out)
+            if have == block:
+                yield pieces[0] if len(pieces) == 1 else b"".join(pieces)
+                pieces, have = [], 0
 
 
 class EventStream:
@@ -69,7 +109,7 @@ class EventStream:
         """Blocks of the decompressed file, read ahead by a thread: zlib releases the GIL, so
         gunzip overlaps the decoding of the previous block."""
         try:
-            stream, raw = open_maybe_gzip(self.path)
+            raw = open(self.path, "rb")  # noqa: SIM115 - closed by the reading thread
         except OSError as e:
             raise self._error(f"cannot open: {e.strerror or e}") from None
         total = max(self.path.stat().st_size, 1)
@@ -77,10 +117,12 @@ class EventStream:
         stop = threading.Event()
 
         def read() -> None:
-            with raw, stream:
+            with raw:
+                it = read_blocks(raw, self.block)
                 while not stop.is_set():
                     try:
-                        item: Any = (stream.read(self.block), raw.tell())
+                        chunk = next(it, b"")
+                        item: Any = (chunk, raw.tell())
                     except EOFError:
                         item = self._error("truncated: the gzip stream ends early")
                     except (OSError, zlib.error) as e:
@@ -112,10 +154,14 @@ class EventStream:
             stop.set()
             reader.join()
 
-    def batches(self, decode: Callable[[bytes], Any]) -> Iterator[Any]:
-        """Yield ``decode(b"[" + events + b"]")`` for consecutive runs of whole events."""
+    def batches(self, decode: Callable[[bytes], Any], remote: Callable[[bytes], Any] | None = None) -> Iterator[Any]:
+        """Yield ``decode(b"[" + events + b"]")`` for consecutive runs of whole events.
+
+        ``remote(text)``, when given, is offered each batch but the last first, without
+        checking that it is valid JSON (its end is a ``}`` followed by ``,`` and ``{``); what it
+        returns, unless None, is yielded instead (e.g. a promise of another process's decode)."""
         blocks = self._reader()
-        buf = self._find_events_start(blocks)
+        buf, start = self._find_events_start(blocks), 0
         eof = False
         while True:
             if not eof:
@@ -123,37 +169,36 @@ class EventStream:
                 if nxt is None:
                     eof = True
                 else:
-                    buf += nxt
-            buf = buf.lstrip(_WS)
-            if buf.startswith(b","):
-                buf = buf[1:].lstrip(_WS)
-            if buf.startswith(b"]"):
-                self._read_tail(buf[1:], blocks)
+                    buf, start = buf[start:] + nxt, 0
+            start = _SEPARATOR.match(buf, start).end()
+            if buf[start : start + 1] == b"]":
+                self._read_tail(buf[start + 1 :], blocks)
                 return
-            if eof and not buf:
+            if eof and start == len(buf):
                 if self.array_form:  # Chrome's array form may omit the closing bracket
                     return
                 raise self._error("truncated: the traceEvents array is not closed")
-            if len(buf) < self.block and not eof:
+            if len(buf) - start < self.block and not eof:
                 continue
-            result, end, closed = self._split(buf, decode, eof)
+            result, end, closed = self._split(buf, start, decode, None if eof else remote, eof)
             if result is None:
                 if eof:
-                    raise self._error(self._describe_bad(buf))
+                    raise self._error(self._describe_bad(buf[start:]))
                 continue
             if closed:
                 yield result
                 self._read_tail(buf[end:], blocks)
                 return
-            buf = buf[end:]
+            start = end
             yield result
 
-    def _split(self, buf: bytes, decode: Callable[[bytes], Any], eof: bool) -> tuple[Any, int, bool]:
-        """Decode the longest prefix of whole events: (result, bytes used, array closed);
+    def _split(self, buf: bytes, start: int, decode: Callable[[bytes], Any], remote: Callable[[bytes], Any] | None,
+               eof: bool) -> tuple[Any, int, bool]:
+        """Decode the longest run of whole events from ``start``: (result, end, array closed);
         (None, 0, False) when there is none yet."""
         pos, tries = len(buf), 0
         while tries < MAX_SPLIT_TRIES:
-            p = buf.rfind(b"}", 0, pos)
+            p = buf.rfind(b"}", start, pos)
             if p < 0:
                 return None, 0, False
             pos = p
@@ -161,25 +206,29 @@ class EventStream:
             if (not after and not eof) or (after and after[:1] not in (b",", b"]")):
                 continue
             tries += 1
-            result = self._try(buf, p + 1, decode)
+            if remote is not None and after[:1] == b"," and after[1:].lstrip(_WS)[:1] == b"{":
+                promised = remote(_batch(buf, start, p + 1))
+                if promised is not None:
+                    return promised, p + 1, False
+            result = self._try(buf, start, p + 1, decode)
             if result is not None:
                 return result
-        end = scan_split(buf)  # every nearby '}' was inside an event: find one by scanning
-        result = self._try(buf, end, decode) if end > 0 else None
+        end = scan_split(buf[start:])  # every nearby '}' was inside an event: find one by scanning
+        result = self._try(buf, start, start + end, decode) if end > 0 else None
         return result if result is not None else (None, 0, False)
 
     @staticmethod
-    def _try(buf: bytes, end: int, decode: Callable[[bytes], Any]) -> tuple[Any, int, bool] | None:
-        text = b"[" + buf[:end] + b"]"
+    def _try(buf: bytes, start: int, end: int, decode: Callable[[bytes], Any]) -> tuple[Any, int, bool] | None:
+        text = _batch(buf, start, end)
         try:
             return decode(text), end, False
         except msgspec.ValidationError:
             raise
         except msgspec.DecodeError as e:
             m = _TRAILING.search(str(e))
-            if m:  # the events array closed inside this prefix: decode up to its ']'
+            if m:  # the events array closed inside this run: decode up to its ']'
                 n = text.rfind(b"]", 0, int(m.group(1)) - 1) + 1  # msgspec reports 1 + the offset
-                return decode(text[:n]), n - 1, True
+                return decode(text[:n]), start + n - 1, True
         return None
 
     def _describe_bad(self, buf: bytes) -> str:
@@ -235,6 +284,11 @@ class EventStream:
         if not isinstance(obj, dict):
             raise self._error(f"malformed trace {where}")
         return obj
+
+
+def _batch(buf: bytes, start: int, end: int) -> bytes:
+    """``buf[start:end]`` as a JSON array (one copy)."""
+    return b"".join((b"[", memoryview(buf)[start:end], b"]"))
 
 
 def scan_split(buf: bytes) -> int:
