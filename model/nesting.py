@@ -64,11 +64,12 @@ def _nested_depths(s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
 
 
 def _stack_depths(starts: list[int], ends: list[int]) -> np.ndarray:
-    out = np.zeros(len(starts), dtype=np.uint16)
+    depths: list[int] = []  # a list, not an array: item assignment into numpy is slow in a loop
     stack: list[int] = []  # end timestamps of the open slices, innermost last
-    for i, (s, e) in enumerate(zip(starts, ends, strict=True)):
+    pop, push, add = stack.pop, stack.append, depths.append
+    for s, e in zip(starts, ends, strict=True):
         while stack and stack[-1] <= s:
-            stack.pop()
-        out[i] = min(len(stack), 65535)
-        stack.append(e)
-    return out
+            pop()
+        add(len(stack))
+        push(e)
+    return np.minimum(np.asarray(depths, dtype=np.int64), 65535).astype(np.uint16)

@@ -20,7 +20,8 @@ class SliceIndex:
 
     def __init__(self, thread: np.ndarray, start: np.ndarray, dur: np.ndarray, ids: np.ndarray) -> None:
         order = np.lexsort((-dur, start, thread))
-        self.thread, self.start = thread[order], start[order]
+        # int64: numpy would convert an int32 array to search it for a Python int (tens of µs a call)
+        self.thread, self.start = thread[order].astype(np.int64), start[order]
         self.end = self.start + dur[order]
         self.dur = dur[order]
         self.ids = ids[order]
