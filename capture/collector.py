@@ -238,20 +238,31 @@ class RecordSink:
         self.ingest = ingest
         self.collector: Collector | None = None
         self.unpacker = RecordUnpacker()
+        self.error = ""  # the first frame the collector could not convert, and why
+        self.lost_frames = 0
 
     def handle(self, kind: bytes, meta: Mapping[str, Any], cols: dict[str, np.ndarray]) -> None:
-        """Apply one frame."""
+        """Apply one frame. A frame of records that cannot be converted is counted and skipped
+        (``error`` says why): what was captured before and after it is kept."""
+        if kind not in (wire.SESSION, wire.RECORDS):
+            self.ingest(kind, meta, cols)
+            return
+        try:
+            self._records(kind, meta, cols)
+        except Exception as e:  # a bug or a corrupt frame must not cost the rest of the capture
+            self.lost_frames += 1
+            self.error = self.error or f"{type(e).__name__}: {e}"
+
+    def _records(self, kind: bytes, meta: Mapping[str, Any], cols: dict[str, np.ndarray]) -> None:
         if kind == wire.SESSION:
             self.collector = _collector(meta, cols, self.ingest)
-        elif kind == wire.RECORDS:
+        else:
             if self.collector is None:
-                raise ValueError("capture stream: records before the session frame")
+                raise ValueError("records before the session frame")
             d, sites = self.unpacker.unpack(dict(meta), cols)
             self.collector.sites.update({int(i): (site, func) for i, site, func in meta.get("sites", ())})
             self.collector.calls = int(meta.get("calls", self.collector.calls))
             self.collector.feed(d, bool(meta.get("final")), sites, meta.get("host_metrics"))
-        else:
-            self.ingest(kind, meta, cols)
 
 
 def _collector(session: Mapping[str, Any], cols: dict[str, np.ndarray], send: Send) -> Collector:

@@ -200,6 +200,9 @@ class CaptureService:
         rc = proc.wait()
         exit_code = rc if rc >= 0 else 128 - rc
         complete, reason = self._outcome(rc, stop_reason, ingest, reader.pending)
+        if sink.error:
+            lost = f"the service could not convert {sink.lost_frames} frame(s) of records ({sink.error})"
+            complete, reason = False, f"{reason}; {lost}" if reason else lost
         self._report(time.monotonic() - t0, ingest, reader, writer)
         ingest.close(complete, reason, {"exit_code": exit_code, "wall_s": round(time.monotonic() - t0, 3)})
         self.progress.bytes_written = cfg_size(writer.path)  # the final file (no callback: the run is over)

@@ -1,0 +1,95 @@
+"""Raw records from the profiled child to the service: packing, the wire, unpacking, and a bad frame."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from accelview.capture import wire
+from accelview.capture.collector import RecordSink
+from accelview.capture.records import RecordPacker, RecordUnpacker
+from accelview.capture.sim import api
+from accelview.capture.sim.drain import drain
+
+
+def _session_in_drains(every: int = 40) -> list:
+    """A session with ops, pinned and pageable copies, events, a graph replay and a phase,
+    drained every ``every`` API calls (as the recorder does)."""
+    drains = []
+    with api.session(seed=3) as s:
+        calls = [0]
+
+        def hook(_call) -> None:
+            calls[0] += 1
+            if calls[0] % every == 0:
+                drains.append(drain(s))
+
+        s.log.hook = hook
+        dev = s.device(0)
+        w = dev.alloc((1024, 1024), "bf16")
+        side = dev.stream()
+        with api.annotate("phase"):
+            for i in range(30):
+                dev.copy(w, api.host_buffer((1024, 1024), "bf16", pinned=bool(i % 2)), stream=side)
+                dev.default_stream.wait_event(side.record_event())
+                dev.launch("gemm", m=8, n=1024, k=1024, name=f"gemm {i % 3}")
+                dev.launch("rmsnorm", tokens=8, hidden=1024, weights=w)
+        with dev.graph("step") as g:
+            dev.launch("gemm", m=1, n=1024, k=1024)
+            dev.launch("attention", batch=1, heads=8, head_dim=128, q_len=1, kv_len=64)
+        g.launch(kv_len=128)
+        dev.copy(api.host_buffer((1024, 1024), "bf16", pinned=False), w)
+    s.log.hook = None
+    drains.append(drain(s, final=True))
+    return drains
+
+
+def _through_the_wire(kind: bytes, meta: dict, cols: dict) -> tuple[dict, dict]:
+    ((k, m, c),) = list(wire.FrameReader().feed(b"".join(wire.encode(kind, meta, cols))))
+    assert k == kind
+    return m, c
+
+
+def _same_command(a, b) -> None:
+    for field in ("cid", "kind", "stream", "name", "start_ns", "end_ns", "cause", "args", "segments"):
+        x, y = getattr(a, field), getattr(b, field)
+        assert x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y)), (field, x, y)
+    if a.cost is not None:
+        assert b.cost == a.cost  # the template with this op's jitter is the op's cost
+    if a.job is not None:
+        assert b.job == a.job and b.direction == a.direction and b.engine == a.engine
+        assert b.data_start_ns == a.data_start_ns and b.data_end_ns == a.data_end_ns
+    if a.graph is not None:
+        assert np.array_equal(b.graph.end_off, a.graph.end_off) and b.graph.names == a.graph.names
+
+
+def test_every_record_arrives_as_it_was_recorded() -> None:
+    drains = _session_in_drains()
+    assert len(drains) > 3
+    packer, unpacker = RecordPacker(), RecordUnpacker()
+    kinds = set()
+    for d in drains:
+        sites = list(range(len(d.calls)))
+        meta, cols = _through_the_wire(wire.RECORDS, *packer.pack(d, sites))
+        got, got_sites = unpacker.unpack(meta, cols)
+        assert got_sites.tolist() == sites
+        assert got.calls == d.calls and got.submissions == d.submissions
+        assert got.memcpys == d.memcpys and [tuple(w) for w in got.waits] == d.waits
+        assert got.ranges == d.ranges
+        assert got.horizon_ns == d.horizon_ns and got.host_now_ns == d.host_now_ns
+        for theirs, ours in zip(got.commands, d.commands, strict=True):
+            assert len(theirs) == len(ours)
+            for a, b in zip(ours, theirs, strict=True):
+                _same_command(a, b)
+                kinds.add(a.kind)
+    assert kinds == {"op", "copy", "record", "wait", "graph"}
+    assert len(packer.names.by_key) == len(unpacker.names)  # each name crossed once
+
+
+def test_a_bad_records_frame_is_skipped_and_reported_the_rest_is_kept() -> None:
+    frames: list[bytes] = []
+    sink = RecordSink(lambda kind, meta, cols: frames.append(kind))
+    sink.handle(wire.RECORDS, {}, {})  # before any session: cannot be converted
+    assert sink.lost_frames == 1 and "session" in sink.error
+    sink.handle(wire.STATS, {"events": 1}, {})  # other frames still go through
+    assert frames == [wire.STATS]
