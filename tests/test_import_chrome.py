@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import tracemalloc
 from pathlib import Path
 
 import pytest
 from accelview.model import CaptureError, Trace, TrackKind
-from accelview.model.importers import chrome_json, find_importer, import_trace, json_stream
+from accelview.model.importers import chrome_json, digest, find_importer, helper, import_trace, json_stream, reading
 
 
 def write(path: Path, doc: object, gz: bool = False) -> Path:
@@ -115,6 +116,103 @@ def test_events_full_of_inner_object_lists_still_split(tmp_path: Path, monkeypat
     trace = import_trace(path)
     assert len(trace.slices) == 60 and trace.metadata["import_stats"]["malformed_events"] == 0
     assert trace.args(int(trace.slices.args[0]))["list"].startswith('[{"k":0,"s":"},{"}')
+
+
+def contents(trace: Trace) -> dict[str, list]:
+    """Every table row by row, string ids resolved, plus metadata: equal for equal imports."""
+    out: dict[str, list] = {"metadata": [trace.metadata]}
+    for name, table in trace.tables.items():
+        cols = [[trace.name(int(v)) for v in table[c]] if c in {"name", "category", "host", "key", "str"}
+                else table[c].tolist() for c in table.schema.names]
+        out[name] = list(zip(*cols, strict=True))
+    return out
+
+
+def many_events(n: int = 150, tricky: bool = True) -> list[dict]:
+    """Ops (whose names hold '}, {' when ``tricky``: a batch end the helper must not trust),
+    B/E pairs, flows, repeated metadata and arguments, spread over several threads."""
+    events: list[dict] = []
+    for i in range(n):
+        tid = i % 3
+        name = f"op {i}" + ('"}, {"' if tricky else "")
+        events.append({"name": name, "ph": "X", "cat": "c", "pid": 1, "tid": tid, "ts": i * 10, "dur": 5 + i % 4,
+                       "args": {"i": i, "pad": "z" * 60}})
+        events.append({"ph": "M", "name": "thread_name", "pid": 1, "tid": tid, "args": {"name": f"t{tid}"}})
+        if i % 7 == 0:
+            events += [{"ph": "B", "name": "be", "pid": 1, "tid": 9, "ts": i * 10},
+                       {"ph": "E", "pid": 1, "tid": 9, "ts": i * 10 + 3},
+                       {"ph": "s", "name": "f", "cat": "flow", "id": i, "pid": 1, "tid": tid, "ts": i * 10 + 1},
+                       {"ph": "f", "name": "f", "cat": "flow", "id": i, "pid": 1, "tid": 9, "ts": i * 10 + 2,
+                        "bp": "e"}]
+    return events
+
+
+@pytest.fixture
+def with_helper(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Small batches, and a helper process even for small files; counts the batches it was sent."""
+    sent: list[int] = []
+    submit = helper.Helper.submit
+
+    def counting(self: helper.Helper, text: bytes) -> None:
+        sent.append(len(text))
+        submit(self, text)
+
+    monkeypatch.setattr(json_stream, "BLOCK", 2048)
+    monkeypatch.setattr(helper, "MIN_BYTES", 0)
+    monkeypatch.setattr(helper.Helper, "submit", counting)
+    return sent
+
+
+def test_a_helper_process_gives_the_same_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               with_helper: list[int]) -> None:
+    """Batches digested in a helper process (some cut inside a string: the file is read again
+    alone) give exactly the trace one process reads, whatever the batch size."""
+    path = write(tmp_path / "many.json.gz", {"traceEvents": many_events()}, gz=True)
+    for block in (700, 3000):
+        monkeypatch.setattr(json_stream, "BLOCK", block)
+        monkeypatch.setattr(helper, "MIN_BYTES", 1 << 60)
+        alone = contents(import_trace(path))
+        monkeypatch.setattr(helper, "MIN_BYTES", 0)
+        with_helper.clear()
+        assert contents(import_trace(path)) == alone
+        assert with_helper
+
+
+def test_a_failing_helper_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          with_helper: list[int]) -> None:
+    """A helper that raises, or dies, sends the importer back to reading the file alone."""
+    path = write(tmp_path / "many.json", {"traceEvents": many_events()})
+    reference = contents(import_trace(path))
+    assert with_helper
+    parent = os.getpid()
+    for failure in ("raise", "exit"):
+        def flaky(text: bytes, failure: str = failure, **options: frozenset[str]) -> digest.Digest:
+            if os.getpid() != parent:
+                if failure == "exit":
+                    os._exit(3)
+                raise RuntimeError("helper trouble")
+            return digest.digest_batch(text, **options)
+
+        monkeypatch.setattr(reading, "digest_batch", flaky)
+        assert contents(import_trace(path)) == reference
+
+
+def test_a_helper_gives_the_same_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       with_helper: list[int]) -> None:
+    plain = many_events(tricky=False)
+    for events, damage, problem in (
+            (plain, lambda t: t[: len(t) * 2 // 3], "truncated: the file ends inside an event"),
+            (plain, lambda t: t.replace('"ph": "X"', '"ph" "X"', 5), "malformed JSON"),
+            (many_events(), lambda t: t[: len(t) * 2 // 3], "")):
+        path = tmp_path / "bad.json"
+        path.write_text(damage(json.dumps({"traceEvents": events})))
+        messages = []
+        for min_bytes in (1 << 60, 0):
+            monkeypatch.setattr(helper, "MIN_BYTES", min_bytes)
+            with pytest.raises(CaptureError) as err:
+                import_trace(path)
+            messages.append(str(err.value))
+        assert messages[0] == messages[1] and problem in messages[0] and str(path) in messages[0]
 
 
 def test_flow_v2_and_id2(tmp_path: Path) -> None:

@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 
 from ..builder import TraceBuilder
-from ..schema import TrackKind
-from .collect import Collected, Interner
+from ..schema import ArgKind, TrackKind
+from .collect import Collected
 from .flows import SliceIndex, chain_flows, correlation_flows
+from .interner import Interner
 
 INT32_MAX = 2**31 - 1
 CATEGORY_MAX = 2**15 - 1  # slices.category is int16
@@ -58,13 +59,14 @@ def _sort(v: Any) -> int | None:
 class Assembler:
     """Pushes ``Collected`` files into one ``TraceBuilder`` (one per file, one builder)."""
 
-    def __init__(self, builder: TraceBuilder, names: Interner) -> None:
+    def __init__(self, builder: TraceBuilder) -> None:
         self.b = builder
-        self.names = names
+        self.arg_sets = 0  # argument sets of the files added so far
+        self.names = Interner()
         self.name_map: list[int] = []
 
     def map_names(self) -> np.ndarray:
-        """Local name id → trace string id, for every name interned so far."""
+        """The current file's name id → trace string id, for every name interned so far."""
         intern = self.b.strings.intern
         keys = list(self.names)
         self.name_map.extend(intern(s) for s in keys[len(self.name_map):])
@@ -75,15 +77,16 @@ class Assembler:
         """Create the file's tracks under ``parent`` and add all its events. ``explicit`` is the
         track table of an accelview export: its tracks are rebuilt as they were."""
         b = self.b
+        self.names, self.name_map = c.names, []
         x = {k: (np.concatenate(v) if v else np.empty(0, np.int64)) for k, v in c.x.items()}
         extra = _match_begin_end(c)
         for k in x:
             x[k] = np.concatenate([x[k], extra[k]]) if len(extra[k]) else x[k]
-        names = self.map_names()
         cat_map = np.asarray([b.strings.intern(s) for s in c.cats] or [0], dtype=np.int64)
         if (cat_map > CATEGORY_MAX).any():
             c.stats["categories_dropped_id_overflow"] += int((cat_map > CATEGORY_MAX).sum())
             cat_map[cat_map > CATEGORY_MAX] = 0
+        names = self.map_names()
         thread_keys = list(c.threads)
         cats_of = _categories_per_thread(x["thread"], x["cat"], list(c.cats), len(thread_keys))
         if explicit is not None:
@@ -93,7 +96,7 @@ class Assembler:
             counter_of = None
         track = thread_track[x["thread"]] if len(thread_keys) else np.empty(0, np.int32)
         ids = b.add_slices(track, x["ts"] + offset_ns, x["dur"], names[x["name"]], cat_map[x["cat"]],
-                           x["corr"], x["args"]) if len(track) else np.empty(0, np.int64)
+                           x["corr"], self._arg_ids(x["args"])) if len(track) else np.empty(0, np.int64)
         stats = self._stats = c.stats
         stats["slices"] += len(ids)
         if c.flows:
@@ -108,7 +111,22 @@ class Assembler:
             stats["correlation_flows"] += len(src)
         self._instants(c, proc_track, thread_track, names, cat_map, offset_ns, parent)
         self._counters(c, proc_track, offset_ns, counter_of)
-        self._asyncs(c, proc_track, names, offset_ns)
+        self._asyncs(c, proc_track, offset_ns)
+        self._args(c)
+
+    def _arg_ids(self, ids: np.ndarray) -> np.ndarray:
+        """A file's argument set ids as the trace's (-1 stays -1)."""
+        return np.where(ids >= 0, ids + self.arg_sets, -1)
+
+    def _args(self, c: Collected) -> None:
+        cols = c.args.columns()
+        if cols:
+            names = self.map_names()
+            cols["set"] = cols["set"] + self.arg_sets
+            cols["key"] = names[cols["key"]]
+            cols["str"] = np.where(cols["kind"] == ArgKind.STR, names[cols["str"]], 0)  # 0: the empty string
+            self.b.add_rows("args", cols)
+        self.arg_sets += c.args.n_sets
 
     def _add_flows(self, src: np.ndarray, dst: np.ndarray, name: Any) -> None:
         if len(src):
@@ -131,7 +149,7 @@ class Assembler:
             else:
                 c.stats["instants_without_track"] += 1
                 continue
-            rows.append((track, ts + offset_ns, names[name], cat_map[cat], args))
+            rows.append((track, ts + offset_ns, names[name], cat_map[cat], args + self.arg_sets if args >= 0 else -1))
         self._add_instants(rows)
         c.stats["instants"] += len(rows)
 
@@ -208,7 +226,7 @@ class Assembler:
                 counter_of[(par if par >= 0 else i, header["tracks"][i][2])] = base + i
         return proc_track, thread_track, counter_of
 
-    def _asyncs(self, c: Collected, proc_track: dict, names: np.ndarray, offset_ns: int) -> None:
+    def _asyncs(self, c: Collected, proc_track: dict, offset_ns: int) -> None:
         tracks: dict[tuple, int] = {}
         open_: dict[tuple, list[tuple]] = {}
         slices: list[tuple] = []
@@ -236,9 +254,9 @@ class Assembler:
         names = self.map_names()
         if slices:
             t, st, du, nm, ca, ar = (np.asarray(v) for v in zip(*slices, strict=True))
-            self.b.add_slices(t, st, du, names[nm], ca, -1, ar)
+            self.b.add_slices(t, st, du, names[nm], ca, -1, self._arg_ids(ar))
             c.stats["async_slices"] += len(slices)
-        self._add_instants([(t, ts, names[n], ca, a) for t, ts, n, ca, a in instants])
+        self._add_instants([(t, ts, names[n], ca, a + self.arg_sets if a >= 0 else -1) for t, ts, n, ca, a in instants])
 
     def _async_track(self, tracks: dict, pid: Any, name: str, proc_track: dict) -> int:
         key = (pid, name)

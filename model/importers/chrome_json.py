@@ -16,16 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..builder import TraceBuilder
 from ..errors import CaptureError
-from ..schema import ArgKind, TrackKind
+from ..schema import TrackKind
 from ..trace import Trace
 from .assemble import Assembler, Lanes
-from .collect import ArgColumns, Collector, Interner
-from .events import decode_batch
-from .json_stream import EventStream
+from .helper import Helper, HelperFailed, helper_allowed
+from .reading import digester, read_file
 
 Progress = Callable[[float], None]
 
@@ -64,38 +61,42 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
     b = TraceBuilder()
     for cat in profile.categories:
         b.strings.intern(cat)
-    names = Interner()
-    args = ArgColumns(names)
-    asm = Assembler(b, names)
+    asm = Assembler(b)
     metas: list[dict[str, Any]] = []
     restored: dict[str, Any] = {}
     total: Counter = Counter()
     per_file: dict[str, dict[str, int]] = {}
-    for i, path in enumerate(paths):
-        def file_progress(f: float, i: int = i) -> None:
-            if progress is not None:
-                progress((i + f) / len(paths))
+    work = digester(profile.skip_args, profile.skip_flow_cats)
+    helper = Helper(work) if helper_allowed(paths) else None
+    try:
+        for i, path in enumerate(paths):
+            def file_progress(f: float, i: int = i) -> None:
+                if progress is not None:
+                    progress((i + f) / len(paths))
 
-        collector = Collector(args, profile.skip_args, profile.skip_flow_cats)
-        stream = EventStream(path, file_progress)
-        for batch in stream.batches(decode_batch):
-            collector.add(batch)
-        meta = stream.metadata
-        metas.append(meta)
-        explicit = meta.get("accelview") if isinstance(meta.get("accelview"), dict) else None
-        if explicit is not None and isinstance(explicit.get("tracks"), list):
             try:
-                asm.add_file(collector.c, profile.lanes, 0, -1, explicit=explicit)
-            except (ValueError, TypeError, KeyError) as e:
-                raise CaptureError(path, f"broken accelview track table: {e}") from None
-            restored.update(explicit.get("metadata") or {})
-        else:
-            root = profile.root(meta, i, path)
-            parent = -1 if root is None else b.add_track(root[0], TrackKind.HOST, host=root[1], sort=root[2])
-            asm.add_file(collector.c, profile.lanes, profile.offset_ns(meta), parent)
-        per_file[path.name] = dict(collector.c.stats)
-        total.update(collector.c.stats)
-    _add_args(b, args, asm)
+                collected, meta = read_file(path, work, file_progress, helper)
+            except HelperFailed:  # e.g. a batch cut inside a string: read the file again, alone
+                helper.close()
+                helper = None
+                collected, meta = read_file(path, work, file_progress)
+            metas.append(meta)
+            explicit = meta.get("accelview") if isinstance(meta.get("accelview"), dict) else None
+            if explicit is not None and isinstance(explicit.get("tracks"), list):
+                try:
+                    asm.add_file(collected, profile.lanes, 0, -1, explicit=explicit)
+                except (ValueError, TypeError, KeyError) as e:
+                    raise CaptureError(path, f"broken accelview track table: {e}") from None
+                restored.update(explicit.get("metadata") or {})
+            else:
+                root = profile.root(meta, i, path)
+                parent = -1 if root is None else b.add_track(root[0], TrackKind.HOST, host=root[1], sort=root[2])
+                asm.add_file(collected, profile.lanes, profile.offset_ns(meta), parent)
+            per_file[path.name] = dict(collected.stats)
+            total.update(collected.stats)
+    finally:
+        if helper is not None:
+            helper.close()
     if restored:
         b.metadata.update(restored)
     else:
@@ -109,16 +110,6 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
     if progress is not None:
         progress(1.0)
     return trace
-
-
-def _add_args(b: TraceBuilder, args: ArgColumns, assembler: Assembler) -> None:
-    cols = args.columns()
-    if not cols:
-        return
-    names = assembler.map_names()
-    cols["key"] = names[cols["key"]]
-    cols["str"] = np.where(cols["kind"] == ArgKind.STR, names[cols["str"]], 0)  # 0: the empty string
-    b.add_rows("args", cols)
 
 
 def sniff(head: bytes, path: Path) -> bool:

@@ -9,6 +9,7 @@ nanosecond only below 2**43 µs, so larger fractional timestamps are decoded aga
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 
 import msgspec
@@ -19,25 +20,26 @@ EXACT_LIMIT_US = float(2**43)  # below this, floor + rounded fraction of a float
 
 
 class Event(msgspec.Struct, gc=False):
-    """One trace event; fields the importers do not use are skipped by the decoder."""
+    """One trace event; fields the importers do not use are skipped by the decoder. The first
+    fields follow the order PyTorch's profiler writes them in (the decoder looks keys up fastest so)."""
 
     ph: str = ""
-    name: str = ""
     cat: str = ""
-    ts: float = 0.0
-    dur: float = 0.0
+    name: str = ""
     pid: int | str = 0
     tid: int | str = 0
+    ts: float = 0.0
+    dur: float = 0.0
+    args: msgspec.Raw = NO_ARGS  # raw JSON; empty when the event has none
     id: int | str | None = None
-    id2: dict[str, int | str] | None = None  # {"local": …} or {"global": …}, instead of id
     bp: str = ""
+    id2: dict[str, int | str] | None = None  # {"local": …} or {"global": …}, instead of id
     s: str = ""
     correlation: int = -1  # not Chrome's: accelview's export writes the model's correlation here
     xslice: int = -1  # not Chrome's: in accelview's export, the X event (by order) a flow step binds to
     bind_id: int | str | None = None  # flow v2: an X event that starts (flow_out) or ends (flow_in) a flow
     flow_in: bool = False
     flow_out: bool = False
-    args: msgspec.Raw = NO_ARGS  # raw JSON; empty when the event has none
 
 
 class _ExactTs(msgspec.Struct, gc=False):
@@ -50,46 +52,35 @@ _decode_event = msgspec.json.Decoder(Event).decode
 _decode_exact = msgspec.json.Decoder(list[_ExactTs]).decode
 
 
-class Batch:
-    """A decoded batch: the events, their exact ns timestamps, and the malformed count."""
+def decode_events(text: bytes) -> tuple[list[Event], int, bytes]:
+    """Decode a JSON array of events: (events, malformed count, the JSON they came from).
 
-    __slots__ = ("events", "malformed", "ts_ns")
-
-    def __init__(self, events: list[Event], ts_ns: np.ndarray, malformed: int) -> None:
-        self.events = events
-        self.ts_ns = ts_ns
-        self.malformed = malformed
-
-
-def decode_batch(text: bytes) -> Batch:
-    """Decode a JSON array of events. Raises ``msgspec.DecodeError`` when ``text`` is not
-    JSON (the stream then splits elsewhere); events of the wrong shape are counted."""
-    malformed = 0
+    Raises ``msgspec.DecodeError`` when ``text`` is not JSON (the stream then splits
+    elsewhere); events of the wrong shape are counted and left out, and the returned JSON is
+    then the kept events encoded again (so that it still lines up with them)."""
     try:
-        events = _decode_events(text)
+        return _decode_events(text), 0, text
     except msgspec.ValidationError:
-        events = []
-        for raw in _decode_raws(text):
-            try:
-                events.append(_decode_event(raw))
-            except msgspec.ValidationError:
-                malformed += 1
-        text = b"[" + b",".join(msgspec.json.encode(e) for e in events) + b"]"
-    ts = np.fromiter((e.ts for e in events), dtype=np.float64, count=len(events))
-    return Batch(events, us_to_ns(ts, text), malformed)
+        pass
+    events, malformed = [], 0
+    for raw in _decode_raws(text):
+        try:
+            events.append(_decode_event(raw))
+        except msgspec.ValidationError:
+            malformed += 1
+    return events, malformed, b"[" + b",".join(msgspec.json.encode(e) for e in events) + b"]"
 
 
-def us_to_ns(ts_us: np.ndarray, text: bytes | None = None) -> np.ndarray:
-    """Timestamps in µs (float64) to int64 ns, exact to the nanosecond.
-
-    When some value is fractional and too large for float64 to hold its ns digits, the
-    batch's ``text`` is decoded again with exact decimals (slower, only for such traces)."""
-    ip = np.floor(ts_us)
-    frac = ts_us - ip
-    if text is not None and len(ts_us) and np.abs(ts_us).max() >= EXACT_LIMIT_US and frac.any():
+def timestamps_ns(selected: Sequence[Event], index: np.ndarray, text: bytes) -> np.ndarray:
+    """Exact int64 ns timestamps of ``selected``, the events at ``index`` of the batch whose
+    JSON is ``text`` (read again, exactly, only when float64 lacks the digits)."""
+    ts = np.array([e.ts for e in selected], dtype=np.float64)
+    ip = np.floor(ts)
+    frac = ts - ip
+    if len(ts) and np.abs(ts).max() >= EXACT_LIMIT_US and frac.any():
         exact = _decode_exact(text)
-        return np.fromiter((int((e.ts * 1000).to_integral_value()) for e in exact), dtype=np.int64,
-                           count=len(exact))
+        return np.fromiter((int((exact[i].ts * 1000).to_integral_value()) for i in index.tolist()),
+                           dtype=np.int64, count=len(index))
     return ip.astype(np.int64) * 1000 + np.rint(frac * 1000).astype(np.int64)
 
 

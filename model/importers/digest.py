@@ -1,0 +1,166 @@
+"""One batch of JSON trace events → compact columns, ready to merge into a file's collection.
+
+``digest_batch`` is a pure function of the batch's bytes and returns plain data (numpy
+columns, short lists, local string tables), so a helper process can make digests as well as
+the importing one. Complete events (X), the bulk of every trace, become columns; metadata
+events (M) are reduced to the last of each (name, pid, tid); the rarer phases are passed on
+as events, to be handled one by one by the collector.
+"""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from .args import typed_rows
+from .events import Event, decode_events, dur_to_ns, timestamps_ns
+from .interner import Interner
+
+FLOW_PHASES = frozenset("stf")
+_decode_any = msgspec.json.Decoder().decode
+
+
+@dataclass
+class Digest:
+    """What one batch holds. String columns are ids into ``strings`` (names, argument keys and
+    string values) or ``cats``; ``x["thread"]`` indexes ``threads`` ((pid, tid) pairs);
+    ``x["args"]`` numbers the batch's argument sets from 0 (-1: none)."""
+
+    events: int = 0  # decoded events, malformed ones excluded
+    malformed: int = 0
+    strings: list[str] = field(default_factory=list)
+    cats: list[str] = field(default_factory=list)
+    threads: list[tuple] = field(default_factory=list)
+    x: dict[str, np.ndarray] = field(default_factory=dict)  # thread, ts, dur, name, cat, corr, args
+    args: dict[str, np.ndarray] = field(default_factory=dict)  # set, key, kind, int, real, str
+    arg_sets: int = 0
+    flows_v2: list[tuple] = field(default_factory=list)  # (index among the X events, ts, phase, bind_id)
+    others: list[tuple] = field(default_factory=list)  # (index in the batch, ts, Event)
+    meta: list[tuple] = field(default_factory=list)  # (name, pid, tid, value): the last of each, in order
+    meta_events: int = 0
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+def digest_batch(text: bytes, skip_args: frozenset[str] = frozenset(),
+                 skip_flow_cats: frozenset[str] = frozenset()) -> Digest:
+    """Decode a JSON array of events (``msgspec.DecodeError`` when it is not JSON) and digest
+    it. ``skip_args``: categories of X events whose arguments are dropped; ``skip_flow_cats``:
+    flow categories that are only counted."""
+    gc_was_on = gc.isenabled()
+    gc.disable()  # a batch makes many small objects and no cycles: the collector would only slow it down
+    try:
+        return _digest(text, skip_args, skip_flow_cats)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def _digest(text: bytes, skip_args: frozenset[str], skip_flow_cats: frozenset[str]) -> Digest:
+    evs, malformed, text = decode_events(text)
+    d = Digest(events=len(evs), malformed=malformed)
+    if not evs:
+        return d
+    is_x, is_m = _phase_masks(evs)
+    strings = Interner()
+    xi = np.flatnonzero(is_x)
+    if len(xi):
+        _complete(d, evs if len(xi) == len(evs) else [evs[i] for i in xi.tolist()], xi, text, strings,
+                  skip_args, b'"bind_id"' in text)
+    mi = np.flatnonzero(is_m)
+    if len(mi):
+        _metadata(d, evs if len(mi) == len(evs) else [evs[i] for i in mi.tolist()])
+    oi = np.flatnonzero(~(is_x | is_m))
+    if len(oi):
+        other = [evs[i] for i in oi.tolist()]
+        ts = timestamps_ns(other, oi, text).tolist()
+        for j, t, e in zip(oi.tolist(), ts, other, strict=True):
+            if e.ph in FLOW_PHASES and e.cat in skip_flow_cats:
+                key = f"flow_events_replaced_{e.cat}"
+                d.stats[key] = d.stats.get(key, 0) + 1
+            else:
+                d.others.append((j, t, e))
+    d.strings = list(strings)
+    return d
+
+
+def _phase_masks(evs: list[Event]) -> tuple[np.ndarray, np.ndarray]:
+    """(is X, is M) per event, from one joined string when every phase is one ASCII letter."""
+    phases = [e.ph for e in evs]
+    joined = "".join(phases)
+    if len(joined) == len(evs) and joined.isascii():
+        code = np.frombuffer(joined.encode(), dtype=np.uint8)
+        return code == ord("X"), code == ord("M")
+    arr = np.asarray(phases, dtype=object)
+    return arr == "X", arr == "M"
+
+
+def _complete(d: Digest, evs: list[Event], index: np.ndarray, text: bytes, strings: Interner,
+              skip_args: frozenset[str], flows_v2: bool) -> None:
+    """Columns of the complete events; their kept arguments as typed rows. (List comprehensions:
+    the fastest way to read one field of many Structs.)"""
+    n = len(evs)
+    dur = dur_to_ns(np.array([e.dur for e in evs], dtype=np.float64))
+    neg = dur < 0
+    if neg.any():
+        d.stats["negative_durations_clamped"] = int(neg.sum())
+        dur[neg] = 0
+    corr = np.array([e.correlation for e in evs], dtype=np.int64)
+    cats = Interner()
+    cat = cats.ids([e.cat for e in evs])
+    threads = Interner()
+    thread = threads.pair_ids([e.pid for e in evs], [e.tid for e in evs])
+    name = strings.ids([e.name for e in evs])
+    arg_ids = np.full(n, -1, dtype=np.int32)
+    kept_cats = [c for c in cats if c not in skip_args]
+    if kept_cats:
+        raws = [e.args for e in evs]
+        kept = np.isin(cat, [cats[c] for c in kept_cats]) if len(kept_cats) < len(cats) else np.ones(n, bool)
+        keep = np.flatnonzero(kept & (np.array([len(r) for r in raws], dtype=np.int64) > 0)).tolist()
+        if keep:
+            _arguments(d, keep, _decode_any(b"[" + b",".join([raws[j] for j in keep]) + b"]"), corr, arg_ids,
+                       strings)
+    d.x = {"thread": thread, "ts": timestamps_ns(evs, index, text), "dur": dur, "name": name, "cat": cat,
+           "corr": corr, "args": arg_ids}
+    d.cats, d.threads = list(cats), list(threads)
+    if flows_v2:  # Perfetto's flow v2: the step is the slice itself
+        for j, e in enumerate(evs):
+            if e.bind_id is not None and (e.flow_in or e.flow_out):
+                phase = "t" if e.flow_in and e.flow_out else "f" if e.flow_in else "s"
+                d.flows_v2.append((j, int(d.x["ts"][j]), phase, e.bind_id))
+
+
+def _arguments(d: Digest, keep: list[int], decoded: list[Any], corr: np.ndarray, arg_ids: np.ndarray,
+               strings: Interner) -> None:
+    """The argument sets (decoded) of the events ``keep``; ``args.correlation`` fills ``corr``."""
+    sets = [a for a in decoded if type(a) is dict and a]
+    if len(sets) < len(decoded):
+        keep = [j for j, a in zip(keep, decoded, strict=True) if type(a) is dict and a]
+    if not sets:
+        return
+    arg_ids[keep] = np.arange(len(sets), dtype=np.int32)
+    d.args = typed_rows([len(a) for a in sets], [k for a in sets for k in a], [v for a in sets for v in a.values()],
+                        strings.ids)
+    d.arg_sets = len(sets)
+    fill = [(j, v) for j, a in zip(keep, sets, strict=True)
+            if type(v := a.get("correlation")) is int and -(2**63) <= v < 2**63]
+    if fill:
+        at, values = zip(*fill, strict=True)
+        at = np.asarray(at)
+        free = corr[at] < 0
+        corr[at[free]] = np.asarray(values, dtype=np.int64)[free]
+
+
+def _metadata(d: Digest, evs: list[Event]) -> None:
+    """The last event of each (name, pid, tid), in the order of those last events, with its value."""
+    last = dict(zip([(e.name, e.pid, e.tid) for e in evs], range(len(evs)), strict=True))
+    d.meta_events = len(evs)
+    for i in sorted(last.values()):
+        e = evs[i]
+        args = _decode_any(e.args) if e.args else {}
+        if not isinstance(args, dict):
+            args = {"value": args}
+        d.meta.append((e.name, e.pid, e.tid, args.get("name", args.get("labels", args.get("sort_index")))))
