@@ -218,8 +218,9 @@ class _Finalizer:
                 block[ROW] = np.arange(lo, hi, dtype=np.int64)
             yield block
 
-    def _sorter(self, *keys: str) -> ExternalSorter:
-        return ExternalSorter(keys, self.scratch, self.limits.sort)
+    def _sorter(self, *keys: str, written: bool = False) -> ExternalSorter:
+        """A sorter by ``keys``; one whose rows are ``written`` to the output tracks their ranges."""
+        return ExternalSorter(keys, self.scratch, self.limits.sort, track_ranges=written)
 
     # -- tables -----------------------------------------------------------------------------
     def _strings(self) -> None:
@@ -235,7 +236,7 @@ class _Finalizer:
     def _slices(self) -> _IdMap:
         """Sort slices by (track, depth, start, provisional id), computing missing depths first;
         returns the map of provisional to final ids."""
-        final = self._sorter("track", "depth", "start_ns", ROW)
+        final = self._sorter("track", "depth", "start_ns", ROW, written=True)
         undepthed = self._sorter("track", "start_ns", "negdur", ROW)  # assign_depths' order
         for block in self._staged(S.SLICES, row=True):
             missing = block["depth"] == NO_DEPTH
@@ -269,7 +270,7 @@ class _Finalizer:
         by_dst = self._sorter("dst", ROW)
         for block in by_src.sorted_blocks():
             by_dst.add({**block, "src": ids.remap_sorted(block["src"])})
-        in_order = self._sorter(ROW)
+        in_order = self._sorter(ROW, written=True)
         for block in by_dst.sorted_blocks():
             in_order.add({**block, "dst": ids.remap_sorted(block["dst"])})
         self._write_sorted(S.FLOWS, "", in_order)
@@ -278,14 +279,14 @@ class _Finalizer:
         by_old = self._sorter("slice", ROW)
         for block in self._staged(S.TRUTH_OPS, row=True):
             by_old.add(block)
-        by_new = self._sorter("slice", ROW)
+        by_new = self._sorter("slice", ROW, written=True)
         for block in by_old.sorted_blocks():
             by_new.add({**block, "slice": ids.remap_sorted(block["slice"])})
         self._write_sorted(S.TRUTH_OPS, "truth/", by_new)
 
     def _sorted(self, sch: S.TableSchema, keys: tuple[str, ...], group: str, run_keys: tuple[str, ...] = (),
                 index: bool = False) -> None:
-        sorter = self._sorter(*keys, ROW)
+        sorter = self._sorter(*keys, ROW, written=True)
         for block in self._staged(sch, row=True):
             sorter.add(block)
         self._write_sorted(sch, group, sorter, run_keys, index)

@@ -11,7 +11,7 @@ may get other depths than ``assign_depths`` gives them.)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from .nesting import slice_ends
 from .scratch import Columns, ColumnStore
 
 MAX_DEPTH = 65535
+PIECE_ROWS = 1 << 16  # rows whose depths are computed at once (a dozen temporary arrays of them)
 _NEVER = np.iinfo(np.int64).min
 
 
@@ -82,6 +83,17 @@ def _stack_depths(s: list[int], e: list[int], stack: list[int]) -> np.ndarray:
     return out
 
 
+def _pieces(blocks: Iterable[Columns], rows: int) -> Iterator[Columns]:
+    """The blocks cut into pieces of at most ``rows`` rows."""
+    for block in blocks:
+        n = len(block["track"])
+        if n <= rows:
+            yield block
+        else:
+            for lo in range(0, n, rows):
+                yield {c: v[lo : lo + rows] for c, v in block.items()}
+
+
 def store_with_depths(blocks: Iterable[Columns], store: ColumnStore, io_rows: int) -> None:
     """Append slices sorted by (track, start, -duration, id) to ``store`` with their depths.
 
@@ -90,7 +102,7 @@ def store_with_depths(blocks: Iterable[Columns], store: ColumnStore, io_rows: in
     once all rows are stored."""
     walk: list[tuple[int, int]] = []  # row ranges of the tracks to walk with the stack
     track, first_row, state = None, 0, _NestedTrack()
-    for block in blocks:
+    for block in _pieces(blocks, PIECE_ROWS):
         t = block["track"]
         s = block["start_ns"].astype(np.int64, copy=False)
         e = slice_ends(s, block["dur_ns"])

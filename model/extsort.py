@@ -23,7 +23,7 @@ class SortLimits:
     """Memory bounds of an external sort, in rows."""
 
     run_rows: int = 1 << 18  # rows sorted in memory at once
-    merge_rows: int = 1 << 19  # rows held, over all runs together, while merging
+    merge_rows: int = 1 << 18  # rows held, over all runs together, while merging
     fan_in: int = 64  # runs merged at once
 
 
@@ -66,22 +66,28 @@ def sort_block(cols: Mapping[str, np.ndarray], keys: Sequence[str]) -> Columns:
 
 
 class ExternalSorter:
-    """Sorts rows added with ``add`` by ``keys``; ``sorted_blocks`` yields them in order, once."""
+    """Sorts rows added with ``add`` by ``keys``; ``sorted_blocks`` yields them in order, once.
 
-    def __init__(self, keys: Sequence[str], scratch: Scratch, limits: SortLimits = SortLimits()) -> None:
+    Runs are row ranges of one scratch store (so a sort opens a file per column, not per run)."""
+
+    def __init__(self, keys: Sequence[str], scratch: Scratch, limits: SortLimits = SortLimits(),
+                 track_ranges: bool = False) -> None:
         self.keys = tuple(keys)
+        self.track_ranges = track_ranges
         self.limits = limits
         self._scratch = scratch
         self._pending: list[Columns] = []
         self._pending_rows = 0
-        self._runs: list[ColumnStore] = []
+        self._store: ColumnStore | None = None
+        self._runs: list[tuple[int, int]] = []
         self.rows = 0
-        self.ranges = ValueRanges()  # of the integer columns added
+        self.ranges = ValueRanges()  # of the integer columns added, if ``track_ranges``
 
     def add(self, cols: Mapping[str, np.ndarray]) -> None:
         """Add a block of rows (the same columns every time)."""
         n = rows_of(cols)
-        self.ranges.update(cols)
+        if self.track_ranges:
+            self.ranges.update(cols)
         at = 0
         while at < n:
             take_n = min(n - at, self.limits.run_rows - self._pending_rows)
@@ -97,42 +103,45 @@ class ExternalSorter:
             return
         block = sort_block(concat(self._pending), self.keys)
         self._pending, self._pending_rows = [], 0
-        store = ColumnStore(self._scratch, {c: v.dtype for c, v in block.items()})
-        store.append(block)
-        store.seal()
-        self._runs.append(store)
+        if self._store is None:
+            self._store = ColumnStore(self._scratch, {c: v.dtype for c, v in block.items()})
+        begin = self._store.rows
+        self._store.append(block)
+        self._runs.append((begin, self._store.rows))
 
     def sorted_blocks(self) -> Iterator[Columns]:
         """All rows in order, in blocks of at most ``merge_rows`` (or one run) rows."""
-        if not self._runs:
+        if self._store is None:
             if self._pending_rows:
                 yield sort_block(concat(self._pending), self.keys)
             self._pending, self._pending_rows = [], 0
             return
         self._spill()
-        runs, self._runs = self._runs, []
-        while len(runs) > self.limits.fan_in:
-            merged = []
-            for i in range(0, len(runs), self.limits.fan_in):
-                group = runs[i : i + self.limits.fan_in]
-                store = ColumnStore(self._scratch, group[0].dtypes)
-                for block in merge_runs(group, self.keys, self.limits.merge_rows):
-                    store.append(block)
-                for r in group:
-                    r.delete()
-                merged.append(store)
-            runs = merged
-        yield from merge_runs(runs, self.keys, self.limits.merge_rows)
-        for r in runs:
-            r.delete()
+        store, runs = self._store, self._runs
+        self._store, self._runs = None, []
+        try:
+            while len(runs) > self.limits.fan_in:  # merge groups of runs into longer runs first
+                merged = ColumnStore(self._scratch, store.dtypes)
+                merged_runs = []
+                for i in range(0, len(runs), self.limits.fan_in):
+                    begin = merged.rows
+                    for block in merge_runs(store, runs[i : i + self.limits.fan_in], self.keys,
+                                            self.limits.merge_rows):
+                        merged.append(block)
+                    merged_runs.append((begin, merged.rows))
+                store.delete()
+                store, runs = merged, merged_runs
+            yield from merge_runs(store, runs, self.keys, self.limits.merge_rows)
+        finally:
+            store.delete()
 
 
 class _Cursor:
     """A buffered reader of one sorted run, with the keys of its next and last buffered rows."""
 
-    def __init__(self, store: ColumnStore, rows: int, keys: tuple[str, ...]) -> None:
+    def __init__(self, store: ColumnStore, run: tuple[int, int], rows: int, keys: tuple[str, ...]) -> None:
         self.store, self.rows, self.keys = store, rows, keys
-        self.next_row = 0
+        self.next_row, self.stop = run
         self.buf: Columns = {}
         self.at = self.end = 0  # buffered rows [at, end) are not taken yet
         self.first: tuple = ()
@@ -142,9 +151,9 @@ class _Cursor:
         """Make sure the buffer holds rows; False when the run is used up."""
         if self.at < self.end:
             return True
-        if self.next_row >= self.store.rows:
+        if self.next_row >= self.stop:
             return False
-        self.buf = self.store.read(self.next_row, self.next_row + self.rows)
+        self.buf = self.store.read(self.next_row, min(self.stop, self.next_row + self.rows))
         self.at, self.end = 0, rows_of(self.buf)
         self.next_row += self.end
         self.first, self.last = self._key(0), self._key(self.end - 1)
@@ -176,13 +185,15 @@ class _Cursor:
         return out
 
 
-def merge_runs(runs: Sequence[ColumnStore], keys: tuple[str, ...], merge_rows: int) -> Iterator[Columns]:
-    """Merge sorted runs into one sorted stream of blocks, holding about ``merge_rows`` rows.
+def merge_runs(store: ColumnStore, runs: Sequence[tuple[int, int]], keys: tuple[str, ...],
+               merge_rows: int) -> Iterator[Columns]:
+    """Merge sorted runs (row ranges of ``store``) into one sorted stream of blocks, holding
+    about ``merge_rows`` rows.
 
     Each round takes, from every run, the buffered rows up to the smallest last buffered key:
     no row still on disk can sort before them, and at least one buffer is used up."""
     per_run = max(1, merge_rows // max(len(runs), 1))
-    active = [c for c in (_Cursor(r, per_run, keys) for r in runs) if c.ready()]
+    active = [c for c in (_Cursor(store, r, per_run, keys) for r in runs) if c.ready()]
     while active:
         if len(active) == 1:
             c = active[0]

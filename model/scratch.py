@@ -1,10 +1,10 @@
 """Scratch space on disk for work bigger than memory: raw column files in a private folder.
 
-Rows are plain native-endian records, one file per store, read and written with
+Columns are plain native-endian arrays, one file each, read and written with
 ``numpy.fromfile``/``tofile`` (never memory-mapped: mapped pages would count against the
 process's resident memory). A ``ColumnStore`` holds rows of several columns; a ``Spool``
 holds one column and its value range, to be copied into an HDF5 column of the narrowest type.
-Files stay open while they are appended to; ``seal`` (or a read) closes them.
+A store's files stay open until it is deleted.
 """
 
 from __future__ import annotations
@@ -47,52 +47,51 @@ class Scratch:
 class ColumnStore:
     """Rows of named columns of fixed dtypes, appended in blocks and read back by row range.
 
-    Rows are stored as records (the columns interleaved) in one file, so a block is one write
-    and one read; the columns read back are views of the record array."""
+    One file per column, open until ``delete``: a block is written and read without
+    interleaving its columns, and a read of some columns touches only theirs."""
 
     def __init__(self, scratch: Scratch, dtypes: Mapping[str, np.dtype | str]) -> None:
         self.dtypes = {c: np.dtype(d) for c, d in dtypes.items()}
-        widest_first = sorted(self.dtypes.items(), key=lambda cd: -cd[1].itemsize)  # no padding between fields
-        self._record = np.dtype(widest_first, align=True)
-        self._path = scratch.path("rows")
-        self._out: BinaryIO | None = None
+        self._paths = {c: scratch.path(c) for c in self.dtypes}
+        self._files: dict[str, BinaryIO] = {}
         self.rows = 0
+
+    def _file(self, column: str) -> BinaryIO:
+        fh = self._files.get(column)
+        if fh is None:
+            fh = self._files[column] = open(self._paths[column], "w+b")  # noqa: SIM115 (closed by delete)
+        return fh
 
     def append(self, cols: Mapping[str, np.ndarray]) -> None:
         """Append a block (every column of the store, all of one length)."""
         n = len(cols[next(iter(self.dtypes))])
-        records = np.empty(n, self._record)
-        for c in self.dtypes:
-            records[c] = cols[c]
-        if self._out is None:
-            self._out = open(self._path, "ab")  # noqa: SIM115 (held until sealed or deleted)
-        records.tofile(self._out)
+        for c, dtype in self.dtypes.items():
+            data = np.ascontiguousarray(cols[c], dtype=dtype)
+            if len(data) != n:
+                raise ValueError(f"column {c} has {len(data)} rows, expected {n}")
+            fh = self._file(c)
+            fh.seek(self.rows * dtype.itemsize)
+            fh.write(memoryview(data).cast("B"))
         self.rows += n
-
-    def seal(self) -> None:
-        """Finish appending for now (closes the file; appending again reopens it)."""
-        if self._out is not None:
-            self._out.close()
-            self._out = None
-
-    def _records(self, lo: int, hi: int) -> np.ndarray:
-        self.seal()
-        n = max(min(hi, self.rows) - lo, 0)
-        return np.fromfile(self._path, self._record, n, offset=lo * self._record.itemsize) if n else (
-            np.empty(0, self._record))
 
     def read(self, lo: int, hi: int, columns: tuple[str, ...] | None = None) -> Columns:
         """Rows [lo, hi) of the given columns (all by default)."""
-        records = self._records(lo, hi)
-        return {c: records[c] for c in columns or tuple(self.dtypes)}
+        n = max(min(hi, self.rows) - lo, 0)
+        out = {}
+        for c in columns or tuple(self.dtypes):
+            data = out[c] = np.empty(n, self.dtypes[c])
+            if n:
+                fh = self._file(c)
+                fh.seek(lo * data.itemsize)
+                fh.readinto(memoryview(data).cast("B"))
+        return out
 
     def overwrite(self, column: str, lo: int, data: np.ndarray) -> None:
         """Replace the values of one column from row ``lo`` on."""
-        records = self._records(lo, lo + len(data))
-        records[column] = data
-        with open(self._path, "r+b") as fh:
-            fh.seek(lo * self._record.itemsize)
-            records.tofile(fh)
+        data = np.ascontiguousarray(data, dtype=self.dtypes[column])
+        fh = self._file(column)
+        fh.seek(lo * data.itemsize)
+        fh.write(memoryview(data).cast("B"))
 
     def blocks(self, rows: int) -> Iterator[Columns]:
         """All rows, ``rows`` at a time."""
@@ -100,9 +99,12 @@ class ColumnStore:
             yield self.read(lo, lo + rows)
 
     def delete(self) -> None:
-        """Remove the file (the store is empty afterwards)."""
-        self.seal()
-        self._path.unlink(missing_ok=True)
+        """Close and remove the files (the store is empty afterwards)."""
+        for fh in self._files.values():
+            fh.close()
+        self._files.clear()
+        for p in self._paths.values():
+            p.unlink(missing_ok=True)
         self.rows = 0
 
 

@@ -282,7 +282,7 @@ def test_external_sort_orders_like_lexsort(tmp_path, limits) -> None:
             "payload": rng.random(n)}
     cols["a"][100:200] = 1  # a stretch already in order
     with Scratch(tmp_path / "x") as scratch:
-        sorter = ExternalSorter(("a", "b", "row"), scratch, limits)
+        sorter = ExternalSorter(("a", "b", "row"), scratch, limits, track_ranges=True)
         for lo in range(0, n, 33):
             sorter.add({c: v[lo : lo + 33] for c, v in cols.items()})
         got = concat(list(sorter.sorted_blocks()))
