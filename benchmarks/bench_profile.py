@@ -11,7 +11,9 @@
 (b) Peak RSS of the service process while it streams 1M and 10M events into a capture, fed
     by a synthetic producer that speaks the child's wire protocol as fast as it can (the
     simulator itself would need minutes for 10M events). Printed: peak RSS while streaming,
-    and peak RSS including the final sort into the capture layout (``CaptureWriter.close``).
+    peak RSS while closing (the sort into the capture layout, ``CaptureWriter.close``; the
+    kernel's high-water mark is restarted when it begins, from the RSS printed in brackets),
+    and the time of each.
 
 Targets (issue 4): ≤ 1.10× wall time, ≤ 1 µs per event, flat memory.
 
@@ -65,19 +67,31 @@ PRODUCER = textwrap.dedent("""\
 """)
 
 SERVICE = textwrap.dedent("""\
-    import json, resource, sys
+    import json, sys, time
     from accelview.capture import service
     from accelview.capture.config import CaptureConfig
+    from accelview.model.capture_writer import CaptureWriter
     producer, out, events = sys.argv[1], sys.argv[2], sys.argv[3]
     service.child_command = lambda cfg, fd, *a, **k: [sys.executable, producer, str(fd), events]
-    streaming = [0]
-    def rss(_p):
+    def peak_rss():  # the kernel's high-water mark of this process's resident memory
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
+    measured = {}
+    close = CaptureWriter.close
+    def measured_close(self, *a, **k):
+        measured["streaming_rss"] = peak_rss()
         with open("/proc/self/statm") as f:
-            streaming[0] = max(streaming[0], int(f.read().split()[1]) * 4096)
-    svc = service.CaptureService(CaptureConfig(output=out), ["synthetic"], on_progress=rss)
-    result = svc.run()
-    print(json.dumps({"streaming_rss": streaming[0], "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                      * 1024, "events": result.progress.events, "wall_s": result.progress.elapsed_s,
+            measured["before_close_rss"] = int(f.read().split()[1]) * 4096
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # restart the high-water mark from the current RSS: what follows is the close's
+        t = time.perf_counter()
+        try:
+            return close(self, *a, **k)
+        finally:
+            measured["close_s"], measured["close_rss"] = time.perf_counter() - t, peak_rss()
+    CaptureWriter.close = measured_close
+    result = service.CaptureService(CaptureConfig(output=out), ["synthetic"]).run()
+    print(json.dumps({**measured, "events": result.progress.events, "wall_s": result.progress.elapsed_s,
                       "complete": result.complete}))
 """)
 
@@ -122,7 +136,7 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
 
 
 def memory(counts: list[int], d: Path) -> None:
-    """(b): the service's peak RSS while streaming ``counts`` events."""
+    """(b): the service's peak RSS while streaming ``counts`` events, and while closing."""
     (d / "producer.py").write_text(PRODUCER)
     (d / "service.py").write_text(SERVICE)
     print("(b) capture service peak RSS (synthetic producer, slices + flows)")
@@ -130,8 +144,9 @@ def memory(counts: list[int], d: Path) -> None:
         out = d / f"mem{n}.h5"
         r = json.loads(_run([sys.executable, str(d / "service.py"), str(d / "producer.py"), str(out), str(n)], d))
         size = out.stat().st_size
-        print(f"    {n:>12,} events: streaming {r['streaming_rss'] / 2**20:7.1f} MiB, with the final sort "
-              f"{r['peak_rss'] / 2**20:7.1f} MiB; {r['wall_s']:.1f} s, {size / 2**20:.0f} MiB file")
+        print(f"    {n:>12,} events: streaming {r['streaming_rss'] / 2**20:6.1f} MiB, closing "
+              f"{r['close_rss'] / 2**20:6.1f} MiB (from {r['before_close_rss'] / 2**20:.1f}); streaming "
+              f"{r['wall_s']:.1f} s, closing {r['close_s']:.1f} s, {size / 2**20:.0f} MiB file")
         out.unlink()
 
 
