@@ -26,7 +26,7 @@ class Scratch:
 
     def __init__(self, beside: str | Path) -> None:
         beside = Path(beside)
-        self.dir = Path(tempfile.mkdtemp(prefix=f".{beside.name}.", suffix=".scratch", dir=beside.parent))
+        self.dir = Path(tempfile.mkdtemp(prefix=f".{beside.name.lstrip('.')}.", suffix=".scratch", dir=beside.parent))
         self._names = count()
 
     def path(self, stem: str) -> Path:

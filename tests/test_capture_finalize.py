@@ -55,10 +55,11 @@ def in_memory_close(staged: Path, out: Path, metadata: dict, complete: bool = Tr
 
 
 def stage(trace: Trace, path: Path, seed: int = 0, limits: FinalizeLimits = TINY,
-          keep_depth_of: tuple[int, ...] = ()) -> CaptureWriter:
+          keep_depth_of: tuple[int, ...] = (), keep_depth: float = 0.0) -> CaptureWriter:
     """Stream a built trace into a CaptureWriter as a producer would: slices in time order give
     or take some jitter (so not in final order), depths left to compute (but on the tracks in
-    ``keep_depth_of``), flows and truth pointing at the provisional ids, other rows shuffled."""
+    ``keep_depth_of`` and for a ``keep_depth`` share of the others), flows and truth pointing
+    at the provisional ids, other rows shuffled."""
     rng = np.random.default_rng(seed)
     w = CaptureWriter(path, metadata=trace.metadata, flush_rows=97, limits=limits)
     for s in trace.strings.strings()[1:]:
@@ -71,7 +72,8 @@ def stage(trace: Trace, path: Path, seed: int = 0, limits: FinalizeLimits = TINY
     provisional = np.empty_like(order)
     provisional[order] = np.arange(len(order))
     staged = {c: v[order] for c, v in sl.items()}
-    staged["depth"] = np.where(np.isin(staged["track"], keep_depth_of), staged["depth"], NO_DEPTH).astype(np.uint16)
+    keep = np.isin(staged["track"], keep_depth_of) | (rng.random(len(order)) < keep_depth)
+    staged["depth"] = np.where(keep, staged["depth"], NO_DEPTH).astype(np.uint16)
 
     def pid(ids: np.ndarray) -> np.ndarray:
         ok = (ids >= 0) & (ids < len(provisional))
@@ -216,7 +218,7 @@ def test_bounded_close_writes_what_the_in_memory_path_writes(tmp_path, monkeypat
                                               (tiny_trace, FinalizeLimits(SortLimits(1, 2, 2), io_rows=1))],
                          ids=["default limits", "one row at a time"])
 def test_any_limits_give_the_same_file(tmp_path, monkeypatch, make, limits) -> None:
-    w = stage(make(), tmp_path / "c.h5", seed=1, limits=limits, keep_depth_of=(1,))
+    w = stage(make(), tmp_path / "c.h5", seed=1, limits=limits, keep_depth_of=(1,), keep_depth=0.2)
     reference = close_both_ways(w, tmp_path, monkeypatch, complete=False, reason="cancelled")
     assert_same_files(w.path, reference)
     with open_capture(w.path) as f:
