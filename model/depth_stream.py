@@ -74,13 +74,14 @@ class _NestedTrack:
 
 def _stack_depths(s: list[int], e: list[int], stack: list[int]) -> np.ndarray:
     """``nesting``'s stack walk, continuing from the open slices in ``stack`` (updated)."""
-    out = np.zeros(len(s), dtype=np.uint16)
-    for i, (a, b) in enumerate(zip(s, e, strict=True)):
+    depths: list[int] = []  # a list, not an array: item assignment into numpy is slow in a loop
+    pop, push, add = stack.pop, stack.append, depths.append
+    for a, b in zip(s, e, strict=True):
         while stack and stack[-1] <= a:
-            stack.pop()
-        out[i] = min(len(stack), MAX_DEPTH)
-        stack.append(b)
-    return out
+            pop()
+        add(len(stack))
+        push(b)
+    return np.minimum(np.asarray(depths, dtype=np.int64), MAX_DEPTH).astype(np.uint16)
 
 
 def _pieces(blocks: Iterable[Columns], rows: int) -> Iterator[Columns]:
