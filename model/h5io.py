@@ -57,7 +57,10 @@ class H5File:
         dataset may fill (HDF5's default otherwise); 0 suits one pass over whole chunks."""
         self.path = str(path)
         try:
-            self._f = h5py.File(self.path, mode, libver=("v110", "latest") if mode != "r" else None,
+            # Written in the 1.8 file format: newer ones mark a file "open for write" in its
+            # superblock, and a writer killed before closing (kill -9) would leave a file no
+            # reader may open; this one stays readable and is recovered from its staging area.
+            self._f = h5py.File(self.path, mode, libver=("earliest", "v108") if mode != "r" else None,
                                 rdcc_nbytes=chunk_cache_bytes)
         except FileNotFoundError:
             raise CaptureError(path, "no such file") from None

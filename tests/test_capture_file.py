@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+
 import numpy as np
 import pytest
 from accelview.capture.synthetic import SyntheticSpec, synthetic_trace
@@ -98,6 +101,24 @@ def test_streaming_writer_round_trip(tmp_path):
     assert np.array_equal(back.flows.src, first) and np.array_equal(back.flows.dst, first + 1)
     assert np.array_equal(back.slices.start_ns, np.arange(5000) * 100)
     assert np.array_equal(back.counters.ts_ns, np.arange(50) * 10_000)
+
+
+def test_a_writer_killed_mid_stream_leaves_a_readable_capture(tmp_path):
+    path = tmp_path / "killed.h5"
+    pid = os.fork()
+    if pid == 0:  # the writer: stream, flush, then die without closing (as kill -9 would)
+        try:
+            w = CaptureWriter(path, flush_rows=1000)
+            track = w.builder.add_track("matrix 0", TrackKind.EXEC_UNIT, device=0)
+            w.append("slices", {"track": np.full(3000, track), "start_ns": np.arange(3000, dtype=np.int64) * 10,
+                                "dur_ns": np.full(3000, 5), "name": np.zeros(3000, np.int32)})
+            w.flush()
+        finally:
+            os.kill(os.getpid(), signal.SIGKILL)
+    os.waitpid(pid, 0)
+    back = load_capture(path)
+    assert not back.complete and "not closed" in back.incomplete_reason
+    assert len(back.slices) == 3000 and back.self_check() == []
 
 
 def test_unclosed_stream_is_recovered_and_marked_incomplete(tmp_path):
