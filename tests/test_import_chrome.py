@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 from accelview.model import CaptureError, Trace, TrackKind
-from accelview.model.importers import chrome_json, digest, find_importer, helper, import_trace, json_stream, reading
+from accelview.model.importers import (
+    chrome_json,
+    digest,
+    find_importer,
+    helper,
+    import_trace,
+    json_stream,
+    reading,
+    repeats,
+)
 
 
 def write(path: Path, doc: object, gz: bool = False) -> Path:
@@ -213,6 +222,32 @@ def test_a_helper_gives_the_same_errors(tmp_path: Path, monkeypatch: pytest.Monk
                 import_trace(path)
             messages.append(str(err.value))
         assert messages[0] == messages[1] and problem in messages[0] and str(path) in messages[0]
+
+
+def test_runs_of_repeated_metadata_import_as_if_read_one_by_one(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs of identical metadata events (collapsed before decoding) count and name exactly as
+    when every event is decoded; repeated complete events are never collapsed."""
+    proc = [{"name": "process_name", "ph": "M", "pid": 9, "tid": 0, "args": {"name": "dev"}},
+            {"name": "process_sort_index", "ph": "M", "pid": 9, "tid": 0, "args": {"sort_index": 5}}]
+    thread = [{"name": "thread_name", "ph": "M", "pid": 9, "tid": 4, "args": {"name": 'a "}, {" name'}}]
+    other = [{"name": "thread_name", "ph": "M", "pid": 9, "tid": 8, "args": {"name": "dma"}}]
+    renamed = [{"name": "thread_name", "ph": "M", "pid": 9, "tid": 4, "args": {"name": "renamed"}}]
+    ops = [{"name": "op", "ph": "X", "pid": 9, "tid": t, "ts": 5, "dur": 1} for t in (4, 8)]
+    events = (proc * 300 + thread * 7 + other + thread * 50 + other * 2 + ops * 5 + proc * 3 + renamed * 9
+              + thread * 40 + [{"ph": "i", "name": "mark", "pid": 9, "tid": 4, "ts": 6, "s": "t"}] + renamed * 6)
+    path = write(tmp_path / "repeats.json", {"traceEvents": events})
+    for block in (256, 4096, 1 << 20):
+        monkeypatch.setattr(json_stream, "BLOCK", block)
+        monkeypatch.setattr(repeats, "MIN_REPEATS", 1 << 30)
+        one_by_one = contents(import_trace(path))
+        monkeypatch.setattr(repeats, "MIN_REPEATS", 4)
+        assert contents(import_trace(path)) == one_by_one
+    collapsed, copies = repeats.collapse_repeats(json.dumps(events, indent=1).encode())
+    assert copies is not None and copies.sum() > 600 and len(collapsed) < 10_000
+    trace = import_trace(path)
+    assert trace.metadata["import_stats"]["duplicate_metadata_events"] == len(events) - 11 - 4  # 4 (name, pid, tid)
+    assert len(trace.slices) == 10 and {trace.track_name(int(t)) for t in trace.slices.track} == {"dma", "renamed"}
 
 
 def test_flow_v2_and_id2(tmp_path: Path) -> None:

@@ -3,8 +3,9 @@
 ``digest_batch`` is a pure function of the batch's bytes and returns plain data (numpy
 columns, short lists, local string tables), so a helper process can make digests as well as
 the importing one. Complete events (X), the bulk of every trace, become columns; metadata
-events (M) are reduced to the last of each (name, pid, tid); the rarer phases are passed on
-as events, to be handled one by one by the collector.
+events (M) are reduced to the last of each (name, pid, tid), runs of repeated ones collapsed
+before decoding (``repeats``); the rarer phases are passed on as events, to be handled one by
+one by the collector.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from .args import typed_rows
 from .events import Event, decode_events, dur_to_ns, timestamps_ns
 from .interner import Interner
+from .repeats import collapse_repeats
 
 FLOW_PHASES = frozenset("stf")
 _decode_any = msgspec.json.Decoder().decode
@@ -60,10 +62,21 @@ def digest_batch(text: bytes, skip_args: frozenset[str] = frozenset(),
 
 
 def _digest(text: bytes, skip_args: frozenset[str], skip_flow_cats: frozenset[str]) -> Digest:
-    evs, malformed, text = decode_events(text)
+    collapsed, weights = collapse_repeats(text)
+    try:
+        evs, malformed, text = decode_events(collapsed)
+    except msgspec.DecodeError:
+        if weights is None:
+            raise
+        weights = None  # not JSON: decode the batch as it is, so that errors and their offsets are its own
+        evs, malformed, text = decode_events(text)
     d = Digest(events=len(evs), malformed=malformed)
     if not evs:
         return d
+    copies = np.ones(len(evs), dtype=np.int64)  # events of the batch each decoded one stands for
+    if weights is not None:  # runs of repeated metadata were kept once (at the front: malformed ones come later)
+        copies[: len(weights)] = weights
+        d.events = int(copies.sum())
     is_x, is_m = _phase_masks(evs)
     strings = Interner()
     xi = np.flatnonzero(is_x)
@@ -73,11 +86,13 @@ def _digest(text: bytes, skip_args: frozenset[str], skip_flow_cats: frozenset[st
     mi = np.flatnonzero(is_m)
     if len(mi):
         _metadata(d, evs if len(mi) == len(evs) else [evs[i] for i in mi.tolist()])
+        d.meta_events = int(copies[mi].sum())
     oi = np.flatnonzero(~(is_x | is_m))
     if len(oi):
         other = [evs[i] for i in oi.tolist()]
         ts = timestamps_ns(other, oi, text).tolist()
-        for j, t, e in zip(oi.tolist(), ts, other, strict=True):
+        position = (np.cumsum(copies) - copies)[oi] if weights is not None else oi  # index in the batch as written
+        for j, t, e in zip(position.tolist(), ts, other, strict=True):
             if e.ph in FLOW_PHASES and e.cat in skip_flow_cats:
                 key = f"flow_events_replaced_{e.cat}"
                 d.stats[key] = d.stats.get(key, 0) + 1
@@ -157,7 +172,6 @@ def _arguments(d: Digest, keep: list[int], decoded: list[Any], corr: np.ndarray,
 def _metadata(d: Digest, evs: list[Event]) -> None:
     """The last event of each (name, pid, tid), in the order of those last events, with its value."""
     last = dict(zip([(e.name, e.pid, e.tid) for e in evs], range(len(evs)), strict=True))
-    d.meta_events = len(evs)
     for i in sorted(last.values()):
         e = evs[i]
         args = _decode_any(e.args) if e.args else {}
