@@ -49,7 +49,8 @@ class Recorder:
         self.sim, self.config, self.send = sim, config, send
         self.packer = RecordPacker()
         self.sites: list[int] = []  # per call since the last drain: its call-site id (-1: none)
-        self._site_ids: dict[tuple[Any, int], int] = {}
+        self._site_ids: dict[tuple[int, int], int] = {}
+        self._codes: list[Any] = []
         self._new_sites: list[tuple[int, str, str]] = []
         self.calls = 0
         self.events = 0
@@ -79,11 +80,13 @@ class Recorder:
             while f is not None and f.f_code.co_filename in RUNTIME_FILES:
                 f = f.f_back
             if f is not None:
-                key = (f.f_code, f.f_lineno)
+                code = f.f_code
+                key = (id(code), f.f_lasti)  # not the code object itself: hashing one hashes its bytecode
                 site = self._site_ids.get(key, -1)
                 if site < 0:
                     site = self._site_ids[key] = len(self._site_ids)
-                    self._new_sites.append((site, f"{f.f_code.co_filename}:{f.f_lineno}", f.f_code.co_name))
+                    self._codes.append(code)  # keeps the id in the key this code's
+                    self._new_sites.append((site, f"{code.co_filename}:{f.f_lineno}", code.co_name))
         self.sites.append(site)
         self.calls += 1
         if self.calls >= self._next_flush or time.monotonic_ns() >= self._deadline:
