@@ -28,6 +28,7 @@ MAX_UNIT = 1 << 16  # bytes of one unit, at most
 PROBE = 64  # bytes of a unit's start searched for to find its period
 MAX_CANDIDATES = 3  # periods tried at one position
 MAX_SINGLES = 16  # single events stepped over between runs before giving up
+MAX_STRIDE = 256  # copies of a unit compared at once
 _WS = b" \t\r\n"
 _EVENT_END = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")  # a '}' that may end an event, and the next '{'
 _FIRST = re.compile(rb"\[[ \t\r\n]*")
@@ -79,9 +80,7 @@ def _run_at(text: bytes, pos: int, units: dict[bytes, int | None]) -> tuple[int,
             return None
         size = q - pos
         unit = bytes(text[pos:q])
-        copies = 1
-        while text.startswith(unit, pos + copies * size):
-            copies += 1
+        copies = _copies(text, unit, pos)
         if copies < MIN_REPEATS:
             continue
         if unit not in units:
@@ -90,6 +89,20 @@ def _run_at(text: bytes, pos: int, units: dict[bytes, int | None]) -> tuple[int,
         if events:
             return size, copies, events
     return None
+
+
+def _copies(text: bytes, unit: bytes, pos: int) -> int:
+    """How many times ``unit`` repeats back to back from ``pos`` (comparing up to
+    ``MAX_STRIDE`` copies at once, doubling and halving the stride)."""
+    copies, stride, size = 1, 1, len(unit)
+    while True:
+        if text.startswith(unit * stride, pos + copies * size):
+            copies += stride
+            stride = min(stride * 2, MAX_STRIDE)
+        elif stride > 1:
+            stride //= 2
+        else:
+            return copies
 
 
 def _metadata_events(unit: bytes) -> int | None:
