@@ -2,7 +2,7 @@
 trace rows produced per second of wall time, including building the capture. Target (issue 3):
 ≥ 500k events/s.
 
-Run: .venv/bin/python benchmarks/bench_sim.py [--tokens 16] [--model 8b]
+Run: .venv/bin/python benchmarks/bench_sim.py [--tokens 256] [--model 8b]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ DEVICE_LANES = (TrackKind.EXEC_UNIT, TrackKind.DMA_ENGINE, TrackKind.PCIE, Track
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="8b")
-    ap.add_argument("--tokens", type=int, default=16)
+    ap.add_argument("--tokens", type=int, default=256)
     ap.add_argument("--prompt", type=int, default=512)
     args = ap.parse_args()
     params = [f"model={args.model}", f"tokens={args.tokens}", f"prompt={args.prompt}", "upload=false"]

@@ -77,6 +77,8 @@ def test_a_replay_is_one_call_one_submission_and_a_slice_per_node_with_counters_
     succ: dict[int, list[int]] = {}
     for a, b in zip(trace.flows.src.tolist(), trace.flows.dst.tolist(), strict=True):
         succ.setdefault(a, []).append(b)
+    call_args = [trace.args(int(trace.slices.args[c])) for c in calls]
+    assert sorted((a["nodes"], a["kv_len"]) for a in call_args) == [(4, 1024), (4, 2048), (4, 4096)]
     for call in calls:
         (sub,) = succ[int(call)]
         nodes = succ[sub]

@@ -240,8 +240,10 @@ class Device:
         if self.capturing is not None:
             raise RuntimeError("a graph cannot be launched while another is being captured")
         run = graph.plan(updates, self.sim.rng)
-        self.submit("graph", stream or self.default_stream, graph.name, self.spec.host.launch_api_ns, graph=run,
-                    args={"nodes": len(run), **updates}, api_name=f"launch graph {graph.name}")
+        stream = stream or self.default_stream
+        args = {"nodes": len(run), **updates}
+        self.submit("graph", stream, graph.name, self.spec.host.launch_api_ns, api_name=f"launch graph {graph.name}",
+                    call_args={"stream": stream.index, **args}, graph=run, args=args)
 
     def copy(self, dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer,
              stream: Stream | None = None, nbytes: int | None = None) -> None:
@@ -286,14 +288,15 @@ class Device:
         return cmd
 
     def submit(self, kind: str, stream: Stream, name: str, api_ns: float, api_name: str | None = None,
-               **fields: Any) -> Command:
-        """One asynchronous API call that submits one command."""
+               call_args: dict[str, Any] | None = None, **fields: Any) -> Command:
+        """One asynchronous API call that submits one command; the call's arguments are
+        ``call_args`` (default: the stream's)."""
         clock = self.sim.clock
         cid = self.sim.next_cid()
         start = clock.enter_call()
         clock.spend(api_ns)
         cmd = self.enqueue(kind, stream, name, cid, **fields)
-        self.sim.log.record(start, clock.now, api_name or name, cid, stream.call_args)
+        self.sim.log.record(start, clock.now, api_name or name, cid, call_args or stream.call_args)
         clock.exit_call()
         return cmd
 
