@@ -32,7 +32,7 @@ from .ingest import Ingest
 from .wire import FrameReader
 
 PIPE_BYTES = 1 << 20  # pipe buffer asked of Linux (F_SETPIPE_SZ; the default 64 KiB stalls the child)
-MAX_BUFFERED = 64 << 20  # bytes read from the child and not yet converted, at most
+MAX_BUFFERED = 16 << 20  # bytes read from the child and not yet converted, at most
 FLUSH_ROWS = 1 << 16  # rows the writer holds before it appends them to the file
 
 
