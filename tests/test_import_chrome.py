@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -162,9 +163,9 @@ def with_helper(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     sent: list[int] = []
     submit = helper.Helper.submit
 
-    def counting(self: helper.Helper, text: bytes) -> None:
+    def counting(self: helper.Helper, text: bytes) -> helper.Job:
         sent.append(len(text))
-        submit(self, text)
+        return submit(self, text)
 
     monkeypatch.setattr(json_stream, "BLOCK", 2048)
     monkeypatch.setattr(helper, "MIN_BYTES", 0)
@@ -204,6 +205,29 @@ def test_a_failing_helper_changes_nothing(tmp_path: Path, monkeypatch: pytest.Mo
 
         monkeypatch.setattr(reading, "digest_batch", flaky)
         assert contents(import_trace(path)) == reference
+
+
+def test_batches_a_slow_helper_has_not_started_are_taken_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               with_helper: list[int]) -> None:
+    path = write(tmp_path / "many.json", {"traceEvents": many_events(tricky=False)})
+    reference = contents(import_trace(path))
+    parent, taken = os.getpid(), []
+    take_back = helper.Helper.take_back
+
+    def slow(text: bytes, **options: frozenset[str]) -> digest.Digest:
+        if os.getpid() != parent:
+            time.sleep(0.05)
+        return digest.digest_batch(text, **options)
+
+    def counting(self: helper.Helper) -> helper.Job | None:
+        job = take_back(self)
+        taken.append(job is not None)
+        return job
+
+    monkeypatch.setattr(reading, "digest_batch", slow)
+    monkeypatch.setattr(helper.Helper, "take_back", counting)
+    assert contents(import_trace(path)) == reference
+    assert any(taken)
 
 
 def test_a_helper_gives_the_same_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

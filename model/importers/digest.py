@@ -17,7 +17,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from .args import typed_rows
+from ..schema import ArgKind
+from .args import dict_rows
 from .events import Event, decode_events, dur_to_ns, timestamps_ns
 from .interner import Interner
 from .repeats import collapse_repeats
@@ -157,16 +158,17 @@ def _arguments(d: Digest, keep: list[int], decoded: list[Any], corr: np.ndarray,
     if not sets:
         return
     arg_ids[keep] = np.arange(len(sets), dtype=np.int32)
-    d.args = typed_rows([len(a) for a in sets], [k for a in sets for k in a], [v for a in sets for v in a.values()],
-                        strings.ids)
+    d.args = rows = dict_rows(sets, strings.ids)
     d.arg_sets = len(sets)
-    fill = [(j, v) for j, a in zip(keep, sets, strict=True)
-            if type(v := a.get("correlation")) is int and -(2**63) <= v < 2**63]
-    if fill:
-        at, values = zip(*fill, strict=True)
-        at = np.asarray(at)
-        free = corr[at] < 0
-        corr[at[free]] = np.asarray(values, dtype=np.int64)[free]
+    key = strings.get("correlation")
+    if key is not None:  # an integer correlation (not a bool), where the event has none of its own
+        at = np.flatnonzero((rows["key"] == key) & (rows["kind"] == ArgKind.INT))
+        owner = rows["set"][at]
+        ints = np.array([type(sets[i]["correlation"]) is int for i in owner.tolist()], dtype=bool)
+        events = np.asarray(keep, dtype=np.int64)[owner[ints]]
+        values = rows["int"][at[ints]]
+        free = corr[events] < 0
+        corr[events[free]] = values[free]
 
 
 def _metadata(d: Digest, evs: list[Event]) -> None:

@@ -17,9 +17,9 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import queue
 import signal
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,9 +55,28 @@ def _json_bytes(paths: Sequence[Path]) -> int:
     return total
 
 
+class Job:
+    """One batch handed to the helper: its text until sent, then its result (or, when taken
+    back before it was sent, the result made here)."""
+
+    __slots__ = ("payload", "state", "text", "value")
+
+    def __init__(self, text: bytes) -> None:
+        self.text: bytes | None = text
+        self.state = QUEUED
+        self.payload: bytearray | None = None
+        self.value: Any = None
+
+
+QUEUED, SENT, DONE, TAKEN_BACK = range(4)
+
+
 class Helper:
-    """A forked process running ``work(text)`` on the texts ``submit``ted, in order; ``result``
-    returns their results in the same order. ``close`` ends it (also on error)."""
+    """A forked process running ``work(text)`` on the texts ``submit``ted, in order. At most
+    ``IN_FLIGHT`` texts are sent ahead; the others wait here and may be taken back (``take_back``)
+    to be worked on by the caller. ``result`` gives a job's result. ``close`` ends it all."""
+
+    IN_FLIGHT = 2  # texts sent to the helper and not yet answered: one worked on, one waiting in the pipe
 
     def __init__(self, work: Callable[[bytes], Any]) -> None:
         to_helper, self._to_w = os.pipe()
@@ -75,31 +94,54 @@ class Helper:
                 os._exit(status)
         os.close(to_helper)
         os.close(from_helper)
-        self.outstanding = 0  # texts submitted whose results were not yet taken
-        self._outbox: queue.Queue[bytes | None] = queue.Queue()
-        self._results: queue.Queue[bytearray | None] = queue.Queue()
+        self._cv = threading.Condition()
+        self._queued: deque[Job] = deque()  # submitted, not yet sent
+        self._sent: deque[Job] = deque()  # sent, not yet answered, in order
+        self._stopped = False  # closing, or the helper is gone
         self._threads = [threading.Thread(target=self._send, name="accelview-helper-send", daemon=True),
                          threading.Thread(target=self._receive, name="accelview-helper-receive", daemon=True)]
         for t in self._threads:
             t.start()
 
-    def submit(self, text: bytes) -> None:
+    def submit(self, text: bytes) -> Job:
         """Queue one batch for the helper."""
-        self.outstanding += 1
-        self._outbox.put(text)
+        job = Job(text)
+        with self._cv:
+            self._queued.append(job)
+            self._cv.notify_all()
+        return job
 
-    def ready(self) -> bool:
-        """Whether the next result has arrived."""
-        return not self._results.empty()
+    def pending(self) -> int:
+        """Jobs submitted and not yet answered (queued or sent)."""
+        with self._cv:
+            return len(self._queued) + len(self._sent)
 
-    def result(self) -> Any:
-        """The next result, in submission order (waits for it); ``HelperFailed`` when the helper
-        reported an error or stopped."""
-        payload = self._results.get()
-        self.outstanding -= 1
-        if payload is None:
+    def take_back(self) -> Job | None:
+        """The last job not yet sent, withdrawn (its ``text`` is the caller's to work on); None
+        when every job was sent."""
+        with self._cv:
+            if not self._queued:
+                return None
+            job = self._queued.pop()
+            job.state = TAKEN_BACK
+            return job
+
+    def done(self, job: Job) -> bool:
+        """Whether ``job``'s result can be had without waiting."""
+        return job.state in (DONE, TAKEN_BACK)
+
+    def result(self, job: Job) -> Any:
+        """``job``'s result (waits for it); ``HelperFailed`` when the helper reported an error
+        or stopped before answering."""
+        if job.state == TAKEN_BACK:
+            return job.value
+        with self._cv:
+            while job.state != DONE and not self._stopped:
+                self._cv.wait()
+        if job.state != DONE or job.payload is None:
             raise HelperFailed("the helper process stopped")
-        ok, value = pickle.loads(payload)
+        ok, value = pickle.loads(job.payload)
+        job.payload = None
         if not ok:
             raise HelperFailed(value)
         return value
@@ -108,7 +150,9 @@ class Helper:
         """Stop the helper and its threads; safe to call more than once."""
         if self.pid <= 0:
             return
-        self._outbox.put(None)
+        with self._cv:
+            self._stopped = True
+            self._cv.notify_all()
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
         os.waitpid(self.pid, 0)
@@ -119,7 +163,15 @@ class Helper:
 
     def _send(self) -> None:
         try:
-            while (text := self._outbox.get()) is not None:
+            while True:
+                with self._cv:
+                    while not self._stopped and (not self._queued or len(self._sent) >= self.IN_FLIGHT):
+                        self._cv.wait()
+                    if self._stopped:
+                        return
+                    job = self._queued.popleft()
+                    job.state, text, job.text = SENT, job.text, None
+                    self._sent.append(job)
                 _write(self._to_w, len(text).to_bytes(_HEADER, "little"))
                 _write(self._to_w, text)
         except OSError:  # the helper is gone: the receiver reports it
@@ -131,12 +183,17 @@ class Helper:
         try:
             while (head := _read(self._from_r, _HEADER)) is not None:
                 payload = _read(self._from_r, int.from_bytes(head, "little"))
-                self._results.put(payload)
                 if payload is None:
-                    return
+                    break
+                with self._cv:
+                    job = self._sent.popleft()
+                    job.payload, job.state = payload, DONE
+                    self._cv.notify_all()
         except OSError:
             pass
-        self._results.put(None)
+        with self._cv:
+            self._stopped = True
+            self._cv.notify_all()
 
 
 def _serve(inbox: int, outbox: int, work: Callable[[bytes], Any]) -> None:

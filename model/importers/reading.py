@@ -10,16 +10,17 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..errors import CaptureError
 from .collect import Collected, Collector
 from .digest import Digest, digest_batch
-from .helper import Helper, HelperFailed
+from .helper import Helper, HelperFailed, Job
 from .json_stream import EventStream
 
 Progress = Callable[[float], None]
 Work = Callable[[bytes], Digest]
-HELPER_QUEUE = 2  # batches sent to the helper and not yet taken back; more are digested here
-_SENT = object()  # stands in the queue of digests for one the helper is making
+HELPER_QUEUE = 3  # batches given to the helper and not yet answered; more are digested here
 
 
 def digester(skip_args: frozenset[str], skip_flow_cats: frozenset[str]) -> Work:
@@ -39,29 +40,32 @@ def read_file(path: Path, work: Work, progress: Progress | None = None,
             collector.add(digest)
         return collector.c, stream.metadata
 
-    def send(text: bytes) -> object | None:
-        if helper.outstanding >= HELPER_QUEUE:
-            return None
-        helper.submit(text)
-        return _SENT
+    def send(text: bytes) -> Job | None:
+        return helper.submit(text) if helper.pending() < HELPER_QUEUE else None
 
-    waiting: deque = deque()
+    waiting: deque = deque()  # digests made here and jobs of the helper, in file order
     try:
         with closing(stream.batches(work, send)) as batches:  # stops the reading thread on HelperFailed too
             for item in batches:
                 waiting.append(item)
-                while waiting and (waiting[0] is not _SENT or helper.ready()):
+                while waiting and (not isinstance(waiting[0], Job) or helper.done(waiting[0])):
                     _take(waiting, collector, helper)
     except CaptureError as e:  # perhaps only because a batch sent untested was cut inside a string
         raise HelperFailed(str(e)) from e
-    while waiting:
-        _take(waiting, collector, helper)
+    while waiting:  # the file is read: work on the jobs not yet sent rather than wait for them
+        if isinstance(waiting[0], Job) and not helper.done(waiting[0]) and (job := helper.take_back()):
+            try:
+                job.value, job.text = work(job.text), None
+            except msgspec.DecodeError as e:  # sent untested: cut inside a string
+                raise HelperFailed(str(e)) from e
+        else:
+            _take(waiting, collector, helper)
     return collector.c, stream.metadata
 
 
 def _take(waiting: deque, collector: Collector, helper: Helper) -> None:
     item = waiting.popleft()
-    collector.add(helper.result() if item is _SENT else item)
+    collector.add(helper.result(item) if isinstance(item, Job) else item)
 
 
 __all__ = ["HelperFailed", "digester", "read_file"]
