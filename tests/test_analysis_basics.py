@@ -127,6 +127,31 @@ def test_critical_path_goes_through_the_work_a_blocking_call_waited_for():
     assert path.by_resource_ns["exec unit"] == 1_000
 
 
+def test_critical_path_follows_stream_order_across_lanes():
+    """A stream runs in order: the copy after a kernel on the same queue waited for the kernel,
+    though no flow joins them and they are on different lanes."""
+    b = TraceBuilder()
+    api = b.add_track("runtime API", TrackKind.RUNTIME_API)
+    queue = b.add_track("device 0 queue 0", TrackKind.DRIVER_QUEUE)
+    mxu = b.add_track("matrix", TrackKind.EXEC_UNIT)
+    dma = b.add_track("DMA 0", TrackKind.DMA_ENGINE)
+    launch, copy_call = b.add_slice(api, 0, 10, "launch gemm"), b.add_slice(api, 12, 2_000, "copy")
+    sub_k, sub_c = b.add_slice(queue, 5, 5, "submit gemm"), b.add_slice(queue, 14, 5, "submit copy")
+    k = b.add_slice(mxu, 20, 1_500, "gemm")
+    c = b.add_slice(dma, 1_520, 400, "D2H")
+    for src, dst in ((launch, sub_k), (sub_k, k), (copy_call, sub_c), (sub_c, c)):
+        b.add_flow(src, dst)
+    t = b.build()
+    path = critical_path(t)
+    names = [t.strings[t.slices.name[i]] for i in path.slices]
+    assert names[-3:] == ["gemm", "D2H", "copy"]
+    # the only wait is the gemm's, after its submission; the D2H began as the gemm ended
+    assert path.by_resource_ns["waiting"] == 10 and [w.via for w in path.steps if w.kind == "wait"] == ["flow"]
+    assert path.by_resource_ns["exec unit"] == 1_500
+    ids = b.final_slice_ids
+    assert dependency_graph(t, np.arange(len(t.slices))).has_edge((int(ids[k]), "E"), (int(ids[c]), "B"))
+
+
 def test_queue_chains_taken_in_bulk_give_the_same_path_as_one_step_at_a_time(monkeypatch):
     from accelview.capture.synthetic import SyntheticSpec, synthetic_trace
     from accelview.model.analysis import critical_path as cp_module

@@ -32,7 +32,7 @@ class PathStep:
     via: str = ""  # for a wait: what it waited on ("flow", "queue", "copy")
 
 
-VIA = ("flow", "queue", "parent", "copy")
+VIA = ("flow", "queue", "parent", "copy", "stream")
 
 
 @dataclass
@@ -106,7 +106,8 @@ class _Steps:
 
 class _Deps:
     """Predecessors of every slice, precomputed with numpy: the flow source that arrived last,
-    the previous slice of its (track, depth) run, and its parent (enclosing slice)."""
+    the previous slice of its (track, depth) run, its parent (enclosing slice), the copy a
+    device op waited on, and the previous work of its stream."""
 
     def __init__(self, trace: Trace, roles: Roles | None = None) -> None:
         self.t = trace
@@ -150,8 +151,29 @@ class _Deps:
             ops = roles.device_ops[dev[roles.device_ops] == d]
             i = np.searchsorted(self.end[c], self.start[ops], "right") - 1
             self.copy_pred[ops[i >= 0]] = c[i[i >= 0]]
+        self.stream_pred = self._stream_order(trace)
         self._start, self._end = self.start.item, self.end.item
         self._stops: dict[int, np.ndarray] = {}
+
+    def _stream_order(self, trace: Trace) -> np.ndarray:
+        """For each slice that executes a driver-queue submission (flow queue → device lane), the
+        work of the same queue that began just before it: a stream runs in order, so that work
+        let it start even on another lane (the op before a copy; the previous node of a graph
+        replay). -1 elsewhere."""
+        n = len(trace.slices)
+        pred = np.full(n, -1, np.int64)
+        kind = trace.tracks.kind[trace.slices.track]
+        src, dst = trace.flows.src, trace.flows.dst
+        ok = (kind[src] == TrackKind.DRIVER_QUEUE) & np.isin(kind[dst], (TrackKind.EXEC_UNIT, TrackKind.DMA_ENGINE))
+        if not ok.any():
+            return pred
+        work, queue = dst[ok], trace.slices.track[src[ok]]
+        o = np.lexsort((work, self.start[work], queue))
+        work, queue = work[o], queue[o]
+        same = np.zeros(len(work), bool)
+        same[1:] = (queue[1:] == queue[:-1]) & (work[1:] != work[:-1])
+        pred[work[same]] = work[np.flatnonzero(same) - 1]
+        return pred
 
     def chain_start(self, x: int) -> int:
         """The lowest index k <= x such that every slice in (k, x] of X's run was let start by
@@ -166,7 +188,10 @@ class _Deps:
             queue_t = np.where(idx > b, self.end[np.maximum(idx - 1, b)], np.iinfo(np.int64).min)
             queue_src = np.where(idx > b, idx - 1, -1)
             others_beat_queue = np.zeros(e - b, bool)
+            stream = self.stream_pred[b:e]
             for src, t in ((self.flow_src[b:e], self.flow_t[b:e]),
+                           (stream, np.where(stream >= 0, np.minimum(self.end[np.maximum(stream, 0)], self.start[b:e]),
+                                             0)),
                            (self.parent[b:e], np.where(self.parent[b:e] >= 0,
                                                        self.start[np.maximum(self.parent[b:e], 0)], 0)),
                            (self.copy_pred[b:e], np.where(self.copy_pred[b:e] >= 0,
@@ -195,6 +220,10 @@ class _Deps:
         k = self.copy_pred.item(x)
         if k >= 0:
             c = (self._end(k), k, 3)
+            best = c if best[1] < 0 or c[:2] > best[:2] else best
+        k = self.stream_pred.item(x)
+        if k >= 0:
+            c = (min(self._end(k), self._start(x)), k, 4)
             best = c if best[1] < 0 or c[:2] > best[:2] else best
         return best
 
@@ -278,7 +307,7 @@ def _by_resource(trace: Trace, path: CriticalPath) -> dict[str, int]:
 
 def dependency_graph(trace: Trace, ids: np.ndarray) -> nx.DiGraph:
     """The DAG of the given slices: nodes (slice, "B"|"E"), an edge B→E weighted by duration,
-    and zero-weight dependency edges for flows, queue order and nesting among them."""
+    and zero-weight dependency edges for flows, queue order, stream order and nesting among them."""
     deps = _Deps(trace)
     keep = {int(i) for i in ids}
     g = nx.DiGraph()
@@ -293,6 +322,10 @@ def dependency_graph(trace: Trace, ids: np.ndarray) -> nx.DiGraph:
     for src, dst in zip(trace.flows.src.tolist(), trace.flows.dst.tolist(), strict=True):
         if src in keep and dst in keep:
             g.add_edge((src, "E" if deps.end[src] <= deps.start[dst] else "B"), (dst, "B"), weight=0)
+    for x in keep:  # stream order
+        p = int(deps.stream_pred[x])
+        if p in keep and deps.end[p] <= deps.start[x]:
+            g.add_edge((p, "E"), (x, "B"), weight=0)
     return g
 
 
