@@ -343,6 +343,15 @@ def test_truncated_gzip_is_a_clear_error(tmp_path: Path) -> None:
         import_trace(path)
 
 
+def test_a_failure_in_the_reading_thread_reaches_the_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(raw: object, block: int) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(json_stream, "read_blocks", broken)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        import_trace(write(tmp_path / "t.json.gz", {"traceEvents": EVENTS}, gz=True))
+
+
 def test_unknown_format_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("not a trace")

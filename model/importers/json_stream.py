@@ -127,6 +127,8 @@ class EventStream:
                         item = self._error("truncated: the gzip stream ends early")
                     except (OSError, zlib.error) as e:
                         item = self._error(f"not a readable gzip file ({e})")
+                    except Exception as e:  # a bug must reach the caller, not leave it waiting
+                        item = e
                     while not stop.is_set():
                         try:
                             blocks.put(item, timeout=0.1)
@@ -141,7 +143,7 @@ class EventStream:
         try:
             while True:
                 item = blocks.get()
-                if isinstance(item, CaptureError):
+                if isinstance(item, Exception):
                     raise item
                 chunk, offset = item
                 if not chunk:
