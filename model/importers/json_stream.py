@@ -118,9 +118,10 @@ class EventStream:
 
         def read() -> None:
             with raw:
-                it = read_blocks(raw, self.block)
+                it: Iterator[bytes] | None = None
                 while not stop.is_set():
                     try:
+                        it = it or read_blocks(raw, self.block)
                         chunk = next(it, b"")
                         item: Any = (chunk, raw.tell())
                     except EOFError:
