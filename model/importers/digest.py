@@ -124,7 +124,8 @@ def _complete(d: Digest, evs: list[Event], index: np.ndarray, text: bytes, strin
     if neg.any():
         d.stats["negative_durations_clamped"] = int(neg.sum())
         dur[neg] = 0
-    corr = np.array([e.correlation for e in evs], dtype=np.int64)
+    corr = (np.array([e.correlation for e in evs], dtype=np.int64) if b'"correlation"' in text
+            else np.full(n, -1, dtype=np.int64))  # a top-level one is accelview's; Kineto's is in args
     cats = Interner()
     cat = cats.ids([e.cat for e in evs])
     threads = Interner()

@@ -33,6 +33,9 @@ class Interner(dict):
             return np.empty(0, dtype=np.int32)
         if a.dtype.kind != "i" or b.dtype.kind != "i" or a.ndim != 1 or b.ndim != 1:  # strings, huge integers
             return self.ids(list(zip(first, second, strict=True)))
+        starts = np.flatnonzero(np.concatenate(([True], (a[1:] != a[:-1]) | (b[1:] != b[:-1]))))
+        if len(starts) * 4 < len(a):  # long runs of one pair (events of a thread come together): one per run
+            return np.repeat(self.pair_ids(a[starts], b[starts]), np.diff(np.append(starts, len(a))))
         ua, ia = np.unique(a, return_inverse=True)
         ub, ib = np.unique(b, return_inverse=True)
         keys, inv = np.unique(ia.astype(np.int64) * len(ub) + ib, return_inverse=True)
