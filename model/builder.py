@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import schema as S
-from .nesting import assign_depths
+from .nesting import assign_depths, run_order
 from .strings import StringTable
 from .table import Table
 from .trace import Trace
@@ -225,7 +225,7 @@ class TraceBuilder:
             depth = depth.copy()
             depth[missing] = assign_depths(sl["track"][missing], sl["start_ns"][missing], sl["dur_ns"][missing])
             sl["depth"] = depth
-        order = np.lexsort((sl["start_ns"], sl["depth"], sl["track"]))
+        order = run_order(sl["track"], sl["depth"], sl["start_ns"])
         new_id = np.empty(len(order), dtype=np.int64)
         new_id[order] = np.arange(len(order), dtype=np.int64)
         self.final_slice_ids = new_id

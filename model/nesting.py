@@ -15,6 +15,48 @@ def slice_ends(start_ns: np.ndarray, dur_ns: np.ndarray) -> np.ndarray:
     return start_ns.astype(np.int64, copy=False) + dur_ns.astype(np.int64, copy=False)
 
 
+def start_order(group: np.ndarray, start: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """``np.lexsort((-dur, start, group))`` (by group, then start, longest first, then input
+    order), 3-4x faster: one stable sort of a combined integer key where it fits in 62 bits,
+    then the longest-first order fixed where starts tie."""
+    if not len(start):
+        return np.empty(0, dtype=np.intp)
+    g, s = _offsets(group), _offsets(start)
+    if g is None or s is None or int(g.max()).bit_length() + int(s.max()).bit_length() > 62:
+        return np.lexsort((-dur, start, group))
+    key = (g << int(s.max()).bit_length()) | s
+    order = np.argsort(key, kind="stable")
+    k = key[order]
+    tie = k[1:] == k[:-1]
+    if tie.any():
+        near = np.zeros(len(k), dtype=bool)
+        near[1:] = tie
+        near[:-1] |= tie
+        at = np.flatnonzero(near)
+        sub = order[at]
+        order[at] = sub[np.lexsort((-dur[sub], k[at]))]
+    return order
+
+
+def run_order(track: np.ndarray, depth: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """``np.lexsort((start, depth, track))`` (the slices table's order), with one stable sort of
+    a combined integer key where the three fit in 62 bits together (3-4x faster)."""
+    if not len(start):
+        return np.empty(0, dtype=np.intp)
+    cols = [_offsets(c) for c in (track, depth, start)]
+    bits = [int(c.max()).bit_length() if c is not None else 63 for c in cols]
+    if sum(bits) > 62:
+        return np.lexsort((start, depth, track))
+    key = (cols[0] << (bits[1] + bits[2])) | (cols[1] << bits[2]) | cols[2]
+    return np.argsort(key, kind="stable")
+
+
+def _offsets(values: np.ndarray) -> np.ndarray | None:
+    """``values - min`` as int64, or None when the span does not fit in 62 bits."""
+    lo, hi = int(values.min()), int(values.max())
+    return values.astype(np.int64) - lo if hi - lo < 2**62 else None
+
+
 def assign_depths(track: np.ndarray, start_ns: np.ndarray, dur_ns: np.ndarray) -> np.ndarray:
     """Return a uint16 depth per slice (in the input order) so that slices of one track and
     depth never overlap. Tracks without overlaps are handled vectorised; others by a stack."""
@@ -22,7 +64,7 @@ def assign_depths(track: np.ndarray, start_ns: np.ndarray, dur_ns: np.ndarray) -
     depth = np.zeros(n, dtype=np.uint16)
     if n == 0:
         return depth
-    order = np.lexsort((-dur_ns, start_ns, track))
+    order = start_order(track, start_ns, dur_ns)
     t = track[order]
     s = start_ns[order].astype(np.int64, copy=False)
     e = slice_ends(s, dur_ns[order])

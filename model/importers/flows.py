@@ -12,6 +12,8 @@ from collections import Counter
 
 import numpy as np
 
+from ..nesting import start_order
+
 WALK_LIMIT = 64  # slices stepped back over before a vectorised search for the enclosing one
 
 
@@ -19,7 +21,7 @@ class SliceIndex:
     """Slices sorted by (thread, start, longest first) for point look-ups."""
 
     def __init__(self, thread: np.ndarray, start: np.ndarray, dur: np.ndarray, ids: np.ndarray) -> None:
-        order = np.lexsort((-dur, start, thread))
+        order = start_order(thread, start, dur)
         # int64: numpy would convert an int32 array to search it for a Python int (tens of µs a call)
         self.thread, self.start = thread[order].astype(np.int64), start[order]
         self.end = self.start + dur[order]
