@@ -1,8 +1,9 @@
 """A forked helper process that digests batches of events, so that two cores decode at once.
 
 The importing process reads and splits the file; it sends some batches (raw JSON) to the
-helper through a pipe and gets their digests back, pickled, in the order sent. A thread on
-each side of the pipes keeps the helper fed while the importer works on other batches.
+helper through a pipe and gets their digests back, pickled. A thread on each side of the
+pipes keeps the helper fed while the importer works on other batches; batches not yet sent
+when the file ends are taken back and digested by the importer.
 Anything going wrong in the helper (a batch that is not valid JSON, a crash) is reported as
 ``HelperFailed``: the caller then reads the file again on its own, which gives the same
 result or the same error message as if no helper had been used.
@@ -18,6 +19,7 @@ import contextlib
 import os
 import pickle
 import signal
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -34,10 +36,11 @@ class HelperFailed(Exception):
 
 
 def helper_allowed(paths: Sequence[Path]) -> bool:
-    """Whether a helper process is worth it for these files (enough JSON) and safe here: fork
-    available, two or more CPUs usable, called from the main thread with no other thread
-    running (forking a process whose other threads hold locks is not safe)."""
-    if not hasattr(os, "fork") or _json_bytes(paths) < MIN_BYTES:
+    """Whether a helper process is worth it for these files (enough JSON) and safe here: Linux
+    (fork is unsafe on macOS once system frameworks are loaded, absent on Windows), two or more
+    CPUs usable, called from the main thread with no other thread running (forking a process
+    whose other threads hold locks is not safe; the app loads files on a thread: no helper)."""
+    if not sys.platform.startswith("linux") or _json_bytes(paths) < MIN_BYTES:
         return False
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return cpus >= 2 and threading.current_thread() is threading.main_thread() and threading.active_count() == 1
