@@ -12,7 +12,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
 import numpy as np
 
 from ..schema import ArgKind
@@ -20,7 +19,6 @@ from .args import ArgColumns
 from .digest import FLOW_PHASES, Digest
 from .interner import Interner
 
-_decode_any = msgspec.json.Decoder().decode
 METADATA_NAMES = {"process_name", "process_labels", "process_sort_index", "thread_name", "thread_sort_index"}
 ASYNC_PHASES = {"b": "b", "e": "e", "n": "n", "S": "b", "F": "e"}
 INSTANT_PHASES = {"i", "I", "R"}
@@ -73,8 +71,8 @@ class Collector:
             self._complete(d)
         if d.meta_events:
             self._metadata(d)
-        for j, ts, e in d.others:
-            self._other(e, ts, c.order + j)
+        for j, ts, e, args in d.others:
+            self._other(e, ts, c.order + j, args)
         c.order += d.events
 
     def _complete(self, d: Digest) -> None:
@@ -104,31 +102,23 @@ class Collector:
             elif value is not None:
                 c.meta[(name, pid, tid if name.startswith("thread") else None)] = value
 
-    def _args(self, e: Any) -> dict[str, Any]:
-        if not e.args:
-            return {}
-        a = _decode_any(e.args)
-        return a if isinstance(a, dict) else {"value": a}
-
-    def _other(self, e: Any, ts: int, order: int) -> None:
+    def _other(self, e: Any, ts: int, order: int, args: dict[str, Any]) -> None:
         c, ph = self.c, e.ph
         if ph in ("B", "E"):
-            args = c.args.add(self._args(e)) if ph == "B" else -1
             c.begin_end.append((c.threads.id((e.pid, e.tid)), ts, order, ph == "B", c.names.id(e.name),
-                                c.cats.id(e.cat), args))
+                                c.cats.id(e.cat), c.args.add(args) if ph == "B" else -1))
         elif ph in INSTANT_PHASES:
             scope = e.s if e.s in ("g", "p") else "t"
             thread = c.threads.id((e.pid, e.tid)) if scope == "t" else -1
-            c.instants.append((scope, e.pid, thread, ts, c.names.id(e.name), c.cats.id(e.cat),
-                               c.args.add(self._args(e))))
+            c.instants.append((scope, e.pid, thread, ts, c.names.id(e.name), c.cats.id(e.cat), c.args.add(args)))
         elif ph == "C":
             series = e.name if e.id is None else f"{e.name} {e.id}"
-            values = {k: v for k, v in self._args(e).items() if isinstance(v, int | float) and not isinstance(v, bool)}
+            values = {k: v for k, v in args.items() if isinstance(v, int | float) and not isinstance(v, bool)}
             for k, v in values.items():
                 c.counters.append((e.pid, series if len(values) == 1 else f"{series} {k}", ts, float(v)))
         elif ph in ASYNC_PHASES:
-            args = c.args.add(self._args(e)) if ph != "e" else -1
-            c.asyncs.append((e.pid, e.cat, event_id(e), e.name, ts, ASYNC_PHASES[ph], order, args))
+            c.asyncs.append((e.pid, e.cat, event_id(e), e.name, ts, ASYNC_PHASES[ph], order,
+                             c.args.add(args) if ph != "e" else -1))
         elif ph in FLOW_PHASES:
             c.flows.append((c.threads.id((e.pid, e.tid)), ts, ph, e.bp == "e" or ph == "s", e.cat, event_id(e),
                             order, e.xslice))

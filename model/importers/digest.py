@@ -19,11 +19,12 @@ import numpy as np
 
 from ..schema import ArgKind
 from .args import dict_rows
-from .events import Event, decode_events, dur_to_ns, timestamps_ns
+from .events import NO_ARGS, Event, decode_events, dur_to_ns, timestamps_ns
 from .interner import Interner
 from .repeats import collapse_repeats
 
 FLOW_PHASES = frozenset("stf")
+ARG_PHASES = frozenset("BiIRCbnSF")  # the rarer phases whose arguments are kept (F: as ever, though it ends)
 _decode_any = msgspec.json.Decoder().decode
 
 
@@ -42,7 +43,7 @@ class Digest:
     args: dict[str, np.ndarray] = field(default_factory=dict)  # set, key, kind, int, real, str
     arg_sets: int = 0
     flows_v2: list[tuple] = field(default_factory=list)  # (index among the X events, ts, phase, bind_id)
-    others: list[tuple] = field(default_factory=list)  # (index in the batch, ts, Event)
+    others: list[tuple] = field(default_factory=list)  # (index in the batch, ts, Event, its args)
     meta: list[tuple] = field(default_factory=list)  # (name, pid, tid, value): the last of each, in order
     meta_events: int = 0
     stats: dict[str, int] = field(default_factory=dict)
@@ -90,17 +91,32 @@ def _digest(text: bytes, skip_args: frozenset[str], skip_flow_cats: frozenset[st
         d.meta_events = int(copies[mi].sum())
     oi = np.flatnonzero(~(is_x | is_m))
     if len(oi):
-        other = [evs[i] for i in oi.tolist()]
-        ts = timestamps_ns(other, oi, text).tolist()
-        position = (np.cumsum(copies) - copies)[oi] if weights is not None else oi  # index in the batch as written
-        for j, t, e in zip(position.tolist(), ts, other, strict=True):
-            if e.ph in FLOW_PHASES and e.cat in skip_flow_cats:
-                key = f"flow_events_replaced_{e.cat}"
-                d.stats[key] = d.stats.get(key, 0) + 1
-            else:
-                d.others.append((j, t, e))
+        _others(d, [evs[i] for i in oi.tolist()], oi, (np.cumsum(copies) - copies)[oi] if weights is not None else oi,
+                text, skip_flow_cats)
     d.strings = list(strings)
     return d
+
+
+def _others(d: Digest, evs: list[Event], index: np.ndarray, position: np.ndarray, text: bytes,
+            skip_flow_cats: frozenset[str]) -> None:
+    """Events of the rarer phases, each with its timestamp, its index in the batch as written
+    (``position``) and its arguments (decoded all at once, for the phases that keep them)."""
+    skipped = [e.ph in FLOW_PHASES and e.cat in skip_flow_cats for e in evs]
+    if any(skipped):
+        for e in (e for e, skip in zip(evs, skipped, strict=True) if skip):
+            key = f"flow_events_replaced_{e.cat}"
+            d.stats[key] = d.stats.get(key, 0) + 1
+        kept = [i for i, skip in enumerate(skipped) if not skip]
+        evs, index, position = [evs[i] for i in kept], index[kept], position[kept]
+    with_args = [i for i, e in enumerate(evs) if e.args and e.ph in ARG_PHASES]
+    args: list[Any] = [{}] * len(evs)
+    if with_args:
+        for i, a in zip(with_args, _decode_any(b"[" + b",".join([evs[i].args for i in with_args]) + b"]"),
+                        strict=True):
+            args[i] = a if isinstance(a, dict) else {"value": a}
+    for e in evs:
+        e.args = NO_ARGS  # decoded: the raw text is not needed (nor pickled)
+    d.others = list(zip(position.tolist(), timestamps_ns(evs, index, text).tolist(), evs, args, strict=True))
 
 
 def _phase_masks(evs: list[Event]) -> tuple[np.ndarray, np.ndarray]:
