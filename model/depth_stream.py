@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from .nesting import slice_ends
+from .nesting import ended_before, slice_ends, stack_depths
 from .scratch import Columns, ColumnStore
 
 MAX_DEPTH = 65535
@@ -37,16 +37,8 @@ class _NestedTrack:
         n = len(s)
         if not self.nests or n == 0:
             return np.zeros(n, np.int64)
-        idx = np.arange(n)
-        # Earlier slices of this block that ended by s[i]: all of the block's slices ending by s[i],
-        # less the zero-length ones at s[i] that sort at or after i (they sort last among equal starts).
-        ended = np.searchsorted(np.sort(e), s, "right")
-        zero = e == s
-        block_start, block_end = np.searchsorted(s, s, "left"), np.searchsorted(s, s, "right")
-        zeros_before = np.concatenate(([0], np.cumsum(zero)))
-        zeros_from_i = zeros_before[block_end] - zeros_before[np.where(zero, idx, block_start)]
-        carried = np.sort(self.open_ends)
-        depth = idx - (ended - zeros_from_i) + (len(carried) - np.searchsorted(carried, s, "right"))
+        carried = np.sort(self.open_ends)  # earlier blocks' slices still open, each one depth more
+        depth = np.arange(n) - ended_before(s, e) + (len(carried) - np.searchsorted(carried, s, "right"))
         if depth.min() < 0 or depth.max() > MAX_DEPTH or not self._no_overlap(depth, s, e):
             self.nests = False
             self.open_ends = np.empty(0, np.int64)
@@ -70,18 +62,6 @@ class _NestedTrack:
         last = np.concatenate((d[1:] != d[:-1], [True]))
         self.last_end[d[last]] = eo[last]
         return True
-
-
-def _stack_depths(s: list[int], e: list[int], stack: list[int]) -> np.ndarray:
-    """``nesting``'s stack walk, continuing from the open slices in ``stack`` (updated)."""
-    depths: list[int] = []  # a list, not an array: item assignment into numpy is slow in a loop
-    pop, push, add = stack.pop, stack.append, depths.append
-    for a, b in zip(s, e, strict=True):
-        while stack and stack[-1] <= a:
-            pop()
-        add(len(stack))
-        push(b)
-    return np.minimum(np.asarray(depths, dtype=np.int64), MAX_DEPTH).astype(np.uint16)
 
 
 def _pieces(blocks: Iterable[Columns], rows: int) -> Iterator[Columns]:
@@ -125,4 +105,4 @@ def store_with_depths(blocks: Iterable[Columns], store: ColumnStore, io_rows: in
         for lo in range(a, b, io_rows):
             cols = store.read(lo, min(b, lo + io_rows), ("start_ns", "dur_ns"))
             s = cols["start_ns"].astype(np.int64, copy=False)
-            store.overwrite("depth", lo, _stack_depths(s.tolist(), slice_ends(s, cols["dur_ns"]).tolist(), stack))
+            store.overwrite("depth", lo, stack_depths(s.tolist(), slice_ends(s, cols["dur_ns"]).tolist(), stack))

@@ -77,25 +77,29 @@ def assign_depths(track: np.ndarray, start_ns: np.ndarray, dur_ns: np.ndarray) -
         if b - a > 1 and (s[a + 1 : b] < np.maximum.accumulate(e[a : b - 1])).any():
             d = _nested_depths(s[a:b], e[a:b])
             if d is None:
-                d = _stack_depths(s[a:b].tolist(), e[a:b].tolist())
+                d = stack_depths(s[a:b].tolist(), e[a:b].tolist())
             depth[order[a:b]] = d
     return depth
+
+
+def ended_before(s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """For slices sorted by (start, -duration): how many earlier ones had ended by each one's
+    start. All slices ending by s[i], less the zero-length ones at s[i] that sort at or after i
+    (zero-length slices sort last among equal starts)."""
+    idx = np.arange(len(s))
+    ended = np.searchsorted(np.sort(e), s, "right")
+    zero = e == s
+    block_start, block_end = np.searchsorted(s, s, "left"), np.searchsorted(s, s, "right")
+    zeros_before = np.concatenate(([0], np.cumsum(zero)))
+    zeros_from_i = zeros_before[block_end] - zeros_before[np.where(zero, idx, block_start)]
+    return ended - zeros_from_i
 
 
 def _nested_depths(s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
     """Depths of one track's slices sorted by (start, -duration), if they nest properly: a
     slice's depth is the number of earlier slices still open at its start. None when the
     result would put overlapping slices at one depth (partial overlaps: use the stack)."""
-    n = len(s)
-    idx = np.arange(n)
-    # Earlier slices that ended by s[i]: all slices ending by s[i], less the zero-length ones at
-    # s[i] that sort at or after i (zero-length slices sort last among equal starts).
-    ended = np.searchsorted(np.sort(e), s, "right")
-    zero = e == s
-    block_start, block_end = np.searchsorted(s, s, "left"), np.searchsorted(s, s, "right")
-    zeros_before = np.concatenate(([0], np.cumsum(zero)))
-    zeros_from_i = zeros_before[block_end] - zeros_before[np.where(zero, idx, block_start)]
-    depth = idx - (ended - zeros_from_i)
+    depth = np.arange(len(s)) - ended_before(s, e)
     if depth.min() < 0 or depth.max() > 65535:
         return None
     o = np.lexsort((s, depth))
@@ -105,9 +109,11 @@ def _nested_depths(s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
     return depth.astype(np.uint16)
 
 
-def _stack_depths(starts: list[int], ends: list[int]) -> np.ndarray:
+def stack_depths(starts: list[int], ends: list[int], stack: list[int] | None = None) -> np.ndarray:
+    """Depths by a stack walk over slices sorted by (start, -duration); ``stack`` holds the end
+    timestamps of slices still open before the first (innermost last) and is updated."""
     depths: list[int] = []  # a list, not an array: item assignment into numpy is slow in a loop
-    stack: list[int] = []  # end timestamps of the open slices, innermost last
+    stack = [] if stack is None else stack
     pop, push, add = stack.pop, stack.append, depths.append
     for s, e in zip(starts, ends, strict=True):
         while stack and stack[-1] <= s:

@@ -24,7 +24,7 @@ from accelview.model.capture_writer import CaptureWriter, build_from_staging, wr
 from accelview.model.depth_stream import store_with_depths
 from accelview.model.extsort import ExternalSorter, SortLimits, concat
 from accelview.model.h5io import H5File
-from accelview.model.nesting import _nested_depths, _stack_depths, assign_depths
+from accelview.model.nesting import _nested_depths, assign_depths, stack_depths
 from accelview.model.scratch import ColumnStore, Scratch
 from factories import empty_trace, tiny_trace
 
@@ -305,7 +305,7 @@ def _nesting_unlike_the_stack(rng: np.random.Generator, n: int) -> tuple[np.ndar
         o = np.lexsort((-d, s))
         s, e = s[o], s[o] + d[o]
         nested = _nested_depths(s, e)
-        if nested is not None and not np.array_equal(nested, _stack_depths(s.tolist(), e.tolist())):
+        if nested is not None and not np.array_equal(nested, stack_depths(s.tolist(), e.tolist())):
             starts.extend((s + 100 * len(starts)).tolist())
             durs.extend(d[o].tolist())
     return np.array(starts), np.array(durs)

@@ -30,7 +30,7 @@ def test_builder_sorts_and_remaps_flows_to_final_ids():
     assert names[t.truth["truth_ops"].slice[0]] == "gemm"
 
 
-def test_nested_calls_get_stack_depths():
+def test_nested_calls_getstack_depths():
     t = tiny_trace()
     depth = {t.strings[n]: int(d) for n, d in zip(t.slices.name, t.slices.depth, strict=True)}
     assert depth["step 0 — décodage"] == 0
@@ -131,7 +131,7 @@ def test_overlap_at_same_depth_is_reported():
 
 
 def test_properly_nested_depths_match_the_stack():
-    from accelview.model.nesting import _nested_depths, _stack_depths
+    from accelview.model.nesting import _nested_depths, stack_depths
 
     rng = np.random.default_rng(3)
     for _ in range(50):
@@ -150,7 +150,7 @@ def test_properly_nested_depths_match_the_stack():
         e = np.array([b for _, b in spans])
         o = np.lexsort((-(e - s), s))
         s, e = s[o], e[o]
-        assert np.array_equal(_nested_depths(s, e), _stack_depths(s.tolist(), e.tolist()))
+        assert np.array_equal(_nested_depths(s, e), stack_depths(s.tolist(), e.tolist()))
 
 
 def test_partial_overlaps_that_would_clash_fall_back_to_the_stack():
