@@ -11,7 +11,6 @@ what keeps the tracing overhead near a microsecond per event.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import pickle
 import socket
@@ -65,7 +64,7 @@ class Recorder:
                    "counter_period_ns": sim.counter_period_ns, "start_ns": sim.clock.start_ns}
         if config.on("host_metrics") and not config.deterministic:
             session["host_metrics"] = read_sample()  # the baseline of the first utilisation
-        spec = pickle.dumps(dataclasses.replace(sim.spec), protocol=pickle.HIGHEST_PROTOCOL)
+        spec = pickle.dumps(sim.spec, protocol=pickle.HIGHEST_PROTOCOL)
         send(wire.SESSION, session, {"spec": np.frombuffer(spec, dtype=np.uint8)})
 
     def install(self) -> None:

@@ -56,7 +56,7 @@ def _graph(c: Command, busy: dict[str, _Acc], hbm: dict[str, _Acc]) -> None:
     """A replay's nodes: busy time per unit; HBM bytes spread over each body (nothing shares HBM)."""
     run = c.graph
     assert run is not None
-    start, body, end = c.start_ns + run.start_off, c.start_ns + run.body_off, c.start_ns + run.end_off
+    start, body, end = run.node_times(c.start_ns)
     for i, unit in enumerate(UNITS):
         on = run.units == i
         if on.any():

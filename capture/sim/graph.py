@@ -52,6 +52,10 @@ class GraphRun:
     template_args: list[dict[str, Any]]  # the trace arguments of each template
     limiters: list[str]  # per template
 
+    def node_times(self, start_ns: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(start, body start, end) of each node of a replay that began at ``start_ns``."""
+        return start_ns + self.start_off, start_ns + self.body_off, start_ns + self.end_off
+
     @property
     def total_ns(self) -> float:
         """Duration of the whole replay."""

@@ -18,13 +18,6 @@ from .graph import UNITS
 from .opcounters import CostColumns, counter_columns
 
 
-def node_times(cmd: Command) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(start, body start, end) of each node of a finished replay, in true host ns."""
-    run = cmd.graph
-    assert run is not None
-    return cmd.start_ns + run.start_off, cmd.start_ns + run.body_off, cmd.start_ns + run.end_off
-
-
 def add_graph_slices(batch: TraceBatch, cmds: Sequence[Command], unit_track: Callable[[str], int],
                      to_ref: Callable[[np.ndarray], np.ndarray], truth: bool) -> list[np.ndarray]:
     """Slices of every node of the replays ``cmds`` on their units' tracks (``unit_track(name)``),

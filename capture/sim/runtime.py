@@ -225,8 +225,9 @@ class Device:
         name = name or op
         api_name = self._api_names.get(name)
         if api_name is None:
-            api_name = self._api_names.setdefault(name, f"launch {name}") if len(self._api_names) < 100_000 else (
-                f"launch {name}")
+            if len(self._api_names) > 100_000:  # a script that names every launch differently
+                self._api_names.clear()
+            api_name = self._api_names[name] = f"launch {name}"
         self.submit("op", stream or self.default_stream, name, self.spec.host.launch_api_ns, cost=cost_, args=args,
                     api_name=api_name)
 
