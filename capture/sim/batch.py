@@ -15,7 +15,9 @@ import numpy as np
 from accelview.model import ArgKind, TraceBuilder
 
 CATEGORIES = ("runtime", "host memcpy", "driver", "op", "copy", "pcie", "sync")
-_ARG_COLUMNS = ("set", "key", "kind", "int", "real", "str")
+_ARG_DTYPES = (("set", np.int32), ("key", np.int32), ("kind", np.uint8), ("int", np.int64), ("real", np.float64),
+               ("str", np.int32))
+_ARG_COLUMNS = tuple(name for name, _ in _ARG_DTYPES)
 _INT, _REAL, _STR = int(ArgKind.INT), int(ArgKind.REAL), int(ArgKind.STR)
 
 
@@ -100,7 +102,7 @@ class TraceBatch:
         and, per key of ``columns``, that column's i-th value (an int or float array); returns
         each entry's set id. Sets are laid out row by row as 2-D grids, one per number of
         template rows (ids are given grid by grid), so the rows come out in set order and
-        nothing needs sorting later."""
+        nothing needs sorting later. The grids are views into one preallocated set of columns."""
         n = len(which)
         first = self._sets
         self._sets += n
@@ -113,37 +115,38 @@ class TraceBatch:
         order = np.argsort(node_width, kind="stable")
         ids = np.empty(n, dtype=np.int64)
         ids[order] = first + np.arange(n)
-        if not n or not (widths.any() or m):
+        total = int(node_width.sum()) + n * m
+        if not total:
             return ids
-        col_key = np.array([k for k, _ in extra], dtype=np.int32)
-        real = np.array([np.issubdtype(v.dtype, np.floating) for _, v in extra], dtype=bool)
-        col_kind = np.where(real, _REAL, _INT).astype(np.uint8)
-        col_values = np.stack([v.astype(np.float64) for _, v in extra], axis=1) if m else np.zeros((n, 0))
-        blocks, done = [], 0
-        for width in np.unique(node_width).tolist():
-            nodes = order[done:done + int((node_width == width).sum())]
-            start = first + done
-            done += len(nodes)
-            if not width and not m:
-                continue
+        out = {name: np.empty(total, dtype=dtype) for name, dtype in _ARG_DTYPES}
+        extra_key = [k for k, _ in extra]
+        extra_real = [bool(np.issubdtype(v.dtype, np.floating)) for _, v in extra]
+        extra_kind = [_REAL if real else _INT for real in extra_real]
+        counts = np.bincount(node_width)
+        done = off = 0
+        for width in np.flatnonzero(counts).tolist():
+            c, w = int(counts[width]), width + m
+            nodes = order[done:done + c]
+            grid = {name: col[off:off + c * w].reshape(c, w) for name, col in out.items()}
+            grid["set"][:] = np.arange(first + done, first + done + c, dtype=np.int32)[:, None]
+            # whole rows from a table per template: its own rows, then the columns' keys and kinds
+            # with zero values; the columns' values are written over those zeros
             members = np.flatnonzero(widths == width)
             local = np.full(len(templates), -1, dtype=np.int64)
             local[members] = np.arange(len(members))
             pick = local[which[nodes]]
-            c = len(nodes)
-            vals = col_values[nodes]
-            block = {"set": np.repeat(np.arange(start, start + c), width + m).astype(np.int32)}
-            for j, (name, dtype, cols) in enumerate((
-                    ("key", np.int32, np.broadcast_to(col_key, (c, m))),
-                    ("kind", np.uint8, np.broadcast_to(col_kind, (c, m))),
-                    ("int", np.int64, np.where(real, 0, vals)),
-                    ("real", np.float64, np.where(real, vals, 0.0)),
-                    ("str", np.int32, np.zeros((c, m))))):
-                table = np.array([[r[j] for r in rows_of[t]] for t in members], dtype=dtype).reshape(-1, width)
-                block[name] = np.concatenate((table[pick], cols.astype(dtype)), axis=1).ravel()
-            blocks.append(block)
-        if blocks:
-            self.arg_columns.append({k: np.concatenate([b[k] for b in blocks]) for k in _ARG_COLUMNS})
+            for j, (name, tail) in enumerate((("key", extra_key), ("kind", extra_kind), ("int", [0] * m),
+                                              ("real", [0.0] * m), ("str", [0] * m))):
+                table = np.array([[r[j] for r in rows_of[t]] + tail for t in members.tolist()], dtype=out[name].dtype)
+                if (table == table[0]).all():  # e.g. no float values: a fill, not a gather
+                    grid[name][:] = table[0]
+                else:
+                    np.take(table, pick, axis=0, out=grid[name], mode="clip")  # "raise" buffers: 3x slower
+            for j, ((_, values), real) in enumerate(zip(extra, extra_real, strict=True)):
+                grid["real" if real else "int"][:, width + j] = values[nodes]
+            done += c
+            off += c * w
+        self.arg_columns.append(out)
         return ids
 
     @property

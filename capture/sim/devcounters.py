@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .engine import Command
-from .graph import UNITS
+from .graph import UNITS, replay_columns
 from .sampling import window_sums
 from .specs import DeviceSpec
 
@@ -52,17 +52,15 @@ class _Acc:
         return window_sums(s, e, a, edges)
 
 
-def _graph(c: Command, busy: dict[str, _Acc], hbm: dict[str, _Acc]) -> None:
-    """A replay's nodes: busy time per unit; HBM bytes spread over each body (nothing shares HBM)."""
-    run = c.graph
-    assert run is not None
-    start, body, end = run.node_times(c.start_ns)
-    for i, unit in enumerate(UNITS):
-        on = run.units == i
+def _graphs(replays: list[Command], busy: dict[str, _Acc], hbm: dict[str, _Acc]) -> None:
+    """Replays' nodes: busy time per unit; HBM bytes spread over each body (nothing shares HBM)."""
+    cols = replay_columns([c.start_ns for c in replays], [c.graph for c in replays if c.graph is not None])
+    start, body, end = cols.start, cols.body, cols.end
+    for unit, on in (("matrix", cols.units == UNITS.index("matrix")), ("vector", cols.units != UNITS.index("matrix"))):
         if on.any():
-            busy[unit if unit in busy else "vector"].extend(start[on], end[on], end[on] - start[on])
-    hbm["read"].extend(body, end, run.costs.dram_read_bytes.astype(np.float64))
-    hbm["write"].extend(body, end, run.costs.dram_write_bytes.astype(np.float64))
+            busy[unit].extend(start[on], end[on], end[on] - start[on])
+    hbm["read"].extend(body, end, cols.costs.dram_read_bytes.astype(np.float64))
+    hbm["write"].extend(body, end, cols.costs.dram_write_bytes.astype(np.float64))
 
 
 def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.ndarray) -> list[CounterSeries]:
@@ -73,9 +71,10 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
     tlps = {"h2d": _Acc(), "d2h": _Acc()}
     stall = {"h2d": _Acc(), "d2h": _Acc()}
     cycles_per_ns = spec.clock_hz * 1e-9
+    replays: list[Command] = []
     for c in commands:
         if c.kind == "graph" and c.graph is not None:
-            _graph(c, busy, hbm)
+            replays.append(c)
         elif c.kind == "op" and c.cost is not None:
             unit = c.cost.unit if c.cost.unit in busy else "vector"
             busy[unit].add(c.start_ns, c.end_ns, c.end_ns - c.start_ns)
@@ -113,6 +112,8 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
                 tlps[other].add(t0, t1, job.reverse_tlps * f)
                 if sharers > 1:
                     stall[c.direction].add(t0, t1, (t1 - t0) * (1 - 1 / sharers) * cycles_per_ns)
+    if replays:
+        _graphs(replays, busy, hbm)
     period = float(edges[1] - edges[0]) if len(edges) > 1 else 1.0
     out = [
         CounterSeries("matrix busy", "%", "matrix", "time the matrix unit ran an op",

@@ -38,19 +38,87 @@ UNITS = ("matrix", "vector", "collective")
 
 
 @dataclass(eq=False)
-class GraphRun:
-    """One replay's schedule, as columns; offsets in ns from the replay's start."""
+class GraphLayout:
+    """What every replay of a graph that updates the same shape names shares: the nodes, the
+    jitter-free costs of the templates without updates, and which templates the updates touch."""
 
     name: str
     names: list[str]  # node names
     units: np.ndarray  # index into UNITS, per node
+    which: np.ndarray  # node -> its template (distinct op and shapes)
+    base: CostColumns  # per template, jitter-free, without updates
+    base_args: list[dict[str, Any]]  # the trace arguments of each template without updates
+    base_limiters: list[str]  # per template
+    nodes: CostColumns  # ``base`` per node
+    inner: np.ndarray  # per node: max(compute, memory, floor) of ``nodes``
+    touched: np.ndarray  # the templates the updates change
+    touched_nodes: np.ndarray  # the nodes whose template is touched
+    touched_pick: np.ndarray  # per touched node: its template's index into ``touched``
+    units_used: frozenset[str]
+
+    def node_costs(self, patch: CostColumns) -> CostColumns:
+        """Jitter-free per-node costs with the touched templates' rows replaced by ``patch``."""
+        if not len(self.touched):
+            return self.nodes
+        return self.nodes.with_rows(self.touched_nodes, patch.take(self.touched_pick))
+
+
+@dataclass(eq=False)
+class GraphRun:
+    """One replay's schedule, as columns; offsets in ns from the replay's start. What the replays
+    share is in ``layout``; a replay keeps the rows of the templates its updates changed
+    (``patch``), its jitter and its offsets."""
+
+    layout: GraphLayout
+    patch: CostColumns  # jitter-free rows of ``layout.touched`` under this replay's updates
+    patch_args: list[dict[str, Any]]  # their trace arguments
+    patch_limiters: list[str]
+    jitter: np.ndarray | None  # per node; None: no jitter (the templates' own, 1.0)
     start_off: np.ndarray
     body_off: np.ndarray  # where each node's launch phase ends and its body starts
     end_off: np.ndarray
-    costs: CostColumns  # per node, with its jitter
-    which: np.ndarray  # node -> its template (distinct op and shapes)
-    template_args: list[dict[str, Any]]  # the trace arguments of each template
-    limiters: list[str]  # per template
+
+    @property
+    def name(self) -> str:
+        """The graph's name."""
+        return self.layout.name
+
+    @property
+    def names(self) -> list[str]:
+        """Node names (shared by all replays of the graph)."""
+        return self.layout.names
+
+    @property
+    def units(self) -> np.ndarray:
+        """Execution unit of each node, as an index into UNITS."""
+        return self.layout.units
+
+    @property
+    def which(self) -> np.ndarray:
+        """Each node's template."""
+        return self.layout.which
+
+    @property
+    def costs(self) -> CostColumns:
+        """Per-node cost columns, with this replay's jitter."""
+        nodes = self.layout.node_costs(self.patch)
+        return nodes if self.jitter is None else dataclasses.replace(nodes, jitter=self.jitter)
+
+    @property
+    def template_args(self) -> list[dict[str, Any]]:
+        """The trace arguments of each template under this replay's updates."""
+        out = list(self.layout.base_args)
+        for t, a in zip(self.layout.touched.tolist(), self.patch_args, strict=True):
+            out[t] = a
+        return out
+
+    @property
+    def limiters(self) -> list[str]:
+        """The true limiter of each template under this replay's updates."""
+        out = list(self.layout.base_limiters)
+        for t, lim in zip(self.layout.touched.tolist(), self.patch_limiters, strict=True):
+            out[t] = lim
+        return out
 
     def node_times(self, start_ns: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(start, body start, end) of each node of a replay that began at ``start_ns``."""
@@ -64,10 +132,10 @@ class GraphRun:
     @property
     def units_used(self) -> set[str]:
         """The execution units the nodes run on."""
-        return {UNITS[i] for i in np.unique(self.units)}
+        return set(self.layout.units_used)
 
     def __len__(self) -> int:
-        return len(self.names)
+        return len(self.layout.names)
 
 
 class Graph:
@@ -79,10 +147,9 @@ class Graph:
         self._which: list[int] = []
         self._templates: list[tuple[str, dict[str, Any], dict[str, str]]] = []  # (op, shapes, buffer args)
         self._index: dict[tuple, int] = {}
-        self._base: tuple[CostColumns, list[dict[str, Any]], list[str]] | None = None  # without updates
-        self._plans: dict[tuple, tuple[CostColumns, list[dict[str, Any]], list[str]]] = {}
-        self._which_array: np.ndarray | None = None
-        self._unit_of: np.ndarray | None = None
+        self._base: _Rows | None = None  # every template without updates
+        self._layouts: dict[frozenset[str], GraphLayout] = {}  # by the names of the updated shapes
+        self._patches: dict[tuple, _Rows] = {}  # the touched templates' rows, by updates
 
     def __len__(self) -> int:
         return len(self.names)
@@ -97,10 +164,9 @@ class Graph:
             self._templates.append((op, dims, buffers))
         self.names.append(name)
         self._which.append(t)
-        self._plans.clear()
         self._base = None
-        self._which_array = None
-        self._unit_of = None
+        self._layouts.clear()
+        self._patches.clear()
 
     def launch(self, stream: Stream | None = None, **updates: Any) -> None:
         """Replay every node on ``stream`` (default: the device's default stream) with one API
@@ -110,52 +176,59 @@ class Graph:
         self.device.launch_graph(self, stream, updates)
 
     def plan(self, updates: Mapping[str, Any], rng: np.random.Generator | None) -> GraphRun:
-        """The schedule of one replay: node costs (with jitter from ``rng``) and offsets."""
+        """The schedule of one replay: node costs (with jitter from ``rng``) and offsets. Only the
+        templates the updates touch are costed again (once per distinct update); the rest comes
+        from the graph's layout."""
+        layout = self._layout(updates)
         key = tuple(sorted(updates.items()))
-        plan = self._plans.get(key)
-        if plan is None:
-            if len(self._plans) > 64:  # many distinct updates (a growing KV length): keep the newest
-                self._plans.clear()
-            plan = self._plans[key] = self._templates_for(updates)
-        costs, args, limiters = plan
-        which = np.asarray(self._which, dtype=np.int64) if self._which_array is None else self._which_array
-        self._which_array = which
-        columns = costs.take(which)
+        patch = self._patches.get(key)
+        if patch is None:
+            if len(self._patches) > 64:  # many distinct updates (a growing KV length): keep the newest
+                self._patches.clear()
+            patch = self._patches[key] = self._rows(layout.touched.tolist(), updates)
+        launch, inner = layout.nodes.launch_ns, layout.inner
+        if len(layout.touched):
+            launch, inner = launch.copy(), inner.copy()
+            launch[layout.touched_nodes] = patch.costs.launch_ns[layout.touched_pick]
+            inner[layout.touched_nodes] = patch.inner[layout.touched_pick]
+        jitter = None
         sigma = self.device.spec.timing.jitter
         if rng is not None and sigma > 0:
-            jitter = 1.0 + np.clip(sigma * rng.standard_normal(len(which)), -3 * sigma, 3 * sigma)
-            columns = dataclasses.replace(columns, jitter=jitter)
-        body = np.maximum(np.maximum(columns.compute_ns, columns.memory_ns), columns.floor_ns) * columns.jitter
-        end = np.cumsum(columns.launch_ns + body)
-        start = end - columns.launch_ns - body
-        return GraphRun(self.name, self.names, self._units()[which], start, start + columns.launch_ns, end, columns,
-                        which, args, limiters)
+            jitter = 1.0 + np.clip(sigma * rng.standard_normal(len(inner)), -3 * sigma, 3 * sigma)
+        body = inner if jitter is None else inner * jitter  # the templates' own jitter is 1.0
+        end = np.cumsum(launch + body)
+        start = end - launch - body
+        return GraphRun(layout, patch.costs, patch.args, patch.limiters, jitter, start, start + launch, end)
+
+    def _layout(self, updates: Mapping[str, Any]) -> GraphLayout:
+        """The layout shared by replays that update the shapes named in ``updates``."""
+        keys = frozenset(updates)
+        layout = self._layouts.get(keys)
+        if layout is not None:
+            return layout
+        if self._base is None:
+            self._base = self._rows(range(len(self._templates)), {})
+        base = self._base
+        which = np.asarray(self._which, dtype=np.int64)
+        touched = np.array([t for t, (_, dims, _) in enumerate(self._templates) if not keys.isdisjoint(dims)],
+                           dtype=np.int64)
+        pos = np.full(len(self._templates), -1, dtype=np.int64)
+        pos[touched] = np.arange(len(touched))
+        touched_nodes = np.flatnonzero(pos[which] >= 0)
+        units = self._units()[which]
+        layout = self._layouts[keys] = GraphLayout(
+            self.name, list(self.names), units, which, base.costs, base.args, base.limiters, base.costs.take(which),
+            base.inner[which], touched, touched_nodes, pos[which][touched_nodes],
+            frozenset(UNITS[i] for i in set(units.tolist())))
+        return layout
 
     def _units(self) -> np.ndarray:
         """The execution unit of each template (index into UNITS)."""
-        if self._unit_of is None:
-            units = [self.device.cost_of(op, dims)[0].unit for op, dims, _ in self._templates]
-            self._unit_of = np.array([UNITS.index(u) if u in UNITS else 1 for u in units], dtype=np.int8)
-        return self._unit_of
+        units = [self.device.cost_of(op, dims)[0].unit for op, dims, _ in self._templates]
+        return np.array([UNITS.index(u) if u in UNITS else 1 for u in units], dtype=np.int8)
 
-    def _templates_for(self, updates: Mapping[str, Any]) -> tuple[CostColumns, list[dict[str, Any]], list[str]]:
-        """Jitter-free cost columns, trace arguments and limiters of each template under ``updates``;
-        what the updates do not touch is computed once for the graph's life."""
-        if self._base is None:
-            self._base = self._rows(range(len(self._templates)), {})
-        costs, args, limiters = self._base
-        touched = [t for t, (_, dims, _) in enumerate(self._templates)
-                   if updates and not updates.keys().isdisjoint(dims)]
-        if not touched:
-            return self._base
-        t_costs, t_args, t_limiters = self._rows(touched, updates)
-        args, limiters = list(args), list(limiters)
-        for j, t in enumerate(touched):
-            args[t], limiters[t] = t_args[j], t_limiters[j]
-        return costs.with_rows(np.asarray(touched), t_costs), args, limiters
-
-    def _rows(self, templates: Iterable[int], updates: Mapping[str, Any]
-              ) -> tuple[CostColumns, list[dict[str, Any]], list[str]]:
+    def _rows(self, templates: Iterable[int], updates: Mapping[str, Any]) -> _Rows:
+        """Jitter-free cost rows, trace arguments and limiters of ``templates`` under ``updates``."""
         dev = self.device
         costs, args = [], []
         for t in templates:
@@ -166,7 +239,20 @@ class Graph:
             costs.append(c)
             args.append({"op": op, **dims, **buffers, "bytes_read": c.bytes_read, "bytes_written": c.bytes_written,
                          "dtype": work.dtype})
-        return CostColumns.of(costs), args, [c.limiter for c in costs]
+        columns = CostColumns.of(costs)
+        inner = np.maximum(np.maximum(columns.compute_ns, columns.memory_ns), columns.floor_ns)
+        return _Rows(columns, args, [c.limiter for c in costs], inner)
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """Jitter-free cost columns of some templates, their trace arguments, limiters and
+    max(compute, memory, floor)."""
+
+    costs: CostColumns
+    args: list[dict[str, Any]]
+    limiters: list[str]
+    inner: np.ndarray
 
 
 @contextmanager
@@ -181,3 +267,70 @@ def capture(device: Device, name: str) -> Iterator[Graph]:
     finally:
         device.capturing = None
     device.host_call(f"graph capture {name}", device.spec.host.event_api_ns * max(1, len(g)), nodes=len(g))
+
+
+@dataclass(frozen=True)
+class ReplayColumns:
+    """The nodes of many replays as one set of columns, replay after replay."""
+
+    start: np.ndarray  # absolute device ns
+    body: np.ndarray  # where each node's body starts
+    end: np.ndarray
+    units: np.ndarray  # index into UNITS
+    costs: CostColumns  # with each replay's jitter
+    bounds: np.ndarray  # replay i's nodes are rows bounds[i]:bounds[i + 1]
+    groups: list[tuple[GraphLayout, np.ndarray]]  # each layout and the replays (indices) that use it
+
+    def rows(self, replays: np.ndarray) -> np.ndarray:
+        """The rows of the nodes of ``replays`` (indices into the replays; all of one layout)."""
+        n = self.bounds[replays[0] + 1] - self.bounds[replays[0]]
+        return (self.bounds[replays][:, None] + np.arange(n)).ravel()
+
+
+def replay_columns(starts: Iterable[float], runs: list[GraphRun]) -> ReplayColumns:
+    """The nodes of ``runs`` (replays that began at ``starts``) as columns: a few array
+    operations per distinct layout, not per replay."""
+    lens = np.array([len(r) for r in runs], dtype=np.int64)
+    bounds = np.concatenate(([0], np.cumsum(lens)))
+    at = np.repeat(np.fromiter(starts, dtype=np.float64, count=len(runs)), lens)
+    start = at + np.concatenate([r.start_off for r in runs])
+    body = at + np.concatenate([r.body_off for r in runs])
+    end = at + np.concatenate([r.end_off for r in runs])
+    by_layout: dict[int, list[int]] = {}
+    for i, r in enumerate(runs):
+        by_layout.setdefault(id(r.layout), []).append(i)
+    groups = [(runs[idx[0]].layout, np.array(idx, dtype=np.int64)) for idx in by_layout.values()]
+    if len(groups) == 1:
+        layout = groups[0][0]
+        return ReplayColumns(start, body, end, np.tile(layout.units, len(runs)),
+                             _layout_costs(layout, runs), bounds, groups)
+    units = np.empty(int(bounds[-1]), dtype=np.int8)
+    parts: list[tuple[np.ndarray, CostColumns]] = []
+    for layout, idx in groups:
+        rows = (bounds[idx][:, None] + np.arange(len(layout.names))).ravel()
+        units[rows] = np.tile(layout.units, len(idx))
+        parts.append((rows, _layout_costs(layout, [runs[i] for i in idx.tolist()])))
+    costs = CostColumns.concat([c for _, c in parts]).take(np.argsort(np.concatenate([r for r, _ in parts])))
+    return ReplayColumns(start, body, end, units, costs, bounds, groups)
+
+
+def _layout_costs(layout: GraphLayout, runs: list[GraphRun]) -> CostColumns:
+    """Per-node costs of ``runs`` (all of ``layout``), one replay after another."""
+    n, k = len(runs), len(layout.touched)
+    patch = CostColumns.concat([r.patch for r in runs]) if k else None
+    jitters = [r.jitter for r in runs]
+    out = []
+    for f in dataclasses.fields(CostColumns):
+        if f.name == "jitter" and all(j is not None for j in jitters):
+            out.append(np.concatenate(jitters))
+            continue
+        col = np.tile(getattr(layout.nodes, f.name), n)
+        if patch is not None:
+            col.reshape(n, -1)[:, layout.touched_nodes] = getattr(patch, f.name).reshape(n, k)[:, layout.touched_pick]
+        if f.name == "jitter":
+            size = len(layout.names)
+            for i, j in enumerate(jitters):
+                if j is not None:
+                    col[i * size:(i + 1) * size] = j
+        out.append(col)
+    return CostColumns(*out)

@@ -9,57 +9,65 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .batch import TraceBatch
 from .engine import Command
-from .graph import UNITS
-from .opcounters import CostColumns, counter_columns
+from .graph import UNITS, replay_columns
+from .opcounters import counter_columns
 
 
 def add_graph_slices(batch: TraceBatch, cmds: Sequence[Command], unit_track: Callable[[str], int],
                      to_ref: Callable[[np.ndarray], np.ndarray], truth: bool) -> list[np.ndarray]:
     """Slices of every node of the replays ``cmds`` on their units' tracks (``unit_track(name)``),
     times converted by ``to_ref``; returns each replay's local slice indices. All replays go in
-    one set of columns: a replay costs a few array operations, not a row at a time."""
+    one set of columns, built per graph layout: what the replays share is converted once, and
+    a replay adds only the templates its updates changed."""
     runs = [c.graph for c in cmds if c.graph is not None]
     if not runs:
         return []
     intern = batch.intern
-    start = np.concatenate([c.start_ns + r.start_off for c, r in zip(cmds, runs, strict=True)])
-    end = np.concatenate([c.start_ns + r.end_off for c, r in zip(cmds, runs, strict=True)])
-    s = np.asarray(to_ref(start)).astype(np.int64)
-    e = np.asarray(to_ref(end)).astype(np.int64)
-    used = set().union(*(r.units_used for r in runs))
+    cols = replay_columns([c.start_ns for c in cmds], runs)
+    s = np.asarray(to_ref(cols.start)).astype(np.int64)
+    e = np.asarray(to_ref(cols.end)).astype(np.int64)
+    used = set().union(*(layout.units_used for layout, _ in cols.groups))
     tracks = np.array([unit_track(u) if u in used else -1 for u in UNITS], dtype=np.int32)
-    names: dict[int, np.ndarray] = {}  # the graph's name list is shared by its replays: intern once
-    for r in runs:
-        if id(r.names) not in names:
-            names[id(r.names)] = np.array([intern(x) for x in r.names], dtype=np.int32)
+    total = int(cols.bounds[-1])
+    one = len(cols.groups) == 1
+    names = np.empty(0 if one else total, dtype=np.int32)
+    which_all = np.empty(0 if one else total, dtype=np.int64)
     index: dict[tuple, int] = {}
-    templates: list[dict] = []
+    templates: list[dict[str, Any]] = []
     limiters: list[str] = []
-    which = []
-    for r in runs:  # templates of all replays, each distinct one once
-        ids = []
-        for a, lim in zip(r.template_args, r.limiters, strict=True):
-            key = tuple(a.items())
-            t = index.get(key)
-            if t is None:
-                t = index[key] = len(templates)
-                templates.append(a)
-                limiters.append(lim)
-            ids.append(t)
-        which.append(np.asarray(ids, dtype=np.int64)[r.which])
-    which_all = np.concatenate(which)
-    costs = CostColumns.concat([r.costs for r in runs])
-    sets = batch.add_template_sets(templates, which_all, counter_columns(costs))
-    cmd_ids = np.concatenate([np.full(len(r), c.cid, dtype=np.int64) for c, r in zip(cmds, runs, strict=True)])
-    first = batch.add_slice_columns(tracks[np.concatenate([r.units for r in runs])], s, e - s,
-                                    np.concatenate([names[id(r.names)] for r in runs]), "op", cmd_ids, sets)
-    local = first + np.arange(len(which_all))
+
+    def template(args: dict[str, Any], limiter: str) -> int:
+        t = index.setdefault(tuple(args.items()), len(templates))
+        if t == len(templates):
+            templates.append(args)
+            limiters.append(limiter)
+        return t
+
+    for layout, idx in cols.groups:  # templates in order of first use, as replay after replay would give
+        name_ids = np.array([intern(x) for x in layout.names], dtype=np.int32)
+        first_run = runs[int(idx[0])]
+        ids = np.tile(np.array([template(a, lim) for a, lim in zip(
+            first_run.template_args, first_run.limiters, strict=True)], dtype=np.int64), (len(idx), 1))
+        if len(layout.touched):  # later replays differ only in their patched templates
+            ids[1:, layout.touched] = [[template(a, lim) for a, lim in zip(
+                runs[i].patch_args, runs[i].patch_limiters, strict=True)] for i in idx[1:].tolist()]
+        node_which = ids[:, layout.which].ravel()
+        if one:
+            names, which_all = np.tile(name_ids, len(idx)), node_which
+        else:
+            rows = cols.rows(idx)
+            names[rows] = np.tile(name_ids, len(idx))
+            which_all[rows] = node_which
+    sets = batch.add_template_sets(templates, which_all, counter_columns(cols.costs))
+    cmd_ids = np.repeat(np.array([c.cid for c in cmds], dtype=np.int64), np.diff(cols.bounds))
+    first = batch.add_slice_columns(tracks[cols.units], s, e - s, names, "op", cmd_ids, sets)
+    local = first + np.arange(total)
     if truth:
         batch.add_truth_op_columns(local, np.array([intern(x) for x in limiters], dtype=np.int64)[which_all])
-    bounds = np.cumsum([0, *(len(r) for r in runs)])
-    return [local[a:z] for a, z in itertools.pairwise(bounds)]
+    return [local[a:z] for a, z in itertools.pairwise(cols.bounds.tolist())]
