@@ -142,19 +142,23 @@ def _complete(d: Digest, evs: list[Event], index: np.ndarray, text: bytes, strin
         dur[neg] = 0
     corr = (np.array([e.correlation for e in evs], dtype=np.int64) if b'"correlation"' in text
             else np.full(n, -1, dtype=np.int64))  # a top-level one is accelview's; Kineto's is in args
-    cats = Interner()
-    cat = cats.ids([e.cat for e in evs])
-    threads = Interner()
-    thread = threads.pair_ids([e.pid for e in evs], [e.tid for e in evs])
-    name = strings.ids([e.name for e in evs])
+    # A batch holds few distinct (pid, tid, cat, name): each is looked up once, as one key, and
+    # the tables get their values in order of first use, as if each column were interned alone.
+    combos: dict[tuple, int] = {}
+    combo = np.array([combos.setdefault((e.pid, e.tid, e.cat, e.name), len(combos)) for e in evs], dtype=np.int32)
+    pids, tids, cat_values, names = zip(*combos, strict=True)
+    cats, threads = Interner(), Interner()
+    cat = cats.ids(cat_values)[combo]
+    thread = threads.pair_ids(pids, tids)[combo]
+    name = strings.ids(names)[combo]
     arg_ids = np.full(n, -1, dtype=np.int32)
     kept_cats = [c for c in cats if c not in skip_args]
     if kept_cats:
-        raws = [e.args for e in evs]
         kept = np.isin(cat, [cats[c] for c in kept_cats]) if len(kept_cats) < len(cats) else np.ones(n, bool)
-        keep = np.flatnonzero(kept & (np.array([len(r) for r in raws], dtype=np.int64) > 0)).tolist()
+        raws = [evs[j].args for j in np.flatnonzero(kept).tolist()]
+        keep = np.flatnonzero(kept)[np.array([len(r) for r in raws], dtype=np.int64) > 0].tolist()
         if keep:
-            _arguments(d, keep, _decode_any(b"[" + b",".join([raws[j] for j in keep]) + b"]"), corr, arg_ids,
+            _arguments(d, keep, _decode_any(b"[" + b",".join([evs[j].args for j in keep]) + b"]"), corr, arg_ids,
                        strings)
     d.x = {"thread": thread, "ts": timestamps_ns(evs, index, text), "dur": dur, "name": name, "cat": cat,
            "corr": corr, "args": arg_ids}

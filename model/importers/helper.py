@@ -1,9 +1,15 @@
 """A forked helper process that digests batches of events, so that two cores decode at once.
 
-The importing process reads and splits the file; it sends some batches (raw JSON) to the
-helper through a pipe and gets their digests back, pickled. A thread on each side of the
-pipes keeps the helper fed while the importer works on other batches; batches not yet sent
-when the file ends are taken back and digested by the importer.
+The importing process reads and splits the file; it hands some batches (raw JSON) to the
+helper and gets their digests back, pickled. Both go through a shared memory area made before
+the fork: a few slots, each holding one batch's text and then its result, so that a batch
+crosses with one copy and no thread is needed on either side (threads feeding a pipe 64 KiB at
+a time waited for the importer's busy thread to let go of the GIL, 5 ms a turn). The pipes only
+carry short messages: "slot i holds n bytes" each way (a result too big for its slot follows
+its message in the pipe). Batches submitted while every slot is taken wait here, and may be
+taken back by the importer when the file is read; so may batches placed in a slot that the
+helper has not started (a flag byte per slot: should both take one, each makes the same result
+and the helper's is dropped).
 Anything going wrong in the helper (a batch that is not valid JSON, a crash) is reported as
 ``HelperFailed``: the caller then reads the file again on its own, which gives the same
 result or the same error message as if no helper had been used.
@@ -16,9 +22,12 @@ then leaves with ``os._exit``.
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import pickle
+import select
 import signal
+import struct
 import sys
 import threading
 from collections import deque
@@ -28,7 +37,10 @@ from typing import Any
 
 MIN_BYTES = 16 << 20  # less JSON than this (estimated) is read without a helper
 GZIP_RATIO = 10  # a modest guess of how much a gzipped trace grows
-_HEADER = 8  # bytes of the length that precedes every message
+SLOTS = 3  # batches in shared memory at once: one being digested, two waiting for the helper
+SLOT_BYTES = 32 << 20  # a batch (or result) bigger than this goes another way (memory is only used when touched)
+_MESSAGE = struct.Struct("<qq")  # slot, length (negative: the result follows in the pipe)
+PLACED_FLAG, STARTED_FLAG, CANCELLED_FLAG = 0, 1, 2  # a slot's flag byte: who works on its text
 
 
 class HelperFailed(Exception):
@@ -59,29 +71,32 @@ def _json_bytes(paths: Sequence[Path]) -> int:
 
 
 class Job:
-    """One batch handed to the helper: its text until sent, then its result (or, when taken
-    back before it was sent, the result made here)."""
+    """One batch handed to the helper: its text until placed in a slot, then its pickled
+    result (or, when taken back before it was placed, the result made here)."""
 
-    __slots__ = ("payload", "state", "text", "value")
+    __slots__ = ("payload", "size", "slot", "state", "text", "value")
 
     def __init__(self, text: bytes) -> None:
         self.text: bytes | None = text
+        self.size = len(text)
         self.state = QUEUED
-        self.payload: bytearray | None = None
+        self.slot = -1
+        self.payload: bytes | None = None
         self.value: Any = None
 
 
-QUEUED, SENT, DONE, TAKEN_BACK = range(4)
+QUEUED, PLACED, DONE, TAKEN_BACK = range(4)
 
 
 class Helper:
     """A forked process running ``work(text)`` on the texts ``submit``ted, in order. At most
-    ``IN_FLIGHT`` texts are sent ahead; the others wait here and may be taken back (``take_back``)
-    to be worked on by the caller. ``result`` gives a job's result. ``close`` ends it all."""
-
-    IN_FLIGHT = 2  # texts sent to the helper and not yet answered: one worked on, one waiting in the pipe
+    ``SLOTS`` texts are placed in shared memory at a time; the others wait here and may be
+    taken back (``take_back``) to be worked on by the caller. ``result`` gives a job's result.
+    ``close`` ends it all. Everything happens on the caller's thread."""
 
     def __init__(self, work: Callable[[bytes], Any]) -> None:
+        self._shm = mmap.mmap(-1, SLOTS * SLOT_BYTES)  # shared with the child, anonymous
+        self._flags = mmap.mmap(-1, SLOTS)
         to_helper, self._to_w = os.pipe()
         self._from_r, from_helper = os.pipe()
         self.pid = os.fork()
@@ -90,47 +105,51 @@ class Helper:
             try:
                 os.close(self._to_w)
                 os.close(self._from_r)
-                _serve(to_helper, from_helper, work)
+                _serve(to_helper, from_helper, self._shm, self._flags, work)
             except BaseException:  # the parent sees the closed pipe
                 status = 1
             finally:
                 os._exit(status)
         os.close(to_helper)
         os.close(from_helper)
-        self._cv = threading.Condition()
-        self._queued: deque[Job] = deque()  # submitted, not yet sent
-        self._sent: deque[Job] = deque()  # sent, not yet answered, in order
-        self._stopped = False  # closing, or the helper is gone
-        self._threads = [threading.Thread(target=self._send, name="accelview-helper-send", daemon=True),
-                         threading.Thread(target=self._receive, name="accelview-helper-receive", daemon=True)]
-        for t in self._threads:
-            t.start()
+        self._free = list(range(SLOTS))
+        self._queued: deque[Job] = deque()  # submitted, not yet placed
+        self._placed: deque[Job] = deque()  # placed, not yet answered, in order
+        self._stopped = False  # the helper is gone
 
-    def submit(self, text: bytes) -> Job:
-        """Queue one batch for the helper."""
+    def submit(self, text: bytes) -> Job | None:
+        """Queue one batch for the helper; None when it is too big for a slot (digest it here)."""
+        if len(text) > SLOT_BYTES:
+            return None
         job = Job(text)
-        with self._cv:
-            self._queued.append(job)
-            self._cv.notify_all()
+        self._queued.append(job)
+        self._pump()
         return job
 
     def pending(self) -> int:
-        """Jobs submitted and not yet answered (queued or sent)."""
-        with self._cv:
-            return len(self._queued) + len(self._sent)
+        """Jobs submitted and not yet answered (queued or placed)."""
+        self._pump()
+        return len(self._queued) + len(self._placed)
 
     def take_back(self) -> Job | None:
-        """The last job not yet sent, withdrawn (its ``text`` is the caller's to work on); None
-        when every job was sent."""
-        with self._cv:
-            if not self._queued:
-                return None
+        """The last job the helper has not started, withdrawn (its ``text`` is the caller's to
+        work on); None when it has started every job."""
+        if self._queued:
             job = self._queued.pop()
-            job.state = TAKEN_BACK
-            return job
+        else:
+            job = next((j for j in reversed(self._placed) if j.state == PLACED
+                        and self._flags[j.slot] == PLACED_FLAG), None)
+            if job is None:
+                return None
+            self._flags[job.slot] = CANCELLED_FLAG
+            at = job.slot * SLOT_BYTES
+            job.text = self._shm[at : at + job.size]
+        job.state = TAKEN_BACK
+        return job
 
     def done(self, job: Job) -> bool:
         """Whether ``job``'s result can be had without waiting."""
+        self._pump()
         return job.state in (DONE, TAKEN_BACK)
 
     def result(self, job: Job) -> Any:
@@ -138,9 +157,8 @@ class Helper:
         or stopped before answering."""
         if job.state == TAKEN_BACK:
             return job.value
-        with self._cv:
-            while job.state != DONE and not self._stopped:
-                self._cv.wait()
+        while job.state != DONE and not self._stopped:
+            self._pump(wait=True)
         if job.state != DONE or job.payload is None:
             raise HelperFailed("the helper process stopped")
         ok, value = pickle.loads(job.payload)
@@ -150,68 +168,72 @@ class Helper:
         return value
 
     def close(self) -> None:
-        """Stop the helper and its threads; safe to call more than once."""
+        """Stop the helper; safe to call more than once."""
         if self.pid <= 0:
             return
-        with self._cv:
-            self._stopped = True
-            self._cv.notify_all()
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
         os.waitpid(self.pid, 0)
         self.pid = 0
-        for t in self._threads:
-            t.join()
+        self._stopped = True
+        os.close(self._to_w)
         os.close(self._from_r)
+        self._shm.close()
 
-    def _send(self) -> None:
-        try:
-            while True:
-                with self._cv:
-                    while not self._stopped and (not self._queued or len(self._sent) >= self.IN_FLIGHT):
-                        self._cv.wait()
-                    if self._stopped:
-                        return
-                    job = self._queued.popleft()
-                    job.state, text, job.text = SENT, job.text, None
-                    self._sent.append(job)
-                _write(self._to_w, len(text).to_bytes(_HEADER, "little"))
-                _write(self._to_w, text)
-        except OSError:  # the helper is gone: the receiver reports it
-            pass
-        finally:
-            os.close(self._to_w)
+    def _pump(self, wait: bool = False) -> None:
+        """Take in the helper's answers (waiting for one when ``wait``), then fill free slots."""
+        while not self._stopped and self._placed:
+            if not select.select([self._from_r], [], [], None if wait else 0)[0]:
+                break
+            wait = False
+            self._answer()
+        while not self._stopped and self._queued and self._free:
+            job = self._queued.popleft()
+            slot, text = self._free.pop(), job.text
+            assert text is not None
+            at = slot * SLOT_BYTES
+            self._shm[at : at + len(text)] = text
+            self._flags[slot] = PLACED_FLAG
+            job.state, job.slot, job.text = PLACED, slot, None
+            self._placed.append(job)
+            try:
+                _write(self._to_w, _MESSAGE.pack(slot, len(text)))
+            except OSError:  # the helper is gone
+                self._stopped = True
 
-    def _receive(self) -> None:
-        try:
-            while (head := _read(self._from_r, _HEADER)) is not None:
-                payload = _read(self._from_r, int.from_bytes(head, "little"))
-                if payload is None:
-                    break
-                with self._cv:
-                    job = self._sent.popleft()
-                    job.payload, job.state = payload, DONE
-                    self._cv.notify_all()
-        except OSError:
-            pass
-        with self._cv:
+    def _answer(self) -> None:
+        head = _read(self._from_r, _MESSAGE.size)
+        slot, n = _MESSAGE.unpack(head) if head is not None else (-1, 0)
+        payload = (self._shm[slot * SLOT_BYTES : slot * SLOT_BYTES + n] if n >= 0
+                   else _read(self._from_r, -n)) if slot >= 0 else None
+        if payload is None:  # the helper is gone
             self._stopped = True
-            self._cv.notify_all()
-
-
-def _serve(inbox: int, outbox: int, work: Callable[[bytes], Any]) -> None:
-    """The helper's loop: read a text, send back (True, result) or (False, the error)."""
-    while (head := _read(inbox, _HEADER)) is not None:
-        text = _read(inbox, int.from_bytes(head, "little"))
-        if text is None:
             return
-        try:
-            reply: tuple[bool, Any] = (True, work(text))
-        except Exception as e:  # any failure sends the caller back to reading alone
-            reply = (False, f"{type(e).__name__}: {e}")
+        job = self._placed.popleft()
+        if job.state == PLACED:  # not taken back meanwhile
+            job.payload, job.state = bytes(payload), DONE
+        self._free.append(slot)
+
+
+def _serve(inbox: int, outbox: int, shm: mmap.mmap, flags: mmap.mmap, work: Callable[[bytes], Any]) -> None:
+    """The helper's loop: take a slot's text, put back (True, result) or (False, the error);
+    a slot taken back before it was started gets (True, None)."""
+    while (head := _read(inbox, _MESSAGE.size)) is not None:
+        slot, n = _MESSAGE.unpack(head)
+        at = slot * SLOT_BYTES
+        reply: tuple[bool, Any] = (True, None)
+        if flags[slot] != CANCELLED_FLAG:
+            flags[slot] = STARTED_FLAG
+            try:
+                reply = (True, work(shm[at : at + n]))
+            except Exception as e:  # any failure sends the caller back to reading alone
+                reply = (False, f"{type(e).__name__}: {e}")
         payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        _write(outbox, len(payload).to_bytes(_HEADER, "little"))
-        _write(outbox, payload)
+        if len(payload) <= SLOT_BYTES:
+            shm[at : at + len(payload)] = payload
+            _write(outbox, _MESSAGE.pack(slot, len(payload)))
+        else:
+            _write(outbox, _MESSAGE.pack(slot, -len(payload)) + payload)
 
 
 def _read(fd: int, n: int) -> bytearray | None:

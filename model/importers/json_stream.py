@@ -27,6 +27,11 @@ import msgspec
 
 from ..errors import CaptureError
 
+try:  # Intel's ISA-L: the same streams, decompressed ~3x faster than zlib
+    from isal import isal_zlib as _inflate
+except ImportError:  # pragma: no cover - a platform without its wheels
+    _inflate = zlib
+
 BLOCK = 4 << 20  # bytes read (uncompressed) per step
 COMPRESSED_CHUNK = 1 << 18  # gzip bytes fed to zlib per call
 GZIP_MAGIC = b"\x1f\x8b"
@@ -63,7 +68,7 @@ def read_blocks(raw: BinaryIO, block: int) -> Iterator[bytes]:
             yield data
             data = raw.read(block)
         return
-    z, fed, pieces, have = zlib.decompressobj(GZIP_WBITS), False, [], 0
+    z, fed, pieces, have = _inflate.decompressobj(GZIP_WBITS), False, [], 0
     while True:
         if not data:
             data = raw.read(max(block, COMPRESSED_CHUNK))
@@ -78,7 +83,7 @@ def read_blocks(raw: BinaryIO, block: int) -> Iterator[bytes]:
         data = z.unconsumed_tail
         if z.eof:  # a member ends; another may follow (zero padding is skipped, as gzip does)
             data = (z.unused_data + data).lstrip(b"\0")
-            z, fed = zlib.decompressobj(GZIP_WBITS), False
+            z, fed = _inflate.decompressobj(GZIP_WBITS), False
         if out:
             pieces.append(out)
             have += len(out)
@@ -126,7 +131,7 @@ class EventStream:
                         item: Any = (chunk, raw.tell())
                     except EOFError:
                         item = self._error("truncated: the gzip stream ends early")
-                    except (OSError, zlib.error) as e:
+                    except (OSError, zlib.error, _inflate.error) as e:
                         item = self._error(f"not a readable gzip file ({e})")
                     except Exception as e:  # a bug must reach the caller, not leave it waiting
                         item = e

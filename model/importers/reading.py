@@ -20,7 +20,7 @@ from .json_stream import EventStream
 
 Progress = Callable[[float], None]
 Work = Callable[[bytes], Digest]
-HELPER_QUEUE = 3  # batches given to the helper and not yet answered; more are digested here
+HELPER_QUEUE = 4  # batches given to the helper and not yet answered (its slots and one more); more are digested here
 
 
 def digester(skip_args: frozenset[str], skip_flow_cats: frozenset[str]) -> Work:
@@ -52,7 +52,7 @@ def read_file(path: Path, work: Work, progress: Progress | None = None,
                     _take(waiting, collector, helper)
     except CaptureError as e:  # perhaps only because a batch sent untested was cut inside a string
         raise HelperFailed(str(e)) from e
-    while waiting:  # the file is read: work on the jobs not yet sent rather than wait for them
+    while waiting:  # the file is read: work on the jobs the helper has not started rather than wait for them
         if isinstance(waiting[0], Job) and not helper.done(waiting[0]) and (job := helper.take_back()):
             try:
                 job.value, job.text = work(job.text), None
