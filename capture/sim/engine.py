@@ -187,27 +187,35 @@ class DeviceEngine:
     # -- internals -----------------------------------------------------------------------------
     def _next_time(self) -> float:
         t = math.inf
-        rates = self._op_rates()
+        now = self.now
         running = [c for c in self.units.values() if c is not None]
-        for cmd in running:
-            if cmd.phase == "launch":
-                # alone, its body starts without changing anyone's HBM share: no event needed
-                t = min(t, cmd.phase_end + cmd.remaining if len(running) == 1 else cmd.phase_end)
-            else:
-                t = min(t, self.now + cmd.remaining / rates[id(cmd)])
+        if running:
+            rates = self._op_rates()
+            lone = len(running) == 1
+            for cmd in running:
+                if cmd.phase == "launch":
+                    # alone, its body starts without changing anyone's HBM share: no event needed
+                    x = cmd.phase_end + cmd.remaining if lone else cmd.phase_end
+                else:
+                    x = now + cmd.remaining / rates[id(cmd)]
+                if x < t:
+                    t = x
         for cmd in self.dma:
-            if cmd is not None and cmd.phase != "data":
-                t = min(t, cmd.phase_end)
-        if self.graph is not None:
-            t = min(t, self.graph.end_ns)
+            if cmd is not None and cmd.phase != "data" and cmd.phase_end < t:
+                t = cmd.phase_end
+        if self.graph is not None and self.graph.end_ns < t:
+            t = self.graph.end_ns
         for d, act in self.active.items():
             if act:
-                rate = self.bandwidth[d] / len(act)
-                t = min(t, self.now + min(c.remaining for c in act) / rate)
+                x = now + min(c.remaining for c in act) / (self.bandwidth[d] / len(act))
+                if x < t:
+                    t = x
         for q in self.streams:
-            if q and math.isnan(q[0].start_ns) and q[0].visible_ns > self.now:
-                t = min(t, q[0].visible_ns)
-        return max(t, self.now)
+            if q:
+                head = q[0]
+                if math.isnan(head.start_ns) and now < head.visible_ns < t:
+                    t = head.visible_ns
+        return now if now > t else t
 
     def _op_rates(self) -> dict[int, float]:
         """Speed (1 = standalone) of each op body in flight under max-min fair HBM sharing."""
@@ -232,51 +240,59 @@ class DeviceEngine:
 
     def _progress(self, t: float) -> None:
         """Move fluid data phases forward to ``t``."""
-        dt = t - self.now
+        now = self.now
+        dt = t - now
         if dt > 0:
-            for cmd in self.units.values():  # a lone op's body began inside this interval
-                if cmd is not None and cmd.phase == "launch" and cmd.phase_end < t:
-                    cmd.phase, cmd.data_start_ns, cmd.phase_end = "body", cmd.phase_end, math.inf
-                    self._rates = None
-            rates = self._op_rates()
-            for cmd in self.units.values():
-                if cmd is not None and cmd.phase == "body":
-                    t0 = max(self.now, cmd.data_start_ns)
-                    step = min(cmd.remaining, rates[id(cmd)] * (t - t0))
-                    cmd.remaining -= step
-                    _extend(cmd.segments, t0, t, step, len(rates))
+            running = [c for c in self.units.values() if c is not None]
+            if running:
+                for cmd in running:  # a lone op's body began inside this interval
+                    if cmd.phase == "launch" and cmd.phase_end < t:
+                        cmd.phase, cmd.data_start_ns, cmd.phase_end = "body", cmd.phase_end, math.inf
+                        self._rates = None
+                rates = self._op_rates()
+                for cmd in running:
+                    if cmd.phase == "body":
+                        t0 = max(now, cmd.data_start_ns)
+                        step = min(cmd.remaining, rates[id(cmd)] * (t - t0))
+                        cmd.remaining -= step
+                        _extend(cmd.segments, t0, t, step, len(rates))
             for d, act in self.active.items():
                 if act:
                     moved = self.bandwidth[d] / len(act) * dt
                     for c in act:
                         step = min(moved, c.remaining)
                         c.remaining -= step
-                        _extend(c.segments, self.now, t, step, len(act))
-        self.now = max(self.now, t)
+                        _extend(c.segments, now, t, step, len(act))
+        if t > now:
+            self.now = t
 
     def _step(self, t: float) -> None:
         self._progress(t)
         # What is left of a phase can be below what the clock can still resolve at t (floats of
         # absolute ns lose sub-ns digits on a long-running host): such a phase is complete.
         tol = 4 * math.ulp(t)
-        rates = self._op_rates()
-        for unit, cmd in self.units.items():
-            if cmd is None:
-                continue
-            if cmd.phase == "launch" and cmd.phase_end <= t:
-                cmd.phase, cmd.phase_end = "body", math.inf
-                cmd.data_start_ns = t
-                self._rates = None
-            if cmd.phase == "body" and cmd.remaining <= _EPS_NS + rates.get(id(cmd), 1.0) * tol:
-                cmd.end_ns = t
-                self.units[unit] = None
-                self._rates = None
-                self._finish(cmd)
+        units = self.units
+        if any(c is not None for c in units.values()):
+            rates = self._op_rates()
+            for unit, cmd in units.items():
+                if cmd is None:
+                    continue
+                if cmd.phase == "launch" and cmd.phase_end <= t:
+                    cmd.phase, cmd.phase_end = "body", math.inf
+                    cmd.data_start_ns = t
+                    self._rates = None
+                if cmd.phase == "body" and cmd.remaining <= _EPS_NS + rates.get(id(cmd), 1.0) * tol:
+                    cmd.end_ns = t
+                    units[unit] = None
+                    self._rates = None
+                    self._finish(cmd)
         if self.graph is not None and self.graph.end_ns <= t:
             cmd, self.graph = self.graph, None
             self._finish(cmd)
         for d, act in self.active.items():
-            left = _EPS_BYTES + self.bandwidth[d] / max(1, len(act)) * tol
+            if not act:
+                continue
+            left = _EPS_BYTES + self.bandwidth[d] / len(act) * tol
             for c in [c for c in act if c.remaining <= left]:
                 act.remove(c)
                 c.data_end_ns = t
@@ -325,10 +341,16 @@ class DeviceEngine:
         return "resource" if self.now > t + 1e-9 else why
 
     def _dispatch(self) -> None:
+        streams = self.streams
+        if len(streams) == 1:  # one queue: its head, while heads start
+            q = streams[0]
+            while q and math.isnan(q[0].start_ns) and self._ready(q[0]) and self._start(q[0]):
+                pass
+            return
         progress = True
         while progress:
             progress = False
-            heads = [q[0] for q in self.streams if q and math.isnan(q[0].start_ns) and self._ready(q[0])]
+            heads = [q[0] for q in streams if q and math.isnan(q[0].start_ns) and self._ready(q[0])]
             heads.sort(key=lambda c: (max(c.visible_ns, self.prev_end[c.stream]), c.stream))
             for cmd in heads:
                 if self._start(cmd):

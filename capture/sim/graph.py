@@ -21,14 +21,14 @@ the current sequence length from device memory.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .costs import cost
+from .costs import OpCost, cost
 from .opcounters import CostColumns
 
 if TYPE_CHECKING:
@@ -51,16 +51,17 @@ class GraphLayout:
     base_limiters: list[str]  # per template
     nodes: CostColumns  # ``base`` per node
     inner: np.ndarray  # per node: max(compute, memory, floor) of ``nodes``
+    launch: float | None  # the launch cost every node has, if they all have the same
     touched: np.ndarray  # the templates the updates change
     touched_nodes: np.ndarray  # the nodes whose template is touched
     touched_pick: np.ndarray  # per touched node: its template's index into ``touched``
     units_used: frozenset[str]
 
-    def node_costs(self, patch: CostColumns) -> CostColumns:
+    def node_costs(self, patch: Sequence[OpCost]) -> CostColumns:
         """Jitter-free per-node costs with the touched templates' rows replaced by ``patch``."""
         if not len(self.touched):
             return self.nodes
-        return self.nodes.with_rows(self.touched_nodes, patch.take(self.touched_pick))
+        return self.nodes.with_rows(self.touched_nodes, CostColumns.of(patch).take(self.touched_pick))
 
 
 @dataclass(eq=False)
@@ -70,13 +71,30 @@ class GraphRun:
     (``patch``), its jitter and its offsets."""
 
     layout: GraphLayout
-    patch: CostColumns  # jitter-free rows of ``layout.touched`` under this replay's updates
+    patch: list[OpCost]  # jitter-free costs of ``layout.touched`` under this replay's updates
     patch_args: list[dict[str, Any]]  # their trace arguments
     patch_limiters: list[str]
     jitter: np.ndarray | None  # per node; None: no jitter (the templates' own, 1.0)
-    start_off: np.ndarray
-    body_off: np.ndarray  # where each node's launch phase ends and its body starts
+    body: np.ndarray  # per node: its body's duration (jittered)
     end_off: np.ndarray
+
+    @property
+    def launch(self) -> np.ndarray:
+        """Each node's launch cost."""
+        if self.layout.launch is not None and all(c.launch_ns == self.layout.launch for c in self.patch):
+            return np.full(len(self.body), self.layout.launch)
+        return self.layout.node_costs(self.patch).launch_ns
+
+    @property
+    def start_off(self) -> np.ndarray:
+        """Where each node starts."""
+        return self.end_off - self.launch - self.body
+
+    @property
+    def body_off(self) -> np.ndarray:
+        """Where each node's launch phase ends and its body starts."""
+        launch = self.launch
+        return self.end_off - launch - self.body + launch
 
     @property
     def name(self) -> str:
@@ -186,19 +204,27 @@ class Graph:
             if len(self._patches) > 64:  # many distinct updates (a growing KV length): keep the newest
                 self._patches.clear()
             patch = self._patches[key] = self._rows(layout.touched.tolist(), updates)
-        launch, inner = layout.nodes.launch_ns, layout.inner
-        if len(layout.touched):
-            launch, inner = launch.copy(), inner.copy()
-            launch[layout.touched_nodes] = patch.costs.launch_ns[layout.touched_pick]
-            inner[layout.touched_nodes] = patch.inner[layout.touched_pick]
+        inner, launch = layout.inner, layout.launch
+        if len(layout.touched):  # few templates (the attention's KV length): scalars, then one scatter
+            inner = inner.copy()
+            if len(patch.costs) == 1:
+                inner[layout.touched_nodes] = patch.inner[0]
+            else:
+                inner[layout.touched_nodes] = np.array(patch.inner)[layout.touched_pick]
+            if launch is None or any(c.launch_ns != launch for c in patch.costs):
+                launch = layout.node_costs(patch.costs).launch_ns
+        if launch is None:
+            launch = layout.nodes.launch_ns
         jitter = None
         sigma = self.device.spec.timing.jitter
-        if rng is not None and sigma > 0:
-            jitter = 1.0 + np.clip(sigma * rng.standard_normal(len(inner)), -3 * sigma, 3 * sigma)
+        if rng is not None and sigma > 0:  # 1 + clip(sigma * N(0, 1), -3 sigma, 3 sigma), in place
+            jitter = rng.standard_normal(len(inner))
+            jitter *= sigma
+            np.maximum(jitter, -3 * sigma, out=jitter)
+            np.minimum(jitter, 3 * sigma, out=jitter)
+            jitter += 1.0
         body = inner if jitter is None else inner * jitter  # the templates' own jitter is 1.0
-        end = np.cumsum(launch + body)
-        start = end - launch - body
-        return GraphRun(layout, patch.costs, patch.args, patch.limiters, jitter, start, start + launch, end)
+        return GraphRun(layout, patch.costs, patch.args, patch.limiters, jitter, body, np.cumsum(body + launch))
 
     def _layout(self, updates: Mapping[str, Any]) -> GraphLayout:
         """The layout shared by replays that update the shapes named in ``updates``."""
@@ -216,10 +242,12 @@ class Graph:
         pos[touched] = np.arange(len(touched))
         touched_nodes = np.flatnonzero(pos[which] >= 0)
         units = self._units()[which]
+        nodes = CostColumns.of(base.costs).take(which)
+        launches = set(nodes.launch_ns.tolist())
         layout = self._layouts[keys] = GraphLayout(
-            self.name, list(self.names), units, which, base.costs, base.args, base.limiters, base.costs.take(which),
-            base.inner[which], touched, touched_nodes, pos[which][touched_nodes],
-            frozenset(UNITS[i] for i in set(units.tolist())))
+            self.name, list(self.names), units, which, CostColumns.of(base.costs), base.args, base.limiters, nodes,
+            np.array(base.inner)[which], launches.pop() if len(launches) == 1 else None, touched, touched_nodes,
+            pos[which][touched_nodes], frozenset(UNITS[i] for i in set(units.tolist())))
         return layout
 
     def _units(self) -> np.ndarray:
@@ -239,20 +267,19 @@ class Graph:
             costs.append(c)
             args.append({"op": op, **dims, **buffers, "bytes_read": c.bytes_read, "bytes_written": c.bytes_written,
                          "dtype": work.dtype})
-        columns = CostColumns.of(costs)
-        inner = np.maximum(np.maximum(columns.compute_ns, columns.memory_ns), columns.floor_ns)
-        return _Rows(columns, args, [c.limiter for c in costs], inner)
+        inner = [max(c.compute_ns, c.memory_ns, c.floor_ns) for c in costs]
+        return _Rows(costs, args, [c.limiter for c in costs], inner)
 
 
 @dataclass(frozen=True)
 class _Rows:
-    """Jitter-free cost columns of some templates, their trace arguments, limiters and
+    """Jitter-free costs of some templates, their trace arguments, limiters and
     max(compute, memory, floor)."""
 
-    costs: CostColumns
+    costs: list[OpCost]
     args: list[dict[str, Any]]
     limiters: list[str]
-    inner: np.ndarray
+    inner: list[float]
 
 
 @contextmanager
@@ -292,32 +319,32 @@ def replay_columns(starts: Iterable[float], runs: list[GraphRun]) -> ReplayColum
     operations per distinct layout, not per replay."""
     lens = np.array([len(r) for r in runs], dtype=np.int64)
     bounds = np.concatenate(([0], np.cumsum(lens)))
-    at = np.repeat(np.fromiter(starts, dtype=np.float64, count=len(runs)), lens)
-    start = at + np.concatenate([r.start_off for r in runs])
-    body = at + np.concatenate([r.body_off for r in runs])
-    end = at + np.concatenate([r.end_off for r in runs])
     by_layout: dict[int, list[int]] = {}
     for i, r in enumerate(runs):
         by_layout.setdefault(id(r.layout), []).append(i)
     groups = [(runs[idx[0]].layout, np.array(idx, dtype=np.int64)) for idx in by_layout.values()]
     if len(groups) == 1:
         layout = groups[0][0]
-        return ReplayColumns(start, body, end, np.tile(layout.units, len(runs)),
-                             _layout_costs(layout, runs), bounds, groups)
-    units = np.empty(int(bounds[-1]), dtype=np.int8)
-    parts: list[tuple[np.ndarray, CostColumns]] = []
-    for layout, idx in groups:
-        rows = (bounds[idx][:, None] + np.arange(len(layout.names))).ravel()
-        units[rows] = np.tile(layout.units, len(idx))
-        parts.append((rows, _layout_costs(layout, [runs[i] for i in idx.tolist()])))
-    costs = CostColumns.concat([c for _, c in parts]).take(np.argsort(np.concatenate([r for r, _ in parts])))
-    return ReplayColumns(start, body, end, units, costs, bounds, groups)
+        units, costs = np.tile(layout.units, len(runs)), _layout_costs(layout, runs)
+    else:
+        units = np.empty(int(bounds[-1]), dtype=np.int8)
+        parts: list[tuple[np.ndarray, CostColumns]] = []
+        for layout, idx in groups:
+            rows = (bounds[idx][:, None] + np.arange(len(layout.names))).ravel()
+            units[rows] = np.tile(layout.units, len(idx))
+            parts.append((rows, _layout_costs(layout, [runs[i] for i in idx.tolist()])))
+        costs = CostColumns.concat([c for _, c in parts]).take(np.argsort(np.concatenate([r for r, _ in parts])))
+    at = np.repeat(np.fromiter(starts, dtype=np.float64, count=len(runs)), lens)
+    end_off = np.concatenate([r.end_off for r in runs])
+    start_off = end_off - costs.launch_ns - np.concatenate([r.body for r in runs])  # as GraphRun.start_off
+    return ReplayColumns(at + start_off, at + (start_off + costs.launch_ns), at + end_off, units, costs, bounds,
+                         groups)
 
 
 def _layout_costs(layout: GraphLayout, runs: list[GraphRun]) -> CostColumns:
     """Per-node costs of ``runs`` (all of ``layout``), one replay after another."""
     n, k = len(runs), len(layout.touched)
-    patch = CostColumns.concat([r.patch for r in runs]) if k else None
+    patch = CostColumns.of([c for r in runs for c in r.patch]) if k else None
     jitters = [r.jitter for r in runs]
     out = []
     for f in dataclasses.fields(CostColumns):

@@ -45,16 +45,14 @@ class CostColumns:
 
     @classmethod
     def of(cls, costs: Sequence[OpCost]) -> CostColumns:
-        """Columns of ``costs``."""
-        def col(attr: str) -> np.ndarray:
-            return np.array([getattr(c, attr) for c in costs], dtype=np.float64)
-
-        return cls(col("launch_ns"), col("compute_ns"), col("memory_ns"), col("floor_ns"), col("jitter"),
-                   col("ideal_ns"), col("clock_hz"),
-                   np.array([c.dram_read_bytes for c in costs], dtype=np.int64),
-                   np.array([c.dram_write_bytes for c in costs], dtype=np.int64),
-                   np.array([c.work.bytes_total for c in costs], dtype=np.float64),
-                   np.array([c.limiter == "latency" for c in costs], dtype=bool), col("flops"))
+        """Columns of ``costs`` (read in one pass over them)."""
+        rows = [(c.launch_ns, c.compute_ns, c.memory_ns, c.floor_ns, c.jitter, c.ideal_ns, c.clock_hz,
+                 c.work.bytes_total, c.work.flops) for c in costs]
+        real = np.array(rows, dtype=np.float64).reshape(-1, 9).T.copy()
+        dram = np.array([(c.dram_read_bytes, c.dram_write_bytes) for c in costs], dtype=np.int64)
+        dram = dram.reshape(-1, 2).T.copy()
+        latency = np.array([c.limiter == "latency" for c in costs], dtype=bool)
+        return cls(*real[:7], dram[0], dram[1], real[7], latency, real[8])
 
     @classmethod
     def concat(cls, parts: Sequence[CostColumns]) -> CostColumns:

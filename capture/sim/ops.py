@@ -162,18 +162,23 @@ OP_KINDS: dict[str, Callable[..., OpWork]] = {
 
 
 _SIGNATURES = {name: inspect.signature(fn) for name, fn in OP_KINDS.items()}
+# per kind: (the parameter names, the required ones): a call whose keywords fit needs no bind()
+_PARAMETERS = {name: (frozenset(sig.parameters),
+                      frozenset(p.name for p in sig.parameters.values() if p.default is inspect.Parameter.empty))
+               for name, sig in _SIGNATURES.items()}
 
 
 def op_work(op: str, **shapes: Any) -> OpWork:
     """The work of op kind ``op`` with keyword ``shapes`` (see each kind's function)."""
     if op not in OP_KINDS:
         raise ValueError(f"unknown op {op!r}; known: {', '.join(sorted(OP_KINDS))}")
-    target = OP_KINDS[op]
-    try:
-        bound = _SIGNATURES[op].bind(**shapes)
-    except TypeError as exc:
-        raise ValueError(f"{op}: {exc}") from None
-    for name, value in bound.arguments.items():
+    names, required = _PARAMETERS[op]
+    if not (shapes.keys() <= names and required <= shapes.keys()):
+        try:
+            _SIGNATURES[op].bind(**shapes)  # for its message
+        except TypeError as exc:
+            raise ValueError(f"{op}: {exc}") from None
+    for name, value in shapes.items():
         if isinstance(value, int) and not isinstance(value, bool) and value <= 0:
             raise ValueError(f"{op}: {name} must be positive, got {value}")
-    return target(**bound.arguments)
+    return OP_KINDS[op](**shapes)
