@@ -77,6 +77,8 @@ def assign_depths(track: np.ndarray, start_ns: np.ndarray, dur_ns: np.ndarray) -
         if b - a > 1 and (s[a + 1 : b] < np.maximum.accumulate(e[a : b - 1])).any():
             d = _nested_depths(s[a:b], e[a:b])
             if d is None:
+                d = walked_depths(s[a:b], e[a:b])
+            if d is None:
                 d = stack_depths(s[a:b].tolist(), e[a:b].tolist())
             depth[order[a:b]] = d
     return depth
@@ -107,6 +109,40 @@ def _nested_depths(s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
     if (same & (s[o][1:] < e[o][:-1])).any():
         return None
     return depth.astype(np.uint16)
+
+
+def walked_depths(s: np.ndarray, e: np.ndarray, max_rounds: int = 64, max_work: int = 16) -> np.ndarray | None:
+    """``stack_depths`` (from an empty stack) of slices sorted by (start, -duration), vectorised:
+    None when it takes more than ``max_rounds`` rounds or reads more than ``max_work`` times
+    the slices' ends (long chains of partial overlaps: the loop is then faster).
+
+    The walk pops slice j at the first later slice i whose start is at or past the end of every
+    slice from j to i (those above j leave first: all of them must have ended, j too). That
+    index is found for all slices at once by raising a bound: the first start at or past
+    max(e[j:bound]), until it stops moving. A slice's depth is then the number of earlier
+    slices not yet popped: its index less the slices popped by it."""
+    n = len(s)
+    index = np.arange(n)
+    popped_at = np.maximum(np.searchsorted(s, e, "left"), index + 1)
+    moving = index[popped_at < n]  # a slice never popped keeps n
+    budget = max_work * n
+    for _ in range(max_rounds):
+        if not len(moving):
+            break
+        bound = popped_at[moving]
+        budget -= int((bound - moving).sum())
+        if budget < 0:
+            return None
+        ranges = np.empty(2 * len(moving), np.intp)  # [j, bound) of each, at even positions
+        ranges[0::2], ranges[1::2] = moving, bound
+        reach = np.maximum.reduceat(e, ranges)[0::2]  # the latest end among slices j..bound-1
+        later = np.maximum(np.searchsorted(s, reach, "left"), moving + 1)
+        popped_at[moving] = later
+        moving = moving[(later != bound) & (later < n)]
+    else:
+        return None
+    depth = index - np.searchsorted(np.sort(popped_at), index, "right")
+    return np.minimum(depth, 65535).astype(np.uint16)
 
 
 def stack_depths(starts: list[int], ends: list[int], stack: list[int] | None = None) -> np.ndarray:

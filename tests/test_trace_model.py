@@ -161,3 +161,31 @@ def test_partial_overlaps_that_would_clash_fall_back_to_the_stack():
     s = np.array([0, 5, 12])
     e = np.array([10, 15, 13])
     assert _nested_depths(s, e) is None
+
+
+def test_the_vectorised_walk_gives_the_stack_walks_depths():
+    """Random slices with partial overlaps, ties and zero lengths: ``walked_depths`` equals the
+    stack walk slice for slice, or gives up (None) past its limits, rarely."""
+    from accelview.model.nesting import stack_depths, start_order, walked_depths
+
+    rng = np.random.default_rng(5)
+    walked = 0
+    for _ in range(3000):
+        n = int(rng.integers(1, 40))
+        start = rng.integers(0, 30, n)
+        dur = rng.integers(0, 12, n)
+        o = start_order(np.zeros(n, np.int64), start, dur)
+        s, e = start[o].astype(np.int64), (start + dur)[o].astype(np.int64)
+        expected = stack_depths(s.tolist(), e.tolist())
+        assert np.array_equal(walked_depths(s, e, max_rounds=1000, max_work=1000), expected)
+        for limited in (walked_depths(s, e), walked_depths(s, e, max_rounds=1)):
+            assert limited is None or np.array_equal(limited, expected)
+        walked += walked_depths(s, e) is not None
+    assert walked > 1500  # these are dense: most still within the default limits
+    # A staircase (each slice overlaps the next without nesting) needs a round per step, and
+    # reads ever longer ranges.
+    s = np.arange(0, 100, 2, dtype=np.int64)
+    e = s + 3
+    assert walked_depths(s, e, max_rounds=5) is None
+    assert walked_depths(s, e, max_work=4) is None
+    assert np.array_equal(walked_depths(s, e, max_work=10_000), stack_depths(s.tolist(), e.tolist()))
