@@ -205,6 +205,23 @@ class TraceBatch:
         s["args"].extend([args] * n if isinstance(args, int) else args)
         return first
 
+    def add_slice_ids(self, track: int | Sequence[int], start_ns: Sequence[int], dur_ns: Sequence[int],
+                      names: Sequence[int], category: str, correlation: Sequence[int] | int = -1,
+                      args: Sequence[int] | int = -1) -> int:
+        """Many slices of one category, names and argument sets given as ids (ints, in lists);
+        returns the local index of the first."""
+        s = self.slices
+        first = self.slice_count
+        n = len(start_ns)
+        s["track"].extend([track] * n if isinstance(track, int) else track)
+        s["start_ns"].extend(start_ns)
+        s["dur_ns"].extend(np.maximum(0, np.asarray(dur_ns, dtype=np.int64)).tolist())
+        s["name"].extend(names)
+        s["category"].extend([self.intern(category)] * n)
+        s["correlation"].extend([correlation] * n if isinstance(correlation, int) else correlation)
+        s["args"].extend([args] * n if isinstance(args, int) else args)
+        return first
+
     def add_slice(self, track: int, start_ns: int, dur_ns: int, name: str, category: str = "",
                   correlation: int = -1, args: Mapping[str, Any] | int | None = None) -> int:
         """One slice; returns its local index. ``args``: a mapping, or a set id from :meth:`add_args`."""

@@ -9,8 +9,10 @@ each device idle interval's true cause, and each device clock's true parameters.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,6 +28,7 @@ from .pcie import Link
 from .sampling import level_at, window_edges
 
 if TYPE_CHECKING:
+    from .hostlog import HostLog, Submission
     from .runtime import Device, Simulator
 
 HOST_NAME = "sim-host"
@@ -57,31 +60,12 @@ def build_trace(sim: Simulator) -> Trace:
     proc = b.add_track("python (simulated)", TrackKind.PROCESS, parent=host, host=HOST_NAME)
     thread = b.add_track("main thread", TrackKind.HOST_THREAD, parent=proc, host=HOST_NAME)
     api = b.add_track("runtime API", TrackKind.RUNTIME_API, parent=thread, host=HOST_NAME)
-    api_ids: dict[int, int] = {}
-    for call in sim.log.calls:
-        sid = batch.add_slice(api, call.start_ns, call.end_ns - call.start_ns, call.name, "runtime",
-                              correlation=call.cid, args=call.args)
-        if call.cid > 0:
-            api_ids[call.cid] = sid
-    for r in sim.log.ranges:
-        batch.add_slice(thread, r.start_ns, r.end_ns - r.start_ns, r.name, "user")
-    for m in sim.log.memcpys:
-        batch.add_slice(api, m.start_ns, m.end_ns - m.start_ns, m.name, "host memcpy", correlation=m.cid,
-                        args=m.args)
+    api_ids = _calls(batch, sim.log, api, thread)
     end = max([sim.clock.now, *(c.end_ns for d in sim.devices for c in d.engine.finished)])
     edges = window_edges(sim.clock.start_ns, end, sim.counter_period_ns)
     queues: dict[tuple[int, int], int] = {}
     sub_ids: dict[tuple[int, int, int], int] = {}
-    for s in sim.log.submissions:
-        key = (s.device, s.stream)
-        if key not in queues:
-            queues[key] = b.add_track(f"device {s.device} queue {s.stream}", TrackKind.DRIVER_QUEUE,
-                                      parent=proc, host=HOST_NAME, device=s.device)
-        sid = batch.add_slice(queues[key], s.submit_ns, s.visible_ns - s.submit_ns, f"submit {s.name}",
-                              "driver", correlation=s.cid, args={"chunk": s.chunk} if s.chunk >= 0 else None)
-        sub_ids[(s.device, s.cid, s.chunk)] = sid
-        if s.cid in api_ids:
-            batch.add_flow(api_ids[s.cid], sid, "submit")
+    _submissions(b, batch, sim.log.submissions, api_ids, proc, queues, sub_ids)
     rng = np.random.default_rng([sim.seed, 2])
     for dev in sim.devices:
         _device(b, batch, sim, dev, sub_ids, edges, rng)
@@ -90,6 +74,58 @@ def build_trace(sim: Simulator) -> Trace:
                 _queue_depth(b, dev, stream, track, edges)
     batch.flush()
     return b.build(source="simulator")
+
+
+def _calls(batch: TraceBatch, log: HostLog, api: int, thread: int) -> dict[int, int]:
+    """API calls, the script's ranges and staging memcpy's as slices; returns each correlated
+    call's local slice index by correlation id."""
+    calls = log.calls
+    starts, ends = [c.start_ns for c in calls], [c.end_ns for c in calls]
+    cids = [c.cid for c in calls]
+    if all(type(t) is int for t in starts) and all(type(t) is int for t in ends):  # the usual: no per-row int()
+        durs: list[int] = (np.array(ends, dtype=np.int64) - np.array(starts, dtype=np.int64)).tolist()
+    else:
+        starts, durs = [int(t) for t in starts], [int(e - s) for s, e in zip(starts, ends, strict=True)]
+    intern, add_args = batch.intern, batch.add_args
+    names, sets = [], []
+    for c in calls:  # strings interned in row order
+        names.append(intern(c.name))
+        sets.append(add_args(c.args))
+    first = batch.add_slice_ids(api, starts, durs, names, "runtime", cids, sets)
+    api_ids = {cid: first + i for i, cid in enumerate(cids) if cid > 0}
+    for r in log.ranges:
+        batch.add_slice(thread, r.start_ns, r.end_ns - r.start_ns, r.name, "user")
+    for m in log.memcpys:
+        batch.add_slice(api, m.start_ns, m.end_ns - m.start_ns, m.name, "host memcpy", correlation=m.cid,
+                        args=m.args)
+    return api_ids
+
+
+def _submissions(b: TraceBuilder, batch: TraceBatch, subs: list[Submission], api_ids: dict[int, int], proc: int,
+                 queues: dict[tuple[int, int], int], sub_ids: dict[tuple[int, int, int], int]) -> None:
+    """Driver submissions as slices on their queues' tracks (made on first use, into ``queues``),
+    with a flow from the API call; fills ``sub_ids`` (device, cid, chunk) → local slice index."""
+    intern, add_args, flows = batch.intern, batch.add_args, batch.flows
+    first = batch.slice_count
+    tracks, names, sets = [], [], []
+    submit = -1  # the flows' name, interned at the first flow (strings keep their order of first use)
+    for i, s in enumerate(subs):
+        key = (s.device, s.stream)
+        track = queues.get(key)
+        if track is None:
+            track = queues[key] = b.add_track(f"device {s.device} queue {s.stream}", TrackKind.DRIVER_QUEUE,
+                                              parent=proc, host=HOST_NAME, device=s.device)
+        tracks.append(track)
+        names.append(intern(f"submit {s.name}"))
+        sets.append(add_args({"chunk": s.chunk}) if s.chunk >= 0 else -1)
+        sub_ids[(s.device, s.cid, s.chunk)] = first + i
+        api_id = api_ids.get(s.cid)
+        if api_id is not None:
+            if submit < 0:
+                submit = intern("submit")
+            flows.append((api_id, first + i, submit))
+    batch.add_slice_ids(tracks, [s.submit_ns for s in subs], [s.visible_ns - s.submit_ns for s in subs], names,
+                        "driver", [s.cid for s in subs], sets)
 
 
 def _queue_depth(b: TraceBuilder, dev: Device, stream: int, parent: int, edges: np.ndarray) -> None:
@@ -213,13 +249,13 @@ def _idle_truth(b: TraceBuilder, sim: Simulator, track: int, ops: list[Command],
     if not ops:
         return
     ops = sorted(ops, key=lambda c: c.start_ns)
-    waits = sim.log.waits
+    waited = _waited(sim.log.waits)
     gaps: list[tuple[float, float, str]] = []
     busy_until = ops[0].end_ns
     for c in ops[1:]:
         if c.start_ns > busy_until:
             cause = c.cause if c.cause in ("host", "pcie", "sync") else "sync"
-            if cause == "host" and any(ws <= c.start_ns and we >= busy_until for ws, we in waits):
+            if cause == "host" and waited(busy_until, c.start_ns):
                 cause = "sync"
             gaps.append((busy_until, c.start_ns, cause))
         busy_until = max(busy_until, c.end_ns)
@@ -230,3 +266,20 @@ def _idle_truth(b: TraceBuilder, sim: Simulator, track: int, ops: list[Command],
     for a, z, (_, _, cause) in zip(g0.tolist(), g1.tolist(), gaps, strict=True):
         if z > a:
             b.add_truth_idle(track, a, z, cause)
+
+
+def _waited(waits: list[tuple[int, int]]) -> Callable[[float, float], bool]:
+    """``waited(a, b)``: whether the host was blocked in a wait that began by ``b`` and lasted
+    until ``a`` or later (a wait covering a gap [a, b) on the device)."""
+    if not waits:
+        return lambda a, b: False
+    w = np.array(waits, dtype=np.float64).reshape(-1, 2)
+    order = np.argsort(w[:, 0], kind="stable")
+    begins = w[order, 0].tolist()
+    latest_end = np.maximum.accumulate(w[order, 1]).tolist()  # of the waits begun so far
+
+    def waited(a: float, b: float) -> bool:
+        i = bisect.bisect_right(begins, b) - 1
+        return i >= 0 and latest_end[i] >= a
+
+    return waited
