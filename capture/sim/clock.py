@@ -62,9 +62,9 @@ class DeviceClock:
     def device_ns(self, host_ns: Any) -> Any:
         """Device time in nanoseconds (before tick quantisation) at ``host_ns``."""
         if isinstance(host_ns, np.ndarray):
-            delta = host_ns.astype(np.int64) - self.ref_host_ns
-            drift = np.rint(delta.astype(np.float64) * (self.drift_ppm * 1e-6)).astype(np.int64)
-            return host_ns.astype(np.int64) + self.offset_ns + drift
+            host = host_ns.astype(np.int64, copy=False)
+            drift = np.rint((host - self.ref_host_ns).astype(np.float64) * (self.drift_ppm * 1e-6)).astype(np.int64)
+            return host + self.offset_ns + drift
         delta = int(host_ns) - self.ref_host_ns
         return int(host_ns) + self.offset_ns + round(delta * self.drift_ppm * 1e-6)
 
@@ -73,15 +73,16 @@ class DeviceClock:
         dev = self.device_ns(host_ns)
         f = self.freq_hz
         if isinstance(dev, np.ndarray):
-            return (dev // _NS) * f + ((dev % _NS) * f) // _NS
+            whole, part = np.divmod(dev, _NS)
+            return whole * f + (part * f) // _NS
         return dev * f // _NS
 
     def ticks_to_device_ns(self, ticks: Any) -> Any:
         """Device nanoseconds at the start of tick ``ticks``."""
         f = self.freq_hz
         if isinstance(ticks, np.ndarray):
-            t = ticks.astype(np.int64)
-            return (t // f) * _NS + ((t % f) * _NS) // f
+            whole, part = np.divmod(ticks.astype(np.int64, copy=False), f)
+            return whole * _NS + (part * _NS) // f
         return int(ticks) * _NS // f
 
     def to_host_ns(self, ticks: Any) -> Any:

@@ -85,11 +85,14 @@ def counter_columns(costs: Sequence[OpCost] | CostColumns, actual_ns: np.ndarray
     launch, compute, memory, floor = c.launch_ns, c.compute_ns, c.memory_ns, c.floor_ns
     jitter, ideal, f = c.jitter, c.ideal_ns, c.clock_hz * 1e-9
     dram_r, dram_w, useful, latency = c.dram_read_bytes, c.dram_write_bytes, c.useful_bytes, c.latency_bound
-    body = np.maximum(np.maximum(compute, memory), floor) * jitter
+    inner0 = np.maximum(compute, memory)
+    body = np.maximum(inner0, floor)
+    body *= jitter
     duration = launch + body
-    extra = np.zeros(n) if actual_ns is None else np.maximum(0.0, np.asarray(actual_ns) - duration)
-    busy = np.minimum(ideal * jitter, body)
-    inner = np.maximum(compute, memory) * jitter
+    busy = ideal * jitter
+    np.minimum(busy, body, out=busy)
+    inner = inner0
+    inner *= jitter
     stall_latency = np.where(latency, body - np.maximum(inner, busy), 0.0)
     rest = np.where(latency, np.maximum(0.0, inner - busy), body - busy)
     memory_major = memory >= compute
@@ -104,10 +107,12 @@ def counter_columns(costs: Sequence[OpCost] | CostColumns, actual_ns: np.ndarray
     drift = cycles["active_cycles"] - cycles["busy_cycles"] - stall_cycles.sum(axis=0)
     biggest = np.argmax(stalls, axis=0)  # first of memory, pipeline, latency on ties
     stall_cycles[biggest, np.arange(n)] += drift
-    lost = np.rint(extra * f)
-    stall_cycles[0] += lost
-    out = {k: (v + (lost if k in ("elapsed_cycles", "active_cycles") else 0)).astype(np.int64)
-           for k, v in cycles.items()}
+    if actual_ns is not None:  # time lost to HBM contention: memory stalls
+        lost = np.rint(np.maximum(0.0, np.asarray(actual_ns) - duration) * f)
+        stall_cycles[0] += lost
+        cycles["elapsed_cycles"] += lost
+        cycles["active_cycles"] += lost
+    out = {k: v.astype(np.int64) for k, v in cycles.items()}
     out.update({f"stall_{r}_cycles": stall_cycles[i].astype(np.int64) for i, r in enumerate(STALL_REASONS)})
     dram = (dram_r + dram_w).astype(np.float64)
     out.update(flops=c.flops, hbm_read_bytes=dram_r, hbm_write_bytes=dram_w,

@@ -21,6 +21,19 @@ def cumulative(starts: np.ndarray, ends: np.ndarray, amounts: np.ndarray, at: np
     if len(starts) == 0:
         return np.zeros(len(at))
     point = ends <= starts
+    if not point.any():
+        order = _serial_order(starts, ends)
+        if order is not None:  # one unit's busy time, serial ops: no sort of 2n changes needed
+            s, a = starts[order], amounts[order]
+            done = np.concatenate(([0.0], np.cumsum(a)))
+            i = np.searchsorted(s, at, side="right") - 1
+            j = np.maximum(i, 0)
+            part = at - s[j]
+            part /= (ends[order] - s)[j]
+            np.clip(part, 0.0, 1.0, out=part)
+            part *= a[j]
+            part += done[j]
+            return np.where(i >= 0, part, 0.0)
     out = np.zeros(len(at))
     if point.any():  # instantaneous amounts: a step at their time
         order = np.argsort(starts[point], kind="stable")
@@ -28,14 +41,6 @@ def cumulative(starts: np.ndarray, ends: np.ndarray, amounts: np.ndarray, at: np
         idx = np.searchsorted(t, at, side="right")
         out += np.where(idx > 0, a[np.maximum(idx - 1, 0)], 0.0)
     span = ~point
-    if span.all() and _disjoint(starts, ends):  # one unit's busy time, serial ops: no sort of 2n changes needed
-        order = None if np.all(starts[1:] >= starts[:-1]) else np.argsort(starts, kind="stable")
-        s, e, a = (starts, ends, amounts) if order is None else (starts[order], ends[order], amounts[order])
-        done = np.concatenate(([0.0], np.cumsum(a)))
-        i = np.searchsorted(s, at, side="right") - 1
-        j = np.maximum(i, 0)
-        part = np.clip((at - s[j]) / (e[j] - s[j]), 0.0, 1.0) * a[j]
-        return out + np.where(i >= 0, done[j] + part, 0.0)
     if span.any():
         s, e, a = starts[span], ends[span], amounts[span]
         rate = a / (e - s)
@@ -53,14 +58,15 @@ def cumulative(starts: np.ndarray, ends: np.ndarray, amounts: np.ndarray, at: np
     return out
 
 
-def _disjoint(starts: np.ndarray, ends: np.ndarray) -> bool:
-    """Whether the intervals, taken in start order, never overlap."""
+def _serial_order(starts: np.ndarray, ends: np.ndarray) -> np.ndarray | slice | None:
+    """The intervals' order by start (a slice when they are in order already), or None when
+    some overlap."""
     if len(starts) < 2:
-        return True
+        return slice(None)
     if np.all(starts[1:] >= starts[:-1]):
-        return bool(np.all(ends[:-1] <= starts[1:]))
+        return slice(None) if np.all(ends[:-1] <= starts[1:]) else None
     order = np.argsort(starts, kind="stable")
-    return bool(np.all(ends[order][:-1] <= starts[order][1:]))
+    return order if np.all(ends[order][:-1] <= starts[order][1:]) else None
 
 
 def window_sums(starts: np.ndarray, ends: np.ndarray, amounts: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -87,7 +93,7 @@ def _reached(starts: np.ndarray, ends: np.ndarray, n: int, edges: np.ndarray) ->
         return None
     s = np.asarray(starts, dtype=np.float64)
     e = np.maximum(np.asarray(ends, dtype=np.float64), s)
-    if not (e > s).all() or not _disjoint(s, e):
+    if not (e > s).all() or _serial_order(s, e) is None:
         return None
     lo = np.clip(np.searchsorted(edges, s, side="right") - 2, 0, n - 1)
     hi = np.clip(np.searchsorted(edges, e, side="left") + 1, 0, n - 1)

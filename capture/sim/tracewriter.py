@@ -144,9 +144,8 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
     samples = take_samples(dev.clock, t0, t1, rng)
     est = estimate(dev.clock, samples)
     clock = b.add_clock(f"device {dev.index} timer", False, est.offset_ns, est.drift_ppm, est.error_ns)
-    for send, ticks, recv in zip(samples.ref_send_ns.tolist(), samples.domain_ticks.tolist(),
-                                 samples.ref_recv_ns.tolist(), strict=True):
-        b.add_clock_sample(clock, send, ticks, recv)
+    b.add_rows("clock_samples", {"clock": np.full(len(samples.ref_send_ns), clock), "ref_send_ns": samples.ref_send_ns,
+                                 "domain_ts": samples.domain_ticks, "ref_recv_ns": samples.ref_recv_ns})
     b.add_truth_clock(clock, *true_alignment(dev.clock))
 
     def to_ref(t: np.ndarray) -> np.ndarray:
@@ -201,9 +200,10 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
             batch.add_flow(sub, sid, "execute")
     _add_ops(batch, ops, units, starts, ends)
     nodes = add_graph_slices(batch, [c for c, _ in replays], units.__getitem__, to_ref, True)
-    for (_, sub), local in zip(replays, nodes, strict=True):
-        if sub is not None:
-            batch.add_flow_columns(sub, local, "execute")
+    linked = [(sub, local) for (_, sub), local in zip(replays, nodes, strict=True) if sub is not None]
+    if linked:  # one chunk of flows for all replays
+        batch.add_flow_columns(np.repeat([sub for sub, _ in linked], [len(local) for _, local in linked]),
+                               np.concatenate([local for _, local in linked]), "execute")
     _idle_truth(b, sim, top, busy, to_ref)
     ts = to_ref(edges[:-1])
     for series in device_counters(dev.spec, cmds, edges):
