@@ -271,11 +271,33 @@ def test_runs_of_repeated_metadata_import_as_if_read_one_by_one(tmp_path: Path,
         one_by_one = contents(import_trace(path))
         monkeypatch.setattr(repeats, "MIN_REPEATS", 4)
         assert contents(import_trace(path)) == one_by_one
-    collapsed, copies = repeats.collapse_repeats(json.dumps(events, indent=1).encode())
+    _, collapsed, copies = repeats.collapse_repeats(json.dumps(events, indent=1).encode())
     assert copies is not None and copies.sum() > 600 and len(collapsed) < 10_000
     trace = import_trace(path)
     assert trace.metadata["import_stats"]["duplicate_metadata_events"] == len(events) - 11 - 4  # 4 (name, pid, tid)
     assert len(trace.slices) == 10 and {trace.track_name(int(t)) for t in trace.slices.track} == {"dma", "renamed"}
+
+
+def test_metadata_written_after_the_slices_is_collapsed_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyTorch writes its (repeated) metadata after the slices: a batch that ends with such a
+    run is split before it, and imports exactly as when every event is decoded."""
+    thread = [{"name": "thread_name", "ph": "M", "pid": 9, "tid": t, "args": {"name": f"t{t}"}} for t in (4, 8)]
+    ops = [{"name": f"op{i}", "ph": "X", "pid": 9, "tid": 4 + 4 * (i % 2), "ts": i, "dur": 1, "args": {"i": i}}
+           for i in range(60)]
+    events = ops + thread * 200 + [{"name": "process_name", "ph": "M", "pid": 9, "tid": 0, "args": {"name": "p"}}]
+    head, collapsed, copies = repeats.collapse_repeats(json.dumps(events, indent=1).encode())
+    assert head is not None and len(json.loads(head)) == 60
+    assert copies is not None and copies.sum() == 400 and len(json.loads(collapsed)) < 20  # the last one as it was
+    path = write(tmp_path / "late.json", {"traceEvents": events})
+    for block in (512, 1 << 20):
+        monkeypatch.setattr(json_stream, "BLOCK", block)
+        monkeypatch.setattr(repeats, "MIN_REPEATS", 1 << 30)
+        one_by_one = contents(import_trace(path))
+        monkeypatch.setattr(repeats, "MIN_REPEATS", 4)
+        assert contents(import_trace(path)) == one_by_one
+    trace = import_trace(path)
+    assert trace.metadata["import_stats"]["duplicate_metadata_events"] == 401 - 3
+    assert {trace.track_name(int(t)) for t in trace.slices.track} == {"t4", "t8"}
 
 
 def test_flow_v2_and_id2(tmp_path: Path) -> None:

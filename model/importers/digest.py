@@ -64,9 +64,17 @@ def digest_batch(text: bytes, skip_args: frozenset[str] = frozenset(),
 
 
 def _digest(text: bytes, skip_args: frozenset[str], skip_flow_cats: frozenset[str]) -> Digest:
-    collapsed, weights = collapse_repeats(text)
+    head, collapsed, weights = collapse_repeats(text)
     try:
-        evs, malformed, text = decode_events(collapsed)
+        evs, malformed, rest = decode_events(collapsed)
+        first = 0  # where the collapsed events start
+        if head is not None:
+            evs_before, malformed_before, before = decode_events(head)
+            first, evs, malformed = len(evs_before), evs_before + evs, malformed_before + malformed
+            if malformed:  # the weights no longer line up: decode the batch as it is
+                raise msgspec.DecodeError
+            rest = b"".join((before[:-1], b",", rest[1:]))  # the JSON the events came from, for exact timestamps
+        text = rest
     except msgspec.DecodeError:
         if weights is None:
             raise
@@ -76,8 +84,8 @@ def _digest(text: bytes, skip_args: frozenset[str], skip_flow_cats: frozenset[st
     if not evs:
         return d
     copies = np.ones(len(evs), dtype=np.int64)  # events of the batch each decoded one stands for
-    if weights is not None:  # runs of repeated metadata were kept once (at the front: malformed ones come later)
-        copies[: len(weights)] = weights
+    if weights is not None:  # runs of repeated metadata kept once (first in the collapsed part; malformed ones later)
+        copies[first : first + len(weights)] = weights
         d.events = int(copies.sum())
     is_x, is_m = _phase_masks(evs)
     strings = Interner()

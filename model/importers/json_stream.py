@@ -188,7 +188,13 @@ class EventStream:
                 raise self._error("truncated: the traceEvents array is not closed")
             if len(buf) - start < self.block and not eof:
                 continue
-            result, end, closed = self._split(buf, start, decode, None if eof else remote, eof)
+            result = None
+            if eof and remote is not None and len(buf) - start > self.block // 2:
+                # The rest of the file, in halves: the first may go to ``remote``; the last, a
+                # smaller piece, is decoded here (it holds the end of the array).
+                result, end, closed = self._split(buf, start, decode, remote, False, start + (len(buf) - start) // 2)
+            if result is None:
+                result, end, closed = self._split(buf, start, decode, None if eof else remote, eof)
             if result is None:
                 if eof:
                     raise self._error(self._describe_bad(buf[start:]))
@@ -201,10 +207,10 @@ class EventStream:
             yield result
 
     def _split(self, buf: bytes, start: int, decode: Callable[[bytes], Any], remote: Callable[[bytes], Any] | None,
-               eof: bool) -> tuple[Any, int, bool]:
-        """Decode the longest run of whole events from ``start``: (result, end, array closed);
-        (None, 0, False) when there is none yet."""
-        pos, tries = len(buf), 0
+               eof: bool, limit: int | None = None) -> tuple[Any, int, bool]:
+        """Decode the longest run of whole events from ``start`` that ends by ``limit`` (default:
+        the buffer's end): (result, end, array closed); (None, 0, False) when there is none yet."""
+        pos, tries = len(buf) if limit is None else limit, 0
         while tries < MAX_SPLIT_TRIES:
             p = buf.rfind(b"}", start, pos)
             if p < 0:

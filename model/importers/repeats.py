@@ -6,10 +6,12 @@ file, of which 24 differ. Decoding each of them into an object only to find it i
 costs more than all the slices. Identical events are identical bytes, so a run of a repeated
 unit of events is found with byte comparisons and kept once, with its repeat count.
 
-Only a batch that starts with metadata is looked at. From its start, runs (a unit of bytes
-repeated at least ``MIN_REPEATS`` times back to back, that decodes on its own as whole
-metadata events followed by a comma) and single metadata events between them are taken in
-order; at the first event that is neither, the rest of the batch is left as it is. A unit
+The metadata may follow other events in a batch (PyTorch writes it after the slices and flows
+of the trace): the batch is then split before its first metadata event, and only the part
+from there is looked at. From that point, runs (a unit of bytes repeated at least
+``MIN_REPEATS`` times back to back, that decodes on its own as whole metadata events followed
+by a comma) and single metadata events between them are taken in order; at the first event
+that is neither, the rest of the batch is left as it is. A unit
 that is a whole sequence of events, repeated exactly, parses identically each time, so the
 collapsed text decodes to the same events, fewer of them.
 """
@@ -29,20 +31,30 @@ PROBE = 64  # bytes of a unit's start searched for to find its period
 MAX_CANDIDATES = 3  # periods tried at one position
 MAX_SINGLES = 16  # single events stepped over between runs before giving up
 MAX_STRIDE = 256  # copies of a unit compared at once
+TAIL = 4096  # bytes at a batch's end looked at for a metadata event
+BISECT_BYTES = 256  # how close the search for the first of a batch's last metadata events gets
 _WS = b" \t\r\n"
 _EVENT_END = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")  # a '}' that may end an event, and the next '{'
 _FIRST = re.compile(rb"\[[ \t\r\n]*")
+_METADATA = re.compile(rb'"ph"[ \t\r\n]*:[ \t\r\n]*"M"')
 _decode = msgspec.json.Decoder(list[Event]).decode
 
 
-def collapse_repeats(text: bytes | bytearray) -> tuple[bytes | bytearray, np.ndarray | None]:
-    """(text with each run of repeated metadata events kept once, how many events each of the
-    first events of that text stands for) — (text, None) when nothing was collapsed. ``text``
-    is a batch: a JSON array of events."""
+def collapse_repeats(text: bytes | bytearray) -> tuple[bytes | None, bytes | bytearray, np.ndarray | None]:
+    """(the events before the first metadata event as a JSON array, or None when there are
+    none; the rest, with each run of repeated metadata events kept once; how many events each
+    of the first events of that rest stands for) — (None, text, None) when nothing was
+    collapsed. ``text`` is a batch: a JSON array of events."""
     first = _FIRST.match(text)
-    if first is None or _single_at(text, first.end()) is None:
-        return text, None
+    if first is None:
+        return None, text, None
     pos = first.end()
+    if _single_at(text, pos) is None:  # perhaps after other events
+        found = _first_metadata(text, pos)
+        if found is None:
+            return None, text, None
+        pos = found
+    start = pos
     pieces: list[bytes] = []
     weights: list[int] = []
     units: dict[bytes, int | None] = {}  # unit bytes -> events in it (None: not a unit to collapse)
@@ -65,8 +77,38 @@ def collapse_repeats(text: bytes | bytearray) -> tuple[bytes | bytearray, np.nda
         pos = end
         singles += 1
     if not runs:
-        return text, None
-    return b"".join([b"[", *pieces, text[pos:]]), np.asarray(weights, dtype=np.int64)
+        return None, text, None
+    head = None if start == first.end() else b"".join([text[:start].rstrip(_WS)[:-1], b"]"])  # without its last comma
+    return head, b"".join([b"[", *pieces, text[pos:]]), np.asarray(weights, dtype=np.int64)
+
+
+def _first_metadata(text: bytes | bytearray, pos: int) -> int | None:
+    """Where the metadata events that end a batch start (after other events from ``pos``), or
+    None when the batch does not end with one. Found by bisection over byte offsets (metadata
+    written last is contiguous; were it not, fewer events would be collapsed, never wrongly)."""
+    if _METADATA.search(text, max(pos, len(text) - TAIL)) is None:
+        return None
+    lo, hi = pos, _event_after(text, max(pos, len(text) - TAIL))
+    if hi is None or _single_at(text, hi) is None:
+        return None
+    while hi - lo > BISECT_BYTES:  # the event at or after lo is not metadata, the one at hi is
+        mid = _event_after(text, (lo + hi) // 2)
+        if mid is None or mid >= hi:
+            break
+        if _single_at(text, mid) is None:
+            lo = mid + 1
+        else:
+            hi = mid
+    q = _event_after(text, lo)  # the few events left between: the first metadata one among them
+    while q is not None and q < hi and _single_at(text, q) is None:
+        q = _event_after(text, q + 1)
+    return hi if q is None else min(q, hi)
+
+
+def _event_after(text: bytes | bytearray, pos: int) -> int | None:
+    """The '{' of the first event that starts after another one ends, at or after ``pos``."""
+    m = _EVENT_END.search(text, pos)
+    return None if m is None else m.end() - 1
 
 
 def _run_at(text: bytes, pos: int, units: dict[bytes, int | None]) -> tuple[int, int, int] | None:
