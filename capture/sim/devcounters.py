@@ -59,8 +59,8 @@ def _graphs(replays: list[Command], busy: dict[str, _Acc], hbm: dict[str, _Acc])
     for unit, on in (("matrix", cols.units == UNITS.index("matrix")), ("vector", cols.units != UNITS.index("matrix"))):
         if on.any():
             busy[unit].extend(start[on], end[on], end[on] - start[on])
-    hbm["read"].extend(body, end, cols.costs.dram_read_bytes.astype(np.float64))
-    hbm["write"].extend(body, end, cols.costs.dram_write_bytes.astype(np.float64))
+    hbm["read"].extend(body, end, cols.column("dram_read_bytes").astype(np.float64))
+    hbm["write"].extend(body, end, cols.column("dram_write_bytes").astype(np.float64))
 
 
 def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.ndarray) -> list[CounterSeries]:

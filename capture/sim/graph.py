@@ -296,68 +296,81 @@ def capture(device: Device, name: str) -> Iterator[Graph]:
     device.host_call(f"graph capture {name}", device.spec.host.event_api_ns * max(1, len(g)), nodes=len(g))
 
 
-@dataclass(frozen=True)
 class ReplayColumns:
-    """The nodes of many replays as one set of columns, replay after replay."""
+    """The nodes of many replays as one set of columns, replay after replay. Cost columns are
+    made on first use (``column``), so a reader that needs two of them pays for two."""
 
-    start: np.ndarray  # absolute device ns
-    body: np.ndarray  # where each node's body starts
-    end: np.ndarray
-    units: np.ndarray  # index into UNITS
-    costs: CostColumns  # with each replay's jitter
-    bounds: np.ndarray  # replay i's nodes are rows bounds[i]:bounds[i + 1]
-    groups: list[tuple[GraphLayout, np.ndarray]]  # each layout and the replays (indices) that use it
+    def __init__(self, starts: Iterable[float], runs: list[GraphRun]) -> None:
+        self.runs = runs
+        lens = np.array([len(r) for r in runs], dtype=np.int64)
+        self.bounds = np.concatenate(([0], np.cumsum(lens)))  # replay i's nodes are rows bounds[i]:bounds[i + 1]
+        by_layout: dict[int, list[int]] = {}
+        for i, r in enumerate(runs):
+            by_layout.setdefault(id(r.layout), []).append(i)
+        # each layout and the replays (indices) that use it
+        self.groups = [(runs[idx[0]].layout, np.array(idx, dtype=np.int64)) for idx in by_layout.values()]
+        self._columns: dict[str, np.ndarray] = {}
+        self._patches: list[CostColumns | None] | None = None
+        self.units = self._per_node(lambda layout, _: np.tile(layout.units, len(_)), np.int8)  # index into UNITS
+        launch = self.column("launch_ns")
+        at = np.repeat(np.fromiter(starts, dtype=np.float64, count=len(runs)), lens)
+        end_off = np.concatenate([r.end_off for r in runs])
+        start_off = end_off - launch - np.concatenate([r.body for r in runs])  # as GraphRun.start_off
+        self.start = at + start_off  # absolute device ns
+        self.body = at + (start_off + launch)  # where each node's body starts
+        self.end = at + end_off
 
     def rows(self, replays: np.ndarray) -> np.ndarray:
         """The rows of the nodes of ``replays`` (indices into the replays; all of one layout)."""
         n = self.bounds[replays[0] + 1] - self.bounds[replays[0]]
         return (self.bounds[replays][:, None] + np.arange(n)).ravel()
 
+    @property
+    def costs(self) -> CostColumns:
+        """Every cost column, with each replay's jitter."""
+        return CostColumns(*(self.column(f.name) for f in dataclasses.fields(CostColumns)))
+
+    def column(self, name: str) -> np.ndarray:
+        """One cost column (a field of :class:`CostColumns`) of every node."""
+        col = self._columns.get(name)
+        if col is None:
+            if self._patches is None:
+                self._patches = [CostColumns.of([c for i in idx.tolist() for c in self.runs[i].patch])
+                                 if len(layout.touched) else None for layout, idx in self.groups]
+            patches = dict(zip((id(layout) for layout, _ in self.groups), self._patches, strict=True))
+            dtype = getattr(self.groups[0][0].nodes, name).dtype
+            col = self._columns[name] = self._per_node(
+                lambda layout, idx: _layout_column(layout, [self.runs[i] for i in idx.tolist()],
+                                                   patches[id(layout)], name), dtype)
+        return col
+
+    def _per_node(self, make: Any, dtype: Any) -> np.ndarray:
+        """``make(layout, replays)`` for each layout, put in replay order."""
+        if len(self.groups) == 1:
+            return make(*self.groups[0])
+        out = np.empty(int(self.bounds[-1]), dtype=dtype)
+        for layout, idx in self.groups:
+            out[self.rows(idx)] = make(layout, idx)
+        return out
+
 
 def replay_columns(starts: Iterable[float], runs: list[GraphRun]) -> ReplayColumns:
     """The nodes of ``runs`` (replays that began at ``starts``) as columns: a few array
     operations per distinct layout, not per replay."""
-    lens = np.array([len(r) for r in runs], dtype=np.int64)
-    bounds = np.concatenate(([0], np.cumsum(lens)))
-    by_layout: dict[int, list[int]] = {}
-    for i, r in enumerate(runs):
-        by_layout.setdefault(id(r.layout), []).append(i)
-    groups = [(runs[idx[0]].layout, np.array(idx, dtype=np.int64)) for idx in by_layout.values()]
-    if len(groups) == 1:
-        layout = groups[0][0]
-        units, costs = np.tile(layout.units, len(runs)), _layout_costs(layout, runs)
-    else:
-        units = np.empty(int(bounds[-1]), dtype=np.int8)
-        parts: list[tuple[np.ndarray, CostColumns]] = []
-        for layout, idx in groups:
-            rows = (bounds[idx][:, None] + np.arange(len(layout.names))).ravel()
-            units[rows] = np.tile(layout.units, len(idx))
-            parts.append((rows, _layout_costs(layout, [runs[i] for i in idx.tolist()])))
-        costs = CostColumns.concat([c for _, c in parts]).take(np.argsort(np.concatenate([r for r, _ in parts])))
-    at = np.repeat(np.fromiter(starts, dtype=np.float64, count=len(runs)), lens)
-    end_off = np.concatenate([r.end_off for r in runs])
-    start_off = end_off - costs.launch_ns - np.concatenate([r.body for r in runs])  # as GraphRun.start_off
-    return ReplayColumns(at + start_off, at + (start_off + costs.launch_ns), at + end_off, units, costs, bounds,
-                         groups)
+    return ReplayColumns(starts, runs)
 
 
-def _layout_costs(layout: GraphLayout, runs: list[GraphRun]) -> CostColumns:
-    """Per-node costs of ``runs`` (all of ``layout``), one replay after another."""
-    n, k = len(runs), len(layout.touched)
-    patch = CostColumns.of([c for r in runs for c in r.patch]) if k else None
-    jitters = [r.jitter for r in runs]
-    out = []
-    for f in dataclasses.fields(CostColumns):
-        if f.name == "jitter" and all(j is not None for j in jitters):
-            out.append(np.concatenate(jitters))
-            continue
-        col = np.tile(getattr(layout.nodes, f.name), n)
-        if patch is not None:
-            col.reshape(n, -1)[:, layout.touched_nodes] = getattr(patch, f.name).reshape(n, k)[:, layout.touched_pick]
-        if f.name == "jitter":
-            size = len(layout.names)
-            for i, j in enumerate(jitters):
-                if j is not None:
-                    col[i * size:(i + 1) * size] = j
-        out.append(col)
-    return CostColumns(*out)
+def _layout_column(layout: GraphLayout, runs: list[GraphRun], patch: CostColumns | None, name: str) -> np.ndarray:
+    """Cost column ``name`` of the nodes of ``runs`` (all of ``layout``), one replay after another;
+    ``patch``: their patched templates' rows, replay after replay."""
+    n, size = len(runs), len(layout.names)
+    if name == "jitter" and all(r.jitter is not None for r in runs):
+        return np.concatenate([r.jitter for r in runs])
+    col = np.tile(getattr(layout.nodes, name), n)
+    if patch is not None:
+        col.reshape(n, -1)[:, layout.touched_nodes] = getattr(patch, name).reshape(n, -1)[:, layout.touched_pick]
+    if name == "jitter":
+        for i, r in enumerate(runs):
+            if r.jitter is not None:
+                col[i * size:(i + 1) * size] = r.jitter
+    return col
