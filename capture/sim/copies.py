@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 from .buffers import DeviceBuffer, HostBuffer
 from .engine import Command
 from .hbm import SEQUENTIAL, efficiency
-from .transfer import dma_job
 
 if TYPE_CHECKING:
     from .runtime import Device, Stream
@@ -70,7 +69,7 @@ def copy(device: Device, dst: HostBuffer | DeviceBuffer, src: HostBuffer | Devic
         last = device.enqueue("copy", st, name, cid, direction="d2d", fixed_ns=fixed, args={"bytes": nbytes})
     elif pinned:
         last = device.enqueue("copy", st, name, cid, direction=direction,
-                              job=dma_job(spec, nbytes, direction), args={"bytes": nbytes, "pinned": 1})
+                              job=device.engine.dma_job(nbytes, direction), args={"bytes": nbytes, "pinned": 1})
     elif direction == "h2d":
         last = _pageable_h2d(device, st, cid, nbytes, name)
     else:
@@ -106,14 +105,14 @@ def _wait_for(device: Device, cmd: Command, notify_ns: float = 0.0) -> None:
 
 
 def _pageable_h2d(device: Device, st: Stream, cid: int, nbytes: int, name: str) -> Command:
-    spec, nbuf = device.spec, device.spec.host.staging_buffers
+    nbuf = device.spec.host.staging_buffers
     cmds: list[Command] = []
     for i, size in enumerate(_chunks(device, nbytes)):
         if i >= nbuf:
             _wait_for(device, cmds[i - nbuf])  # the bounce buffer is free once its DMA is done
         _memcpy(device, cid, size, i, "h2d")
         cmds.append(device.enqueue("copy", st, name, cid, chunk=i, direction="h2d",
-                                   job=dma_job(spec, size, "h2d"),
+                                   job=device.engine.dma_job(size, "h2d"),
                                    args={"bytes": size, "pinned": 0, "chunk": i}))
     return cmds[-1]
 
@@ -124,7 +123,7 @@ def _pageable_d2h(device: Device, st: Stream, cid: int, nbytes: int, name: str) 
 
     def submit(i: int) -> Command:
         return device.enqueue("copy", st, name, cid, chunk=i, direction="d2h",
-                              job=dma_job(spec, sizes[i], "d2h"),
+                              job=device.engine.dma_job(sizes[i], "d2h"),
                               args={"bytes": sizes[i], "pinned": 0, "chunk": i})
 
     cmds = [submit(i) for i in range(min(nbuf, len(sizes)))]

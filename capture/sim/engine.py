@@ -25,9 +25,9 @@ from typing import Any
 
 from .costs import OpCost
 from .graph import GraphRun
-from .pcie import Link
+from .pcie import Direction, Link
 from .specs import DeviceSpec
-from .transfer import DmaJob
+from .transfer import DmaJob, dma_job
 
 EXEC_UNITS = ("matrix", "vector", "collective")
 _EPS_BYTES = 1e-3
@@ -122,6 +122,17 @@ class DeviceEngine:
         self.active: dict[str, list[Command]] = {"h2d": [], "d2h": []}
         self.graph: Command | None = None  # the graph replay running (it holds every execution unit)
         self.finished: list[Command] = []
+        self._jobs: dict[tuple[int, str], DmaJob] = {}
+
+    def dma_job(self, nbytes: int, direction: Direction) -> DmaJob:
+        """The DMA job that moves ``nbytes`` in ``direction`` (made once per size: copies repeat)."""
+        key = (nbytes, direction)
+        job = self._jobs.get(key)
+        if job is None:
+            if len(self._jobs) > 4096:  # a script copying many different sizes
+                self._jobs.clear()
+            job = self._jobs[key] = dma_job(self.spec, nbytes, direction, self.link)
+        return job
 
     def add_stream(self) -> int:
         """A new in-order queue; returns its index."""
@@ -272,11 +283,11 @@ class DeviceEngine:
         # absolute ns lose sub-ns digits on a long-running host): such a phase is complete.
         tol = 4 * math.ulp(t)
         units = self.units
-        if any(c is not None for c in units.values()):
-            rates = self._op_rates()
-            for unit, cmd in units.items():
-                if cmd is None:
-                    continue
+        rates = None
+        for unit, cmd in units.items():
+            if cmd is not None:
+                if rates is None:  # the speeds before this step changes any of them
+                    rates = self._op_rates()
                 if cmd.phase == "launch" and cmd.phase_end <= t:
                     cmd.phase, cmd.phase_end = "body", math.inf
                     cmd.data_start_ns = t
