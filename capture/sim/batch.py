@@ -138,8 +138,11 @@ class TraceBatch:
             for j, (name, tail) in enumerate((("key", extra_key), ("kind", extra_kind), ("int", [0] * m),
                                               ("real", [0.0] * m), ("str", [0] * m))):
                 table = np.array([[r[j] for r in rows_of[t]] + tail for t in members.tolist()], dtype=out[name].dtype)
-                if (table == table[0]).all():  # e.g. no float values: a fill, not a gather
+                varying = np.flatnonzero((table != table[0]).any(axis=0))
+                if 4 * len(varying) <= w:  # mostly the same row (few floats, few names): a fill and a few columns
                     grid[name][:] = table[0]
+                    for col in varying.tolist():
+                        grid[name][:, col] = table[:, col][pick]
                 else:
                     np.take(table, pick, axis=0, out=grid[name], mode="clip")  # "raise" buffers: 3x slower
             for j, ((_, values), real) in enumerate(zip(extra, extra_real, strict=True)):
