@@ -23,7 +23,7 @@ class Interner(dict):
         for v in dict.fromkeys(values):
             if v not in self:
                 self[v] = len(self)
-        return np.fromiter(map(self.__getitem__, values), dtype=np.int32, count=len(values))
+        return np.array(list(map(self.__getitem__, values)), dtype=np.int32)  # faster than fromiter on a map
 
     def pair_ids(self, first: Sequence, second: Sequence) -> np.ndarray:
         """Ids of (first[i], second[i]) pairs. Integer pairs are grouped in numpy first, so new
