@@ -123,6 +123,11 @@ class DeviceEngine:
         self.graph: Command | None = None  # the graph replay running (it holds every execution unit)
         self.finished: list[Command] = []
         self._jobs: dict[tuple[int, str], DmaJob] = {}
+        # what is in flight, counted, so that a step skips what has nothing in it
+        self._ops = 0  # execution units running an op
+        self._copies = 0  # DMA engines running a copy
+        self._moving = 0  # copies in their data phase
+        self._links = [(act, self.bandwidth[d]) for d, act in self.active.items()]  # each direction's data phases
 
     def dma_job(self, nbytes: int, direction: Direction) -> DmaJob:
         """The DMA job that moves ``nbytes`` in ``direction`` (made once per size: copies repeat)."""
@@ -199,7 +204,7 @@ class DeviceEngine:
     def _next_time(self) -> float:
         t = math.inf
         now = self.now
-        running = [c for c in self.units.values() if c is not None]
+        running = [c for c in self.units.values() if c is not None] if self._ops else None
         if running:
             rates = self._op_rates()
             lone = len(running) == 1
@@ -211,16 +216,18 @@ class DeviceEngine:
                     x = now + cmd.remaining / rates[id(cmd)]
                 if x < t:
                     t = x
-        for cmd in self.dma:
-            if cmd is not None and cmd.phase != "data" and cmd.phase_end < t:
-                t = cmd.phase_end
+        if self._copies:
+            for cmd in self.dma:
+                if cmd is not None and cmd.phase != "data" and cmd.phase_end < t:
+                    t = cmd.phase_end
         if self.graph is not None and self.graph.end_ns < t:
             t = self.graph.end_ns
-        for d, act in self.active.items():
-            if act:
-                x = now + min(c.remaining for c in act) / (self.bandwidth[d] / len(act))
-                if x < t:
-                    t = x
+        if self._moving:
+            for act, bandwidth in self._links:
+                if act:
+                    x = now + min(c.remaining for c in act) / (bandwidth / len(act))
+                    if x < t:
+                        t = x
         for q in self.streams:
             if q:
                 head = q[0]
@@ -254,7 +261,7 @@ class DeviceEngine:
         now = self.now
         dt = t - now
         if dt > 0:
-            running = [c for c in self.units.values() if c is not None]
+            running = [c for c in self.units.values() if c is not None] if self._ops else None
             if running:
                 for cmd in running:  # a lone op's body began inside this interval
                     if cmd.phase == "launch" and cmd.phase_end < t:
@@ -267,9 +274,9 @@ class DeviceEngine:
                         step = min(cmd.remaining, rates[id(cmd)] * (t - t0))
                         cmd.remaining -= step
                         _extend(cmd.segments, t0, t, step, len(rates))
-            for d, act in self.active.items():
+            for act, bandwidth in self._links if self._moving else ():
                 if act:
-                    moved = self.bandwidth[d] / len(act) * dt
+                    moved = bandwidth / len(act) * dt
                     for c in act:
                         step = min(moved, c.remaining)
                         c.remaining -= step
@@ -284,7 +291,7 @@ class DeviceEngine:
         tol = 4 * math.ulp(t)
         units = self.units
         rates = None
-        for unit, cmd in units.items():
+        for unit, cmd in units.items() if self._ops else ():
             if cmd is not None:
                 if rates is None:  # the speeds before this step changes any of them
                     rates = self._op_rates()
@@ -295,32 +302,36 @@ class DeviceEngine:
                 if cmd.phase == "body" and cmd.remaining <= _EPS_NS + rates.get(id(cmd), 1.0) * tol:
                     cmd.end_ns = t
                     units[unit] = None
+                    self._ops -= 1
                     self._rates = None
                     self._finish(cmd)
         if self.graph is not None and self.graph.end_ns <= t:
             cmd, self.graph = self.graph, None
             self._finish(cmd)
-        for d, act in self.active.items():
+        for act, bandwidth in self._links if self._moving else ():
             if not act:
                 continue
-            left = _EPS_BYTES + self.bandwidth[d] / len(act) * tol
+            left = _EPS_BYTES + bandwidth / len(act) * tol
             for c in [c for c in act if c.remaining <= left]:
                 act.remove(c)
+                self._moving -= 1
                 c.data_end_ns = t
                 c.phase, c.phase_end = "completion", t + (c.job.completion_ns if c.job else 0.0)
-        for i, cmd in enumerate(self.dma):
+        for i, cmd in enumerate(self.dma) if self._copies else ():
             if cmd is None or cmd.phase == "data" or cmd.phase_end > t:
                 continue
             if cmd.phase == "setup" and cmd.direction != "d2d" and cmd.job and cmd.job.nbytes > 0:
                 cmd.phase, cmd.phase_end, cmd.data_start_ns = "data", math.inf, t
                 cmd.remaining = float(cmd.job.nbytes)
                 self.active[cmd.direction].append(cmd)
+                self._moving += 1
             elif cmd.phase == "setup" and cmd.direction != "d2d":  # zero bytes: straight to completion
                 cmd.data_start_ns = cmd.data_end_ns = t
                 cmd.phase, cmd.phase_end = "completion", t + (cmd.job.completion_ns if cmd.job else 0.0)
             else:
                 cmd.end_ns = t
                 self.dma[i] = None
+                self._copies -= 1
                 self._finish(cmd)
 
     def _finish(self, cmd: Command) -> None:
@@ -393,6 +404,7 @@ class DeviceEngine:
             cmd.phase_end = self.now + (cmd.cost.launch_ns if cmd.cost else 0.0)
             cmd.remaining = cmd.cost.body_ns if cmd.cost else 0.0
             self.units[unit] = cmd
+            self._ops += 1
             return True
         free = [i for i, c in enumerate(self.dma) if c is None]
         if not free:
@@ -403,4 +415,5 @@ class DeviceEngine:
         setup = cmd.fixed_ns if cmd.direction == "d2d" else (cmd.job.setup_ns if cmd.job else 0.0)
         cmd.phase_end = self.now + setup
         self.dma[cmd.engine] = cmd
+        self._copies += 1
         return True
