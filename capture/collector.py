@@ -82,8 +82,9 @@ class Collector:
              host_metrics: dict[str, Any] | None = None) -> None:
         """Convert and send one drain's records (``final``: the run is over); ``sites``: each call's
         call-site id (see ``sites``), ``host_metrics``: the OS's sample of the profiled process."""
+        calls = d.calls
         if sites is not None and len(sites):
-            for call, site in zip(d.calls, sites.tolist(), strict=True):
+            for call, site in zip(calls, sites.tolist(), strict=True):
                 if site >= 0:
                     call.args["site"], call.args["function"] = self.sites[site]
         cfg = self.config
@@ -103,7 +104,6 @@ class Collector:
 
         api_ids: dict[int, int] = {}
         if cfg.on("runtime"):
-            calls = d.calls
             first = base + batch.add_slice_rows([self.api] * len(calls), [c.start_ns for c in calls],
                                                 [c.end_ns - c.start_ns for c in calls], [c.name for c in calls],
                                                 "runtime", [c.cid for c in calls],

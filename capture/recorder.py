@@ -17,6 +17,7 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Mapping
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -31,13 +32,25 @@ from .sim import graph as sim_graph
 from .sim import hostlog as sim_hostlog
 from .sim import runtime as sim_runtime
 from .sim.drain import drain
-from .sim.hostlog import ApiCall
 from .sim.runtime import Simulator
 
 Send = Callable[[bytes, Mapping[str, Any], Mapping[str, np.ndarray] | None], None]
 # Frames inside these files are the runtime's, not the user's: a call site is the first frame outside.
 RUNTIME_FILES = frozenset(m.__file__ for m in (sim_api, sim_runtime, sim_copies, sim_graph, sim_hostlog)) | {
     __file__}
+_getframe = sys._getframe
+
+
+def _user_frame() -> tuple[FrameType | None, int]:
+    """For the recorder's hook (called by the hook's helper), its call site: the first frame
+    outside the runtime's files from the hook's caller outwards (None: none), and that frame's
+    depth as ``sys._getframe`` counts it in the hook."""
+    f: FrameType | None = _getframe(3)
+    depth = 1
+    while f is not None and f.f_code.co_filename in RUNTIME_FILES:
+        f = f.f_back
+        depth += 1
+    return f, depth
 
 
 class Recorder:
@@ -51,9 +64,8 @@ class Recorder:
         self._site_ids: dict[tuple[int, int], int] = {}
         self._codes: list[Any] = []
         self._new_sites: list[tuple[int, str, str]] = []
-        self.calls = 0
+        self.calls = 0  # API calls sent so far
         self.events = 0
-        self._next_flush = config.flush_events
         self._deadline = time.monotonic_ns() + int(config.flush_ms * 1e6)
         self.draining = False
         self.stop_requested = False
@@ -69,27 +81,65 @@ class Recorder:
 
     def install(self) -> None:
         """Start seeing every API call of the session."""
-        self.sim.log.hook = self.on_call
+        self.sim.log.hook = self._hook()
 
-    def on_call(self, call: ApiCall) -> None:
-        """Per API call: its call site, and a drain when one is due."""
-        site = -1
-        if self.config.call_sites:
-            f = sys._getframe(1)
-            while f is not None and f.f_code.co_filename in RUNTIME_FILES:
-                f = f.f_back
-            if f is not None:
-                code = f.f_code
-                key = (id(code), f.f_lasti)  # not the code object itself: hashing one hashes its bytecode
-                site = self._site_ids.get(key, -1)
-                if site < 0:
-                    site = self._site_ids[key] = len(self._site_ids)
-                    self._codes.append(code)  # keeps the id in the key this code's
-                    self._new_sites.append((site, f"{code.co_filename}:{f.f_lineno}", code.co_name))
-        self.sites.append(site)
-        self.calls += 1
-        if self.calls >= self._next_flush or time.monotonic_ns() >= self._deadline:
-            self.drain()
+    def _hook(self) -> Callable[[str], None]:
+        """The function called after every API call (with its name): its call site, and a drain
+        when one is due. A closure over what it uses, for it runs on every call.
+
+        The call site is the first frame outside the runtime's files. Walking there with
+        ``f_back`` makes a frame object of every runtime frame on the way (microseconds per
+        call); ``sys._getframe(depth)`` makes only the one asked for, and that is the script's
+        own frame, which stays made while it runs. So the walk runs once per (code, instruction,
+        call name, depth) it finds: the next time, ``sys._getframe`` at the depth last found for
+        the call's name gives a frame, and a frame at a known instruction, making a call of that
+        name at that depth, is the same call site again. (It would not be if one instruction
+        called both a runtime function and a function of the script's that called the runtime with
+        a runtime chain one frame shorter for the same call name; the runtime's public calls
+        give no such pair.)"""
+        sites = self.sites
+        append, site_ids, codes, new_sites = sites.append, self._site_ids, self._codes, self._new_sites
+        depth_of: dict[str, int] = {}  # call name → the depth of its last call site
+        known: dict[tuple[int, int, str, int], int] = {}  # (code id, instruction, name, depth) → site id
+        known_get, depth_get, flush_events, monotonic_ns = known.get, depth_of.get, self.config.flush_events, \
+            time.monotonic_ns
+
+        def site_of(name: str) -> int:
+            if len(known) > 100_000:  # a script that names every call differently
+                known.clear()
+                depth_of.clear()
+            f, depth_of[name] = _user_frame()
+            if f is None:
+                return -1
+            code = f.f_code
+            key = (id(code), f.f_lasti)  # not the code object itself: hashing one hashes its bytecode
+            site = site_ids.get(key, -1)
+            if site < 0:
+                site = site_ids[key] = len(site_ids)
+                codes.append(code)  # keeps the id in the keys this code's
+                new_sites.append((site, f"{code.co_filename}:{f.f_lineno}", code.co_name))
+            known[(*key, name, depth_of[name])] = site
+            return site
+
+        def on_call(name: str) -> None:
+            depth = depth_get(name, 4)
+            try:
+                f = _getframe(depth)
+                site = known_get((id(f.f_code), f.f_lasti, name, depth), -1)
+            except ValueError:  # the stack is not that deep
+                site = -1
+            if site < 0:
+                site = site_of(name)
+            append(site)
+            if len(sites) >= flush_events or monotonic_ns() >= self._deadline:
+                self.drain()
+
+        def on_call_without_site(name: str) -> None:
+            append(-1)
+            if len(sites) >= flush_events or monotonic_ns() >= self._deadline:
+                self.drain()
+
+        return on_call if self.config.call_sites else on_call_without_site
 
     def drain(self, final: bool = False) -> None:
         """Send everything finished since the last drain (``final``: the run is over). While
@@ -97,10 +147,11 @@ class Recorder:
         frames): it sets ``stop_requested``, and ``after_drain`` runs once the drain is done."""
         self.draining = True
         try:
-            self._next_flush = self.calls + self.config.flush_events
             d = drain(self.sim, final)
-            n = len(d.calls)
-            sites, self.sites = self.sites[:n], self.sites[n:]
+            n = d.n_calls
+            self.calls += n
+            sites = self.sites[:n]
+            del self.sites[:n]  # the hook holds this list
             sites += [-1] * (n - len(sites))  # a call the script was stopped in before its hook ran
             collecting = gc.isenabled()
             gc.disable()  # packing makes many short-lived objects: no collections of the script's heap for them
@@ -109,11 +160,11 @@ class Recorder:
             finally:
                 if collecting:
                     gc.enable()
-            meta.update(final=final, calls=self.calls, sites=self._new_sites)
+            meta.update(final=final, calls=self.calls, sites=self._new_sites[:])
             if self.config.on("host_metrics") and not self.config.deterministic:
                 meta["host_metrics"] = read_sample()
-            self._new_sites = []
-            self.events += len(d)
+            self._new_sites.clear()  # the hook holds this list
+            self.events += meta.pop("events")
             self.send(wire.RECORDS, meta, cols)
         finally:
             self.draining = False

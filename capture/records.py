@@ -15,9 +15,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import pickle
-from collections.abc import Callable
-from itertools import chain, repeat
-from operator import attrgetter
+from array import array
+from collections.abc import Callable, Sequence
+from itertools import chain, compress, repeat
+from operator import attrgetter, is_, itemgetter, not_
 from typing import Any
 
 import numpy as np
@@ -25,36 +26,20 @@ import numpy as np
 from .sim.costs import OpCost
 from .sim.drain import Drained
 from .sim.engine import Command
-from .sim.hostlog import ApiCall, Submission
+from .sim.hostlog import ApiCall
 
 CAUSES = ("", "host", "pcie", "sync", "resource")
 _CAUSE = {k: i for i, k in enumerate(CAUSES)}
 _NO_SEGMENT = (np.nan, np.nan, np.nan, np.nan)
-# (column, attribute, dtype); dtype None: handed back as a tuple of objects under "<column>_"
-_CALL_FIELDS = (("start", "start_ns", np.int64), ("end", "end_ns", np.int64), ("name", "name", None),
-                ("cid", "cid", np.int64), ("args", "args", None))
-_SUBMISSION_FIELDS = (("device", "device", np.int16), ("stream", "stream", np.int32),
-                      ("submit", "submit_ns", np.int64), ("visible", "visible_ns", np.int64),
-                      ("name", "name", None), ("cid", "cid", np.int64), ("chunk", "chunk", np.int32))
-_OP_FIELDS = (("cid", "cid", np.int64), ("stream", "stream", np.int32), ("name", "name", None),
-              ("cost", "cost", None), ("args", "args", None), ("start", "start_ns", np.float64),
-              ("end", "end_ns", np.float64), ("cause", "cause", None), ("segments", "segments", None))
-_KIND_OF, _COST_OF = attrgetter("kind"), attrgetter("cost")
-_WORK_OF, _JITTER_OF = attrgetter("work"), attrgetter("jitter")
-
-
-def _columns(prefix: str, records: list, fields: tuple) -> dict[str, Any]:
-    """The fields of ``records`` as columns, read in C (``attrgetter``, or the tuples themselves) and
-    transposed with ``zip``."""
-    if not records:
-        return {f"{prefix}_{c}" + ("_" if t is None else ""): (np.empty(0, t) if t is not None else ())
-                for c, _, t in fields}
-    if isinstance(records[0], tuple):  # named tuples whose fields are ``fields``, in order
-        columns = zip(*records, strict=True)
-    else:
-        columns = zip(*map(attrgetter(*(a for _, a, _ in fields)), records), strict=True)
-    return {f"{prefix}_{c}" + ("_" if t is None else ""): (np.array(v, dtype=t) if t is not None else v)
-            for (c, _, t), v in zip(fields, columns, strict=True)}
+# the columns of the host log's integers (HostLog.call_ints, submission_ints), in their order, and their types
+_CALL_INTS = (("c_start", np.int64), ("c_end", np.int64), ("c_cid", np.int64))
+_SUBMISSION_INTS = (("s_device", np.int16), ("s_stream", np.int32), ("s_submit", np.int64),
+                    ("s_visible", np.int64), ("s_cid", np.int64), ("s_chunk", np.int32))
+_OP_FIELDS = ("cid", "stream", "name", "cost", "args", "start_ns", "end_ns", "cause", "segments")
+_OP = attrgetter(*_OP_FIELDS)  # an op's fields, read in one call
+_OP_NUMBERS = (("k_cid", 0, np.int64), ("k_stream", 1, np.int32), ("k_start", 5, np.float64),
+               ("k_end", 6, np.float64))
+_KIND_OF, _WORK_OF, _JITTER_OF, _FIRST = attrgetter("kind"), attrgetter("work"), attrgetter("jitter"), itemgetter(0)
 
 
 class _Numbering:
@@ -70,23 +55,28 @@ class _Numbering:
         self.next = 0
         self.new: list[tuple[int, Any]] = []
 
-    def numbers(self, values: list[Any]) -> list[int]:
+    def numbers(self, values: Sequence[Any]) -> list[int]:
         """The number of each value."""
-        if self.by_id is not None:
-            out = list(map(self.by_id.get, map(id, values), repeat(-1)))  # all in C
+        by_id = self.by_id
+        if by_id is not None:
+            out = list(map(by_id.get, map(id, values), repeat(-1)))  # all in C
         elif self.key is None:
             out = list(map(self.by_key.get, values, repeat(-1)))
         else:
             out = list(map(self.by_key.get, map(self.key, values), repeat(-1)))
-        if -1 in out:
-            for i, n in enumerate(out):
-                if n < 0:
-                    out[i] = self._add(values[i])
+        if -1 in out:  # new values, each maybe many times
+            i = out.index(-1)
+            while True:
+                v = values[i]
+                n = by_id.get(id(v), -1) if by_id is not None else -1
+                out[i] = n if n >= 0 else self._add(v)
+                try:
+                    i = out.index(-1, i + 1)
+                except ValueError:
+                    break
         return out
 
     def _add(self, v: Any) -> int:
-        if self.by_id is not None and (n := self.by_id.get(id(v), -1)) >= 0:  # seen earlier in this batch
-            return n
         try:
             k = v if self.key is None else self.key(v)
             n = self.by_key.get(k)
@@ -115,6 +105,15 @@ def _args_key(args: dict[str, Any]) -> tuple:
     return tuple(args.items())
 
 
+def _ops_and_others(cmds: list[Command], is_op: list[bool]) -> tuple[list[Command], list[tuple[int, Command]]]:
+    """The ops among ``cmds`` (sent as columns), and every other command with its place among them
+    (copies, graph replays, events: rare, sent whole)."""
+    if all(is_op):
+        return cmds, []
+    others = [(i, cmds[i]) for i in compress(range(len(cmds)), map(not_, is_op))]
+    return list(compress(cmds, is_op)), others
+
+
 class RecordPacker:
     """The child's side: ``pack(drained)`` → (frame metadata, columns)."""
 
@@ -124,45 +123,62 @@ class RecordPacker:
         self.works = _Numbering(id, by_identity=True)  # an op's cost template: one per OpWork (cached by shape)
 
     def pack(self, d: Drained, sites: list[int] | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """One drain as frame metadata (JSON-able) and columns; ``sites``: a call-site id per call."""
+        """One drain as frame metadata (JSON-able) and columns; ``sites``: a call-site id per call.
+
+        Every field is read in C: the host log's integers are already a C array, its names and
+        argument dicts are numbered with ``map``; the commands' fields are read with one
+        ``attrgetter`` each and transposed with ``zip``."""
         cols: dict[str, np.ndarray] = {}
-        cols.update(_columns("c", d.calls, _CALL_FIELDS))
-        cols["c_name"] = np.array(self.names.numbers(list(cols.pop("c_name_"))), dtype=np.int32)
-        cols["c_args"] = np.array(self.arg_sets.numbers(list(cols.pop("c_args_"))), dtype=np.int32)
-        cols["c_site"] = np.array(sites if sites is not None else [-1] * len(d.calls), dtype=np.int32)
-        cols.update(_columns("s", d.submissions, _SUBMISSION_FIELDS))
-        cols["s_name"] = np.array(self.names.numbers(list(cols.pop("s_name_"))), dtype=np.int32)
-        cmds = [c for per_device in d.commands for c in per_device]
-        cols["k_count"] = np.array([len(x) for x in d.commands], dtype=np.int64)
-        is_op = np.array([k == "op" and c is not None for k, c in zip(
-            map(_KIND_OF, cmds), map(_COST_OF, cmds), strict=True)], dtype=bool).reshape(-1)
-        ops = [c for c, op in zip(cmds, is_op.tolist(), strict=True) if op] if not is_op.all() else cmds
-        # everything but ops (copies, replays, events) is rare: sent whole, with its place among the others
-        rare = {"others": [(i, c) for i, c in enumerate(cmds) if not is_op[i]]}
-        cols.update(_columns("k", ops, _OP_FIELDS))
-        cols["k_name"] = np.array(self.names.numbers(list(cols.pop("k_name_"))), dtype=np.int32)
-        cols["k_args"] = np.array(self.arg_sets.numbers(list(cols.pop("k_args_"))), dtype=np.int32)
-        cols["k_cause"] = np.array(list(map(_CAUSE.__getitem__, cols.pop("k_cause_"))), dtype=np.uint8)
-        costs = cols.pop("k_cost_")
+        ints = np.frombuffer(d.call_ints, dtype=np.int64).reshape(-1, len(_CALL_INTS))
+        for i, (name, dtype) in enumerate(_CALL_INTS):
+            cols[name] = ints[:, i].astype(dtype)
+        cols["c_name"] = np.array(self.names.numbers(d.call_objects[0::2]), dtype=np.int32)
+        cols["c_args"] = np.array(self.arg_sets.numbers(d.call_objects[1::2]), dtype=np.int32)
+        cols["c_site"] = np.array(sites if sites is not None else [-1] * d.n_calls, dtype=np.int32)
+        ints = np.frombuffer(d.submission_ints, dtype=np.int64).reshape(-1, len(_SUBMISSION_INTS))
+        for i, (name, dtype) in enumerate(_SUBMISSION_INTS):
+            cols[name] = ints[:, i].astype(dtype)
+        cols["s_name"] = np.array(self.names.numbers(d.submission_names), dtype=np.int32)
+        cmds = list(chain.from_iterable(d.commands))
+        cols["k_count"] = np.array(list(map(len, d.commands)), dtype=np.int64)
+        ops, others = _ops_and_others(cmds, list(map("op".__eq__, map(_KIND_OF, cmds))))
+        fields = list(zip(*map(_OP, ops), strict=True)) if ops else [()] * len(_OP_FIELDS)
+        costs = fields[3]
+        if any(map(is_, costs, repeat(None))):  # an op without a cost (the runtime makes none): sent whole too
+            ops, others = _ops_and_others(cmds, [c.kind == "op" and c.cost is not None for c in cmds])
+            fields = list(zip(*map(_OP, ops), strict=True)) if ops else [()] * len(_OP_FIELDS)
+            costs = fields[3]
+        for name, i, dtype in _OP_NUMBERS:
+            cols[name] = np.array(fields[i], dtype=dtype)
+        cols["k_name"] = np.array(self.names.numbers(fields[2]), dtype=np.int32)
+        cols["k_args"] = np.array(self.arg_sets.numbers(fields[4]), dtype=np.int32)
+        cols["k_cause"] = np.array(list(map(_CAUSE.__getitem__, fields[7])), dtype=np.uint8)
         works = self.works.numbers(list(map(_WORK_OF, costs)))
         cols["k_cost"] = np.array(works, dtype=np.int32)
         cols["k_jitter"] = np.array(list(map(_JITTER_OF, costs)), dtype=np.float64)
-        new = dict(self.works.take_new())
-        templates = []
-        for c, n in zip(costs, works, strict=True):
-            if new and new.pop(n, None) is not None:
-                templates.append((n, dataclasses.replace(c, jitter=1.0)))
-        segments = cols.pop("k_segments_")
-        one = [s[0] if len(s) == 1 else _NO_SEGMENT for s in segments]  # an op alone: one (t0, t1, amount, sharers)
-        rare["segments"] = {i: s for i, s in enumerate(segments) if len(s) != 1}
-        cols["k_segment"] = np.array(list(chain.from_iterable(one)), dtype=np.float64)
+        # a new template: the first op of its work with jitter 1
+        templates = [(n, dataclasses.replace(costs[works.index(n)], jitter=1.0)) for n, _ in self.works.take_new()]
+        segments = fields[8]
+        one_each = list(map(len, segments)).count(1) == len(segments)
+        one = map(_FIRST, segments) if one_each else (s[0] if len(s) == 1 else _NO_SEGMENT for s in segments)
+        # an op alone: (t0, t1, amount, sharers)
+        cols["k_segment"] = np.fromiter(chain.from_iterable(one), dtype=np.float64, count=4 * len(segments))
         side = {"names": [v for _, v in self.names.take_new()], "args": self.arg_sets.take_new(),
-                "costs": templates, **rare,
+                "costs": templates, "others": others,
+                "segments": {} if one_each else {i: s for i, s in enumerate(segments) if len(s) != 1},
                 "memcpys": [(m.start_ns, m.end_ns, m.name, m.cid, m.args) for m in d.memcpys],
                 "ranges": [(r.start_ns, r.end_ns, r.name) for r in d.ranges]}
         cols["side"] = np.frombuffer(pickle.dumps(side, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
-        meta = {"waits": d.waits, "horizon_ns": d.horizon_ns, "host_now_ns": d.host_now_ns}
+        # len(d), without asking every command how many records it left: an op leaves one
+        events = d.n_calls + len(d.submission_names) + len(d.memcpys) + len(d.ranges) + len(ops) + sum(
+            c.records for _, c in others)
+        meta = {"waits": d.waits, "horizon_ns": d.horizon_ns, "host_now_ns": d.host_now_ns, "events": events}
         return meta, cols
+
+
+def _int_rows(cols: dict[str, np.ndarray], columns: tuple[tuple[str, Any], ...]) -> array[int]:
+    """Integer columns back into the host log's form: each record's integers back to back."""
+    return array("q", np.stack([cols[c].astype(np.int64) for c, _ in columns], axis=1).tobytes())
 
 
 class RecordUnpacker:
@@ -180,16 +196,14 @@ class RecordUnpacker:
         self.arg_sets.update(side["args"])
         self.costs.update(side["costs"])
         names, sets = self.names, self.arg_sets
-        calls = [ApiCall(s, e, names[n], c, dict(sets[a])) for s, e, n, c, a in zip(
-            cols["c_start"].tolist(), cols["c_end"].tolist(), cols["c_name"].tolist(), cols["c_cid"].tolist(),
-            cols["c_args"].tolist(), strict=True)]
-        subs = [Submission(*row) for row in zip(
-            cols["s_device"].tolist(), cols["s_stream"].tolist(), cols["s_submit"].tolist(),
-            cols["s_visible"].tolist(), [names[n] for n in cols["s_name"].tolist()], cols["s_cid"].tolist(),
-            cols["s_chunk"].tolist(), strict=True)]
+        call_ints = _int_rows(cols, _CALL_INTS)
+        call_objects = list(chain.from_iterable(zip([names[n] for n in cols["c_name"].tolist()],
+                                                    [dict(sets[a]) for a in cols["c_args"].tolist()], strict=True)))
+        submission_ints = _int_rows(cols, _SUBMISSION_INTS)
+        submission_names = [names[n] for n in cols["s_name"].tolist()]
         cmds = self._commands(cols, side)
         bounds = np.cumsum([0, *cols["k_count"].tolist()])
-        d = Drained(calls=calls, submissions=subs, waits=[tuple(w) for w in meta["waits"]],
+        d = Drained(call_ints, call_objects, submission_ints, submission_names, waits=[tuple(w) for w in meta["waits"]],
                     memcpys=[ApiCall(s, e, n, c, a) for s, e, n, c, a in side["memcpys"]],
                     ranges=[ApiCall(s, e, n, -1, {}) for s, e, n in side["ranges"]],
                     commands=[cmds[a:z] for a, z in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)],

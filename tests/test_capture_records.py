@@ -19,7 +19,7 @@ def _session_in_drains(every: int = 40) -> list:
     with api.session(seed=3) as s:
         calls = [0]
 
-        def hook(_call) -> None:
+        def hook(_name: str) -> None:
             calls[0] += 1
             if calls[0] % every == 0:
                 drains.append(drain(s))
@@ -70,7 +70,9 @@ def test_every_record_arrives_as_it_was_recorded() -> None:
     kinds = set()
     for d in drains:
         sites = list(range(len(d.calls)))
-        meta, cols = _through_the_wire(wire.RECORDS, *packer.pack(d, sites))
+        meta, cols = packer.pack(d, sites)
+        assert meta.pop("events") == len(d)
+        meta, cols = _through_the_wire(wire.RECORDS, meta, cols)
         got, got_sites = unpacker.unpack(meta, cols)
         assert got_sites.tolist() == sites
         assert got.calls == d.calls and got.submissions == d.submissions

@@ -10,11 +10,12 @@ that has been drained no longer holds everything ``Simulator.trace()`` needs.
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .engine import Command
-from .hostlog import ApiCall, Submission
+from .hostlog import ApiCall, Submission, call_rows, submission_rows
 
 if TYPE_CHECKING:
     from .runtime import Simulator
@@ -22,23 +23,41 @@ if TYPE_CHECKING:
 
 @dataclass
 class Drained:
-    """Records finished since the previous drain."""
+    """Records finished since the previous drain (API calls and submissions as columns, the way
+    :class:`~.hostlog.HostLog` logs them)."""
 
-    calls: list[ApiCall] = field(default_factory=list)
+    call_ints: array[int] = field(default_factory=lambda: array("q"))
+    call_objects: list[Any] = field(default_factory=list)
+    submission_ints: array[int] = field(default_factory=lambda: array("q"))
+    submission_names: list[str] = field(default_factory=list)
     memcpys: list[ApiCall] = field(default_factory=list)
-    submissions: list[Submission] = field(default_factory=list)
     waits: list[tuple[int, int]] = field(default_factory=list)
     ranges: list[ApiCall] = field(default_factory=list)  # annotated phases that have ended
     commands: list[list[Command]] = field(default_factory=list)  # per device, in finishing order
     horizon_ns: list[float] = field(default_factory=list)  # per device: no later command starts before this
     host_now_ns: int = 0
 
+    @property
+    def calls(self) -> list[ApiCall]:
+        """The API calls, as records."""
+        return call_rows(self.call_ints, self.call_objects)
+
+    @property
+    def submissions(self) -> list[Submission]:
+        """The submissions, as records."""
+        return submission_rows(self.submission_ints, self.submission_names)
+
+    @property
+    def n_calls(self) -> int:
+        """Number of API calls."""
+        return len(self.call_objects) // 2
+
     def __len__(self) -> int:
-        host = len(self.calls) + len(self.memcpys) + len(self.ranges) + len(self.submissions)
+        host = self.n_calls + len(self.memcpys) + len(self.ranges) + len(self.submission_names)
         return host + sum(c.records for cmds in self.commands for c in cmds)
 
 
-def _take(items: list) -> list:
+def _take(items: Any) -> Any:
     n = len(items)
     out = items[:n]
     del items[:n]
@@ -63,7 +82,8 @@ def drain(sim: Simulator, final: bool = False) -> Drained:
     if final:
         sim.finish()
     log = sim.log
-    out = Drained(_take(log.calls), _take(log.memcpys), _take(log.submissions), _take(log.waits),
-                  _take(log.ranges), [_take(d.engine.finished) for d in sim.devices], host_now_ns=sim.clock.now)
+    out = Drained(_take(log.call_ints), _take(log.call_objects), _take(log.submission_ints),
+                  _take(log.submission_names), _take(log.memcpys), _take(log.waits), _take(log.ranges),
+                  [_take(d.engine.finished) for d in sim.devices], host_now_ns=sim.clock.now)
     out.horizon_ns = [math.inf if final else horizon(sim, i) for i in range(len(sim.devices))]
     return out

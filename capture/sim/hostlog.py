@@ -3,20 +3,20 @@
 The runtime appends here as calls happen: runtime API calls (with their correlation id),
 host staging memcpy's of pageable copies, driver submissions (ring write + doorbell) and
 the intervals in which the host thread was blocked waiting on a device. A tracer can set
-``hook`` to see every call as it is recorded and take the records in increments
+``hook`` to be called after every call is recorded and take the records in increments
 (:func:`.drain.drain`).
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 
 class ApiCall(NamedTuple):
-    """One runtime API call on the host thread (a tuple: cheap to make, and a recorder reads
-    many of them column by column with one ``zip``)."""
+    """One runtime API call on the host thread."""
 
     start_ns: int
     end_ns: int
@@ -37,17 +37,57 @@ class Submission(NamedTuple):
     chunk: int = -1
 
 
+CALL_INTS = 3  # the integer fields of an ApiCall: start_ns, end_ns, cid (its others: name, args)
+SUBMISSION_INTS = 6  # of a Submission: device, stream, submit_ns, visible_ns, cid, chunk (its other: name)
+
+
+def call_rows(ints: array[int], objects: list[Any]) -> list[ApiCall]:
+    """Calls logged as ``HostLog.call_ints`` and ``call_objects`` are, as records."""
+    return list(map(ApiCall, ints[0::3], ints[1::3], objects[0::2], ints[2::3], objects[1::2]))
+
+
+def submission_rows(ints: array[int], names: list[str]) -> list[Submission]:
+    """Submissions logged as ``HostLog.submission_ints`` and ``submission_names`` are, as records."""
+    return list(map(Submission, ints[0::6], ints[1::6], ints[2::6], ints[3::6], names, ints[4::6], ints[5::6]))
+
+
 @dataclass
 class HostLog:
-    """Everything the host side recorded during a session."""
+    """Everything the host side recorded during a session.
 
-    calls: list[ApiCall] = field(default_factory=list)
+    API calls and driver submissions, one of each per launch, are logged as columns: the
+    integer fields of each record back to back in an ``array('q')`` and its names and
+    argument dicts in a list (:func:`call_rows`, :func:`submission_rows`). That costs less than
+    a tuple per record, and a tracer hands the integers to numpy without reading them one by
+    one. ``calls`` and ``submissions`` give them as records.
+    """
+
+    call_ints: array[int] = field(default_factory=lambda: array("q"))  # start_ns, end_ns, cid of each call
+    call_objects: list[Any] = field(default_factory=list)  # name, args of each call
+    submission_ints: array[int] = field(default_factory=lambda: array("q"))  # see SUBMISSION_INTS
+    submission_names: list[str] = field(default_factory=list)
     memcpys: list[ApiCall] = field(default_factory=list)
-    submissions: list[Submission] = field(default_factory=list)
     waits: list[tuple[int, int]] = field(default_factory=list)  # host blocked on a device: [start, end)
     ranges: list[ApiCall] = field(default_factory=list)  # the script's annotated phases (prefill, decode ...)
-    # Called after every recorded API call (the tracer's hook: call sites, incremental drains).
-    hook: Callable[[ApiCall], None] | None = None
+    # Called with the name of every API call after it is recorded (the tracer's hook: call sites,
+    # incremental drains).
+    hook: Callable[[str], None] | None = None
+
+    @property
+    def calls(self) -> list[ApiCall]:
+        """The API calls logged (and not drained), as records."""
+        return call_rows(self.call_ints, self.call_objects)
+
+    @property
+    def submissions(self) -> list[Submission]:
+        """The driver submissions logged (and not drained), as records."""
+        return submission_rows(self.submission_ints, self.submission_names)
+
+    def submit(self, device: int, stream: int, submit_ns: int, visible_ns: int, name: str, cid: int,
+               chunk: int = -1) -> None:
+        """Record a driver submission (ring write and doorbell) of command ``cid``."""
+        self.submission_ints.extend((device, stream, submit_ns, visible_ns, cid, chunk))
+        self.submission_names.append(name)
 
     def call(self, start_ns: int, end_ns: int, name: str, cid: int, **args: Any) -> None:
         """Record a runtime API call."""
@@ -55,10 +95,10 @@ class HostLog:
 
     def record(self, start_ns: int, end_ns: int, name: str, cid: int, args: dict[str, Any]) -> None:
         """Record a runtime API call whose arguments are ``args`` (which may be shared, never changed)."""
-        call = ApiCall(start_ns, end_ns, name, cid, args)
-        self.calls.append(call)
+        self.call_ints.extend((start_ns, end_ns, cid))
+        self.call_objects.extend((name, args))
         if self.hook is not None:
-            self.hook(call)
+            self.hook(name)
 
     def memcpy(self, start_ns: int, end_ns: int, cid: int, nbytes: int, chunk: int, direction: str) -> None:
         """Record a host staging memcpy of one chunk of a pageable copy."""

@@ -34,7 +34,7 @@ from .engine import Command, DeviceEngine, EventState
 from .graph import Graph
 from .graph import capture as graph_capture
 from .hostclock import HostClock
-from .hostlog import HostLog, Submission
+from .hostlog import HostLog
 from .ops import OpWork, op_work
 from .specs import DeviceSpec, load_spec
 
@@ -285,7 +285,7 @@ class Device:
         visible = now + round(self.spec.timing.doorbell_ns)
         cmd = Command(cid, kind, stream.index, now, visible, name, **fields)
         engine.submit(cmd)
-        self.sim.log.submissions.append(Submission(self.index, stream.index, now, visible, name, cid, chunk))
+        self.sim.log.submit(self.index, stream.index, now, visible, name, cid, chunk)
         return cmd
 
     def submit(self, kind: str, stream: Stream, name: str, api_ns: float, api_name: str | None = None,
