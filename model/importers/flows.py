@@ -29,27 +29,52 @@ class SliceIndex:
         self.ids = ids[order]
         self.by_order = ids
 
-    def enclosing(self, thread: int, ts: int) -> int:
-        """Provisional id of the deepest slice of ``thread`` containing ``ts``, or -1."""
-        lo = int(np.searchsorted(self.thread, thread, "left"))
-        hi = int(np.searchsorted(self.thread, thread, "right"))
-        j = int(np.searchsorted(self.start[lo:hi], ts, "right")) + lo - 1
+    def enclosing(self, thread: np.ndarray, ts: np.ndarray) -> np.ndarray:
+        """Provisional ids of the deepest slice of each ``thread[i]`` containing ``ts[i]`` (-1: none)."""
+        lo, _, j = self._positions(thread, ts, "right")
+        j -= 1  # the last slice starting at or before ts
+        found = np.full(len(j), -1, np.int64)
         s, e, d = self.start, self.end, self.dur
-        for k in range(j, max(lo, j - WALK_LIMIT) - 1, -1):
-            if ts < e[k] or (d[k] == 0 and s[k] == ts):
-                return int(self.ids[k])
-        if j - WALK_LIMIT > lo:
-            hit = np.flatnonzero(e[lo : j + 1] > ts)
+        todo = np.flatnonzero(j >= lo)
+        for _ in range(WALK_LIMIT):  # step back over slices that ended before ts, all queries at once
+            if not len(todo):
+                return found
+            k = j[todo]
+            hit = (ts[todo] < e[k]) | ((d[k] == 0) & (s[k] == ts[todo]))
+            found[todo[hit]] = self.ids[k[hit]]
+            j[todo] -= 1
+            todo = todo[~hit & (j[todo] >= lo[todo])]
+        for q in todo.tolist():  # deep in a long run of slices that ended: search it
+            hit = np.flatnonzero(e[lo[q] : j[q] + 1] > ts[q])
             if len(hit):
-                return int(self.ids[lo + hit[-1]])
-        return -1
+                found[q] = self.ids[lo[q] + hit[-1]]
+        return found
 
-    def next_starting(self, thread: int, ts: int) -> int:
-        """Provisional id of the first slice of ``thread`` starting at or after ``ts``, or -1."""
-        lo = int(np.searchsorted(self.thread, thread, "left"))
-        hi = int(np.searchsorted(self.thread, thread, "right"))
-        k = int(np.searchsorted(self.start[lo:hi], ts, "left")) + lo
-        return int(self.ids[k]) if k < hi else -1
+    def next_starting(self, thread: np.ndarray, ts: np.ndarray) -> np.ndarray:
+        """Provisional ids of the first slice of each ``thread[i]`` starting at or after ``ts[i]`` (-1: none)."""
+        _, hi, k = self._positions(thread, ts, "left")
+        if not len(self.ids):
+            return np.full(len(k), -1, np.int64)
+        return np.where(k < hi, self.ids[np.minimum(k, len(self.ids) - 1)], -1)
+
+    def _positions(self, thread: np.ndarray, ts: np.ndarray, side: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(first, end) of each query's thread among the sorted slices, and where ``ts`` falls in it."""
+        thread, ts = np.asarray(thread, np.int64), np.asarray(ts, np.int64)
+        lo = np.searchsorted(self.thread, thread, "left")
+        hi = np.searchsorted(self.thread, thread, "right")
+        if not len(self.start) or not len(ts):
+            return lo, hi, lo.copy()
+        t0, s0 = int(self.thread[0]), int(self.start.min())
+        bits = (int(self.start.max()) - s0 + 1).bit_length()  # 2**bits - 1 lies past every start
+        if (int(self.thread[-1]) - t0).bit_length() + bits <= 62:  # (thread, start) as one sorted key
+            key = ((self.thread - t0) << bits) | (self.start - s0)
+            q = np.clip(ts - s0, -1, (1 << bits) - 1)
+            at = np.searchsorted(key, ((thread - t0) << bits) | np.maximum(q, 0), side)
+            at = np.where(q < 0, lo, np.clip(at, lo, hi))
+            return lo, hi, at
+        at = [int(np.searchsorted(self.start[a:b], t, side)) + a
+              for a, b, t in zip(lo.tolist(), hi.tolist(), ts.tolist(), strict=True)]
+        return lo, hi, np.asarray(at, dtype=np.int64)
 
 
 def chain_flows(endpoints: list[tuple], index: SliceIndex, stats: Counter) -> list[tuple[int, int, str]]:
@@ -59,13 +84,8 @@ def chain_flows(endpoints: list[tuple], index: SliceIndex, stats: Counter) -> li
     open_flows: dict[tuple, int] = {}
     waiting: dict[tuple, list[int]] = {}  # steps seen before any start of their flow
     rank = {"s": 0, "t": 1, "f": 2}
-    n = len(index.by_order)
-    for thread, ts, phase, enclosing, cat, fid, _order, xslice in sorted(
-            endpoints, key=lambda e: (e[1], rank[e[2]], e[6])):
-        if 0 <= xslice < n:
-            sid = int(index.by_order[xslice])
-        else:
-            sid = index.enclosing(thread, ts) if enclosing else index.next_starting(thread, ts)
+    endpoints = sorted(endpoints, key=lambda e: (e[1], rank[e[2]], e[6]))
+    for _thread, _ts, phase, _enclosing, cat, fid, _order, _xslice, sid in _bound(endpoints, index):
         if sid < 0:
             stats["flow_endpoints_unbound"] += 1
         key = (cat, fid)
@@ -91,6 +111,20 @@ def chain_flows(endpoints: list[tuple], index: SliceIndex, stats: Counter) -> li
     stats["flow_steps_without_start"] += sum(len(v) for v in waiting.values())
     stats["flows_never_finished"] += len(open_flows)
     return out
+
+
+def _bound(endpoints: list[tuple], index: SliceIndex) -> list[tuple]:
+    """The endpoints, each with the provisional id of the slice it binds to (-1: none) added."""
+    if not endpoints:
+        return []
+    thread, ts, _, enclosing, _, _, _, xslice = (np.asarray(c) for c in zip(*endpoints, strict=True))
+    thread, ts, xslice = thread.astype(np.int64), ts.astype(np.int64), xslice.astype(np.int64)
+    enclosing = enclosing.astype(bool)
+    sid = np.where(enclosing, index.enclosing(thread, ts), index.next_starting(thread, ts))
+    n = len(index.by_order)
+    named = (xslice >= 0) & (xslice < n)
+    sid[named] = index.by_order[xslice[named]]
+    return [(*e, s) for e, s in zip(endpoints, sid.tolist(), strict=True)]
 
 
 def correlation_flows(corr: np.ndarray, on_device: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
