@@ -71,7 +71,12 @@ class TraceBatch:
         out, intern = [], self.intern
         for key, value in args.items():
             k = intern(key)
-            if isinstance(value, bool | int | np.integer):
+            kind = type(value)
+            if kind is int:  # the usual kinds first, without the isinstance chain
+                out.append((k, _INT, value, 0.0, 0))
+            elif kind is str:
+                out.append((k, _STR, 0, 0.0, intern(value)))
+            elif isinstance(value, bool | int | np.integer):
                 out.append((k, _INT, int(value), 0.0, 0))
             elif isinstance(value, float | np.floating):
                 out.append((k, _REAL, 0, float(value), 0))
