@@ -170,9 +170,12 @@ class EventStream:
         returns, unless None, is yielded instead (e.g. a promise of another process's decode)."""
         blocks = self._reader()
         buf, start = self._find_events_start(blocks), 0
-        eof = False
+        eof, more = False, False
         while True:
-            if not eof:
+            # Half a block at least (a block after the first, whose header is gone), more when
+            # the last try found no whole event.
+            while not eof and (more or len(buf) - start < self.block // 2):
+                more = False
                 nxt = next(blocks, None)
                 if nxt is None:
                     eof = True
@@ -186,8 +189,6 @@ class EventStream:
                 if self.array_form:  # Chrome's array form may omit the closing bracket
                     return
                 raise self._error("truncated: the traceEvents array is not closed")
-            if len(buf) - start < self.block and not eof:
-                continue
             result = None
             if eof and remote is not None and len(buf) - start > self.block // 2:
                 # The rest of the file, in halves: the first may go to ``remote``; the last, a
@@ -198,6 +199,7 @@ class EventStream:
             if result is None:
                 if eof:
                     raise self._error(self._describe_bad(buf[start:]))
+                more = True
                 continue
             if closed:
                 yield result
