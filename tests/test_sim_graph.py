@@ -7,6 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 from accelview.capture import sim
+from accelview.capture.sim.graph import ReplayColumns
+from accelview.capture.sim.opcounters import CostColumns
 from accelview.capture.sim.specs import load_spec
 from accelview.model import TrackKind
 
@@ -125,3 +127,35 @@ def test_graph_misuse_is_a_clear_error() -> None:
         with dev.graph("x"), pytest.raises(ValueError, match="stream is chosen when the graph is launched"):
             dev.launch("gemm", stream=dev.stream(), m=1, n=2, k=3)
         assert dev.capturing is None
+
+
+def test_replays_as_columns_match_each_replay_across_graphs_and_update_sets() -> None:
+    """The capture builds all replays' nodes at once, per layout (graph and set of updated
+    shapes); that must give what each replay says of itself, in replay order."""
+    with sim.session() as s:  # with jitter: every replay has its own
+        dev = sim.device(0)
+        with dev.graph("step") as g:
+            for name, op, shapes in STEP:
+                dev.launch(op, name=name, **shapes)
+        with dev.graph("attention only") as g2:
+            dev.launch("attention", name="attn", **dict(ATTN, kv_len=64))
+        for i in range(4):
+            if i % 2:
+                g.launch(kv_len=100 + i)
+            else:
+                g.launch()
+            g2.launch(kv_len=200 + i)
+            g.launch(tokens=1, kv_len=7)  # updates a shape of the norm as well
+        dev.synchronize()
+    replays = [c for c in s.device(0).engine.finished if c.kind == "graph"]
+    cols = ReplayColumns([c.start_ns for c in replays], [c.graph for c in replays])
+    assert len(cols.groups) == 4
+    for f in dataclasses.fields(CostColumns):
+        assert np.array_equal(cols.column(f.name), np.concatenate([getattr(c.graph.costs, f.name) for c in replays]))
+    assert np.array_equal(cols.start, np.concatenate([c.start_ns + c.graph.start_off for c in replays]))
+    assert np.array_equal(cols.body, np.concatenate([c.start_ns + c.graph.body_off for c in replays]))
+    assert np.array_equal(cols.end, np.concatenate([c.start_ns + c.graph.end_off for c in replays]))
+    assert np.array_equal(cols.units, np.concatenate([c.graph.units for c in replays]))
+    attn = [c.graph.template_args[c.graph.layout.which[1]] for c in replays if c.graph.name == "step"]
+    assert [a["kv_len"] for a in attn] == [1024, 7, 101, 7, 1024, 7, 103, 7]
+    assert s.trace().self_check() == []

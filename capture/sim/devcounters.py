@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .engine import Command
-from .graph import UNITS, replay_columns
+from .graph import UNITS, ReplayColumns
 from .sampling import window_sums
 from .specs import DeviceSpec
 
@@ -54,7 +54,7 @@ class _Acc:
 
 def _graphs(replays: list[Command], busy: dict[str, _Acc], hbm: dict[str, _Acc]) -> None:
     """Replays' nodes: busy time per unit; HBM bytes spread over each body (nothing shares HBM)."""
-    cols = replay_columns([c.start_ns for c in replays], [c.graph for c in replays if c.graph is not None])
+    cols = ReplayColumns([c.start_ns for c in replays], [c.graph for c in replays if c.graph is not None])
     start, body, end = cols.start, cols.body, cols.end
     for unit, on in (("matrix", cols.units == UNITS.index("matrix")), ("vector", cols.units != UNITS.index("matrix"))):
         if on.any():

@@ -46,7 +46,6 @@ class GraphLayout:
     names: list[str]  # node names
     units: np.ndarray  # index into UNITS, per node
     which: np.ndarray  # node -> its template (distinct op and shapes)
-    base: CostColumns  # per template, jitter-free, without updates
     base_args: list[dict[str, Any]]  # the trace arguments of each template without updates
     base_limiters: list[str]  # per template
     nodes: CostColumns  # ``base`` per node
@@ -112,11 +111,6 @@ class GraphRun:
         return self.layout.units
 
     @property
-    def which(self) -> np.ndarray:
-        """Each node's template."""
-        return self.layout.which
-
-    @property
     def costs(self) -> CostColumns:
         """Per-node cost columns, with this replay's jitter."""
         nodes = self.layout.node_costs(self.patch)
@@ -137,10 +131,6 @@ class GraphRun:
         for t, lim in zip(self.layout.touched.tolist(), self.patch_limiters, strict=True):
             out[t] = lim
         return out
-
-    def node_times(self, start_ns: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(start, body start, end) of each node of a replay that began at ``start_ns``."""
-        return start_ns + self.start_off, start_ns + self.body_off, start_ns + self.end_off
 
     @property
     def total_ns(self) -> float:
@@ -246,7 +236,7 @@ class Graph:
         nodes = CostColumns.of(base.costs).take(which)
         launches = set(nodes.launch_ns.tolist())
         layout = self._layouts[keys] = GraphLayout(
-            self.name, list(self.names), units, which, CostColumns.of(base.costs), base.args, base.limiters, nodes,
+            self.name, list(self.names), units, which, base.args, base.limiters, nodes,
             np.array(base.inner)[which], launches.pop() if len(launches) == 1 else None, touched, touched_nodes,
             pos[which][touched_nodes], frozenset(UNITS[i] for i in set(units.tolist())))
         return layout
@@ -298,7 +288,8 @@ def capture(device: Device, name: str) -> Iterator[Graph]:
 
 
 class ReplayColumns:
-    """The nodes of many replays as one set of columns, replay after replay. Cost columns are
+    """The nodes of many replays (``runs``, begun at ``starts``) as one set of columns, replay
+    after replay: a few array operations per distinct layout, not per replay. Cost columns are
     made on first use (``column``), so a reader that needs two of them pays for two."""
 
     def __init__(self, starts: Iterable[float], runs: list[GraphRun]) -> None:
@@ -353,12 +344,6 @@ class ReplayColumns:
         for layout, idx in self.groups:
             out[self.rows(idx)] = make(layout, idx)
         return out
-
-
-def replay_columns(starts: Iterable[float], runs: list[GraphRun]) -> ReplayColumns:
-    """The nodes of ``runs`` (replays that began at ``starts``) as columns: a few array
-    operations per distinct layout, not per replay."""
-    return ReplayColumns(starts, runs)
 
 
 def _layout_column(layout: GraphLayout, runs: list[GraphRun], patch: CostColumns | None, name: str) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .batch import TraceBatch
 from .engine import Command
-from .graph import UNITS, replay_columns
+from .graph import UNITS, ReplayColumns
 from .opcounters import counter_columns
 
 
@@ -29,7 +29,7 @@ def add_graph_slices(batch: TraceBatch, cmds: Sequence[Command], unit_track: Cal
     if not runs:
         return []
     intern = batch.intern
-    cols = replay_columns([c.start_ns for c in cmds], runs)
+    cols = ReplayColumns([c.start_ns for c in cmds], runs)
     s = np.asarray(to_ref(cols.start)).astype(np.int64)
     e = np.asarray(to_ref(cols.end)).astype(np.int64)
     used = set().union(*(layout.units_used for layout, _ in cols.groups))

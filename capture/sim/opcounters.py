@@ -54,11 +54,6 @@ class CostColumns:
         latency = np.array([c.limiter == "latency" for c in costs], dtype=bool)
         return cls(*real[:7], dram[0], dram[1], real[7], latency, real[8])
 
-    @classmethod
-    def concat(cls, parts: Sequence[CostColumns]) -> CostColumns:
-        """The rows of ``parts`` one after the other."""
-        return cls(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(cls)))
-
     def with_rows(self, index: np.ndarray, rows: CostColumns) -> CostColumns:
         """A copy with the rows at ``index`` replaced by ``rows``."""
         out = []
