@@ -145,7 +145,7 @@ class TraceBatch:
                 table = np.array([[r[j] for r in rows_of[t]] + tail for t in members.tolist()], dtype=out[name].dtype)
                 varying = np.flatnonzero((table != table[0]).any(axis=0))
                 if 4 * len(varying) <= w:  # mostly the same row (few floats, few names): a fill and a few columns
-                    grid[name][:] = table[0]
+                    _fill_rows(grid[name], table[0])
                     for col in varying.tolist():
                         grid[name][:, col] = table[:, col][pick]
                 else:
@@ -286,3 +286,19 @@ class TraceBatch:
         t = np.concatenate(truth, axis=1)
         if t.shape[1]:
             b.add_rows("truth_ops", {"slice": ids[t[0]], "limiter": t[1]})
+
+
+def _fill_rows(grid: np.ndarray, row: np.ndarray) -> None:
+    """Every row of the C-contiguous 2-D ``grid`` set to ``row``: the row written once, then the
+    filled part copied onto the rest, doubling (contiguous copies, faster than a broadcast of
+    a short row)."""
+    flat = grid.reshape(-1)
+    w, total = len(row), flat.size
+    if not total:
+        return
+    flat[:w] = row
+    done = w
+    while done < total:
+        k = min(done, total - done)
+        flat[done:done + k] = flat[:k]
+        done += k
