@@ -52,9 +52,8 @@ class _Acc:
         return window_sums(s, e, a, edges)
 
 
-def _graphs(replays: list[Command], busy: dict[str, _Acc], hbm: dict[str, _Acc]) -> None:
+def _graphs(cols: ReplayColumns, busy: dict[str, _Acc], hbm: dict[str, _Acc]) -> None:
     """Replays' nodes: busy time per unit; HBM bytes spread over each body (nothing shares HBM)."""
-    cols = ReplayColumns([c.start_ns for c in replays], [c.graph for c in replays if c.graph is not None])
     start, body, end = cols.start, cols.body, cols.end
     for unit, on in (("matrix", cols.units == UNITS.index("matrix")), ("vector", cols.units != UNITS.index("matrix"))):
         if on.any():
@@ -63,18 +62,20 @@ def _graphs(replays: list[Command], busy: dict[str, _Acc], hbm: dict[str, _Acc])
     hbm["write"].extend(body, end, cols.column("dram_write_bytes").astype(np.float64))
 
 
-def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.ndarray) -> list[CounterSeries]:
-    """All sampled counters of one device over the windows between ``edges`` (true host ns)."""
+def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.ndarray,
+                    replays: ReplayColumns | None = None) -> list[CounterSeries]:
+    """All sampled counters of one device over the windows between ``edges`` (true host ns);
+    ``replays``: the graph replays among ``commands`` as columns, if the caller made them already."""
     busy = {u: _Acc() for u in ("matrix", "vector", "dma")}
     hbm = {"read": _Acc(), "write": _Acc()}
     wire = {"h2d": _Acc(), "d2h": _Acc()}
     tlps = {"h2d": _Acc(), "d2h": _Acc()}
     stall = {"h2d": _Acc(), "d2h": _Acc()}
     cycles_per_ns = spec.clock_hz * 1e-9
-    replays: list[Command] = []
+    graphs: list[Command] = []
     for c in commands:
         if c.kind == "graph" and c.graph is not None:
-            replays.append(c)
+            graphs.append(c)
         elif c.kind == "op" and c.cost is not None:
             unit = c.cost.unit if c.cost.unit in busy else "vector"
             busy[unit].add(c.start_ns, c.end_ns, c.end_ns - c.start_ns)
@@ -112,7 +113,9 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
                 tlps[other].add(t0, t1, job.reverse_tlps * f)
                 if sharers > 1:
                     stall[c.direction].add(t0, t1, (t1 - t0) * (1 - 1 / sharers) * cycles_per_ns)
-    if replays:
+    if graphs:
+        if replays is None:
+            replays = ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
         _graphs(replays, busy, hbm)
     period = float(edges[1] - edges[0]) if len(edges) > 1 else 1.0
     out = [

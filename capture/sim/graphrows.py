@@ -20,16 +20,18 @@ from .opcounters import counter_columns
 
 
 def add_graph_slices(batch: TraceBatch, cmds: Sequence[Command], unit_track: Callable[[str], int],
-                     to_ref: Callable[[np.ndarray], np.ndarray], truth: bool) -> list[np.ndarray]:
+                     to_ref: Callable[[np.ndarray], np.ndarray], truth: bool,
+                     columns: ReplayColumns | None = None) -> list[np.ndarray]:
     """Slices of every node of the replays ``cmds`` on their units' tracks (``unit_track(name)``),
     times converted by ``to_ref``; returns each replay's local slice indices. All replays go in
-    one set of columns, built per graph layout: what the replays share is converted once, and
-    a replay adds only the templates its updates changed."""
+    one set of columns (``columns``, if the caller made them already), built per graph layout:
+    what the replays share is converted once, and a replay adds only the templates its updates
+    changed."""
     runs = [c.graph for c in cmds if c.graph is not None]
     if not runs:
         return []
     intern = batch.intern
-    cols = ReplayColumns([c.start_ns for c in cmds], runs)
+    cols = columns if columns is not None else ReplayColumns([c.start_ns for c in cmds], runs)
     s = np.asarray(to_ref(cols.start)).astype(np.int64)
     e = np.asarray(to_ref(cols.end)).astype(np.int64)
     used = set().union(*(layout.units_used for layout, _ in cols.groups))

@@ -22,6 +22,7 @@ from .batch import TraceBatch
 from .clocksync import estimate, take_samples, true_alignment
 from .devcounters import device_counters
 from .engine import Command
+from .graph import ReplayColumns
 from .graphrows import add_graph_slices
 from .opcounters import counter_columns
 from .pcie import Link
@@ -199,14 +200,17 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
         if sub is not None:
             batch.add_flow(sub, sid, "execute")
     _add_ops(batch, ops, units, starts, ends)
-    nodes = add_graph_slices(batch, [c for c, _ in replays], units.__getitem__, to_ref, True)
+    graphs = [c for c, _ in replays]
+    columns = ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None]) \
+        if graphs else None  # for the slices and the sampled counters
+    nodes = add_graph_slices(batch, graphs, units.__getitem__, to_ref, True, columns)
     linked = [(sub, local) for (_, sub), local in zip(replays, nodes, strict=True) if sub is not None]
     if linked:  # one chunk of flows for all replays
         batch.add_flow_columns(np.repeat([sub for sub, _ in linked], [len(local) for _, local in linked]),
                                np.concatenate([local for _, local in linked]), "execute")
     _idle_truth(b, sim, top, busy, to_ref)
     ts = to_ref(edges[:-1])
-    for series in device_counters(dev.spec, cmds, edges):
+    for series in device_counters(dev.spec, cmds, edges, columns):
         track = b.add_counter_track(f"device {d} {series.name}", series.unit, series.block,
                                     series.description, parent=top, device=d, clock=clock)
         b.add_counters(track, ts, series.values)
