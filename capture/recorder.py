@@ -16,6 +16,7 @@ import pickle
 import socket
 import sys
 import time
+from array import array
 from collections.abc import Callable, Mapping
 from types import FrameType
 from typing import Any
@@ -60,7 +61,7 @@ class Recorder:
                  extra_metadata: Mapping[str, Any] | None = None) -> None:
         self.sim, self.config, self.send = sim, config, send
         self.packer = RecordPacker()
-        self.sites: list[int] = []  # per call since the last drain: its call-site id (-1: none)
+        self.sites = array("i")  # per call since the last drain: its call-site id (-1: none)
         self._site_ids: dict[tuple[int, int], int] = {}
         self._codes: list[Any] = []
         self._new_sites: list[tuple[int, str, str]] = []
@@ -152,7 +153,7 @@ class Recorder:
             self.calls += n
             sites = self.sites[:n]
             del self.sites[:n]  # the hook holds this list
-            sites += [-1] * (n - len(sites))  # a call the script was stopped in before its hook ran
+            sites.extend([-1] * (n - len(sites)))  # a call the script was stopped in before its hook ran
             collecting = gc.isenabled()
             gc.disable()  # packing makes many short-lived objects: no collections of the script's heap for them
             try:

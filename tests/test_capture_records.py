@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
 from accelview.capture import wire
 from accelview.capture.collector import RecordSink
+from accelview.capture.config import CaptureConfig
+from accelview.capture.recorder import traced_simulator
 from accelview.capture.records import RecordPacker, RecordUnpacker
 from accelview.capture.sim import api
 from accelview.capture.sim.drain import drain
@@ -85,7 +88,7 @@ def test_every_record_arrives_as_it_was_recorded() -> None:
                 _same_command(a, b)
                 kinds.add(a.kind)
     assert kinds == {"op", "copy", "record", "wait", "graph"}
-    assert len(packer.names.by_key) == len(unpacker.names)  # each name crossed once
+    assert len(unpacker.costs) == packer.works.next  # each cost template crossed once
 
 
 def test_a_bad_records_frame_is_skipped_and_reported_the_rest_is_kept() -> None:
@@ -95,3 +98,36 @@ def test_a_bad_records_frame_is_skipped_and_reported_the_rest_is_kept() -> None:
     assert sink.lost_frames == 1 and "session" in sink.error
     sink.handle(wire.STATS, {"events": 1}, {})  # other frames still go through
     assert frames == [wire.STATS]
+
+
+def test_call_sites_are_the_first_script_frame_whatever_the_depth() -> None:
+    """The recorder remembers where on the stack a call's site was: calls of one name from other
+    depths, other functions and other lines still get their own line."""
+    frames: list[tuple[dict, dict]] = []
+    config = CaptureConfig(deterministic=True, flush_events=5)
+    rec = traced_simulator(config, lambda kind, meta, cols: frames.append((meta, cols)) if kind == wire.RECORDS
+                           else None)
+    dev = rec.sim.device(0)
+    here = inspect.currentframe().f_lineno  # the lines below are counted from here
+
+    def nested() -> None:
+        dev.launch("gemm", m=8, n=64, k=64)  # here + 3
+
+    def sync() -> None:
+        dev.synchronize()  # here + 6
+
+    expected = []
+    for _ in range(4):
+        dev.launch("gemm", m=8, n=64, k=64)  # here + 10
+        nested()
+        dev.alloc(64)  # here + 12
+        for f in (dev.synchronize, sync):
+            f()  # here + 14 for the first, here + 6 for the second
+        expected += [10, 3, 12, 14, 6]
+    rec.finish(0)
+    unpacker, lines, got = RecordUnpacker(), {}, []
+    for meta, cols in frames:
+        lines.update({site: where for site, where, _ in meta["sites"]})
+        _, sites = unpacker.unpack(meta, cols)
+        got += [lines[s] for s in sites.tolist()]
+    assert got == [f"{__file__}:{here + n}" for n in expected]
