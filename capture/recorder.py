@@ -46,8 +46,8 @@ def _user_frame() -> tuple[FrameType | None, int]:
     """For the recorder's hook (called by the hook's helper), its call site: the first frame
     outside the runtime's files from the hook's caller outwards (None: none), and that frame's
     depth as ``sys._getframe`` counts it in the hook."""
-    f: FrameType | None = _getframe(3)
-    depth = 1
+    f: FrameType | None = _getframe(4)  # the hook's caller (depth 1) is HostLog.record: the runtime's
+    depth = 2
     while f is not None and f.f_code.co_filename in RUNTIME_FILES:
         f = f.f_back
         depth += 1
