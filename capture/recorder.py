@@ -5,8 +5,8 @@ site, and every ``flush_events`` calls or ``flush_ms`` it *drains* the session
 (:func:`accelview.capture.sim.drain.drain`) and sends what finished since the last drain as
 one ``RECS`` frame of packed raw records (:mod:`.records`). Turning records into the
 capture's rows, counters, flows and truth is the service's work (:mod:`.collector`), on
-another core: the profiled program pays for recording and a memcpy into the pipe, which is
-what keeps the tracing overhead near a microsecond per event.
+another core: the profiled program pays for the hook, reading the records into a few columns
+and pickles, and a copy into the pipe.
 """
 
 from __future__ import annotations
@@ -92,24 +92,29 @@ class Recorder:
         ``f_back`` makes a frame object of every runtime frame on the way (microseconds per
         call); ``sys._getframe(depth)`` makes only the one asked for, and that is the script's
         own frame, which stays made while it runs. So the walk runs once per (code, instruction,
-        call name, depth) it finds: the next time, ``sys._getframe`` at the depth last found for
-        the call's name gives a frame, and a frame at a known instruction, making a call of that
-        name at that depth, is the same call site again. (It would not be if one instruction
-        called both a runtime function and a function of the script's that called the runtime with
-        a runtime chain one frame shorter for the same call name; the runtime's public calls
-        give no such pair.)"""
+        kind of call, depth) it finds, the kind being the call name's first word (``launch``,
+        ``copy``, ``device_synchronize`` ...): the next time, ``sys._getframe`` at the depth last
+        found for the kind gives a frame, and a frame at a known instruction, making a call of
+        that kind at that depth, is the same call site again. (It would not be if one
+        instruction called both a runtime function and a function of the script's that called
+        the runtime for the same kind of call through a runtime chain one frame shorter; the
+        runtime's public calls give no such pair.)"""
         sites = self.sites
         append, site_ids, codes, new_sites = sites.append, self._site_ids, self._codes, self._new_sites
-        depth_of: dict[str, int] = {}  # call name → the depth of its last call site
-        known: dict[tuple[int, int, str, int], int] = {}  # (code id, instruction, name, depth) → site id
-        known_get, depth_get, flush_events, monotonic_ns = known.get, depth_of.get, self.config.flush_events, \
-            time.monotonic_ns
+        kinds: dict[str, str] = {}  # call name → its kind
+        depth_of: dict[str, int] = {}  # kind → the depth of its last call site
+        known: dict[tuple[int, int, str, int], int] = {}  # (code id, instruction, kind, depth) → site id
+        kind_get, depth_get, known_get = kinds.get, depth_of.get, known.get
+        flush_events, monotonic_ns = self.config.flush_events, time.monotonic_ns
 
-        def site_of(name: str) -> int:
-            if len(known) > 100_000:  # a script that names every call differently
-                known.clear()
-                depth_of.clear()
-            f, depth_of[name] = _user_frame()
+        def kind_of(name: str) -> str:
+            if len(kinds) > 100_000:  # a script that names every call differently
+                kinds.clear()
+            kind = kinds[name] = name.partition(" ")[0]
+            return kind
+
+        def site_of(kind: str) -> int:
+            f, depth_of[kind] = _user_frame()
             if f is None:
                 return -1
             code = f.f_code
@@ -119,18 +124,19 @@ class Recorder:
                 site = site_ids[key] = len(site_ids)
                 codes.append(code)  # keeps the id in the keys this code's
                 new_sites.append((site, f"{code.co_filename}:{f.f_lineno}", code.co_name))
-            known[(*key, name, depth_of[name])] = site
+            known[(*key, kind, depth_of[kind])] = site
             return site
 
         def on_call(name: str) -> None:
-            depth = depth_get(name, 4)
+            kind = kind_get(name) or kind_of(name)
+            depth = depth_get(kind, 4)
             try:
                 f = _getframe(depth)
-                site = known_get((id(f.f_code), f.f_lasti, name, depth), -1)
+                site = known_get((id(f.f_code), f.f_lasti, kind, depth), -1)
             except ValueError:  # the stack is not that deep
                 site = -1
             if site < 0:
-                site = site_of(name)
+                site = site_of(kind)
             append(site)
             if len(sites) >= flush_events or monotonic_ns() >= self._deadline:
                 self.drain()

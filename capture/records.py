@@ -2,16 +2,16 @@
 
 The child does as little as it can per record. A drain's host calls and submissions
 (:class:`~.sim.drain.Drained`) are logged as columns already: their integers become numpy
-columns without being read one by one, and their names and argument dicts go into the
-frame's pickled side part, with every op's fields (read with one ``attrgetter`` per op and
-transposed with ``zip``). Pickling is C: a name or an argument dict that comes back again in
-a frame (a stream's call arguments, an op shape's cached arguments) is pickled once and
-referred to after that. What pickling would repeat is numbered once per capture instead:
-an op's cost template (one per op shape, numbered by identity; each op adds its jitter).
-What is rare goes as it is: DMA jobs, graph replays, events, progress of shared phases. The
-service rebuilds the records and turns them into the capture's rows (:mod:`.collector`) on
-its own core. ``RecordPacker`` (child) and ``RecordUnpacker`` (service) keep the numbering
-in step; each ``pack`` depends on the ones before it, as frames do.
+columns without being read one by one. Each op's fields are read with one ``attrgetter`` and
+transposed with one ``zip``; they, and the calls' and submissions' names and argument dicts,
+cross in two pickles (``numbers``, ``objects``): pickling is C, and a name or an argument dict
+that comes back again in a frame (a stream's call arguments, an op shape's cached arguments)
+is pickled once and referred to after that. An op's cost goes as a template number (one
+template per op shape, by identity, sent once per capture) and its jitter. What is rare goes
+whole in ``side``: DMA jobs, graph replays, events, memcpys, ranges. The service rebuilds the
+records and turns them into the capture's rows (:mod:`.collector`) on its own core.
+``RecordPacker`` (child) and ``RecordUnpacker`` (service) keep the template numbering in step;
+each ``pack`` depends on the ones before it, as frames do.
 """
 
 from __future__ import annotations
