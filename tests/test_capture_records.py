@@ -123,7 +123,9 @@ def test_call_sites_are_the_first_script_frame_whatever_the_depth() -> None:
         dev.alloc(64)  # here + 12
         for f in (dev.synchronize, sync):
             f()  # here + 14 for the first, here + 6 for the second
-        expected += [10, 3, 12, 14, 6]
+        for f in (dev.synchronize, nested):  # one instruction, a runtime call and a script function
+            f()  # here + 16 for the first, here + 3 for the second
+        expected += [10, 3, 12, 14, 6, 16, 3]
     rec.finish(0)
     unpacker, lines, got = RecordUnpacker(), {}, []
     for meta, cols in frames:
