@@ -101,20 +101,21 @@ class Recorder:
         runtime's public calls give no such pair.)"""
         sites = self.sites
         append, site_ids, codes, new_sites = sites.append, self._site_ids, self._codes, self._new_sites
-        kinds: dict[str, str] = {}  # call name → its kind
-        depth_of: dict[str, int] = {}  # kind → the depth of its last call site
+        cells: dict[str, list[Any]] = {}  # call name → its kind's cell
+        kinds: dict[str, list[Any]] = {}  # kind → its cell: [kind, the depth of its last call site]
         known: dict[tuple[int, int, str, int], int] = {}  # (code id, instruction, kind, depth) → site id
-        kind_get, depth_get, known_get = kinds.get, depth_of.get, known.get
+        cell_get, known_get = cells.get, known.get
         flush_events, monotonic_ns = self.config.flush_events, time.monotonic_ns
 
-        def kind_of(name: str) -> str:
-            if len(kinds) > 100_000:  # a script that names every call differently
-                kinds.clear()
-            kind = kinds[name] = name.partition(" ")[0]
-            return kind
+        def cell_of(name: str) -> list[Any]:
+            if len(cells) > 100_000:  # a script that names every call differently
+                cells.clear()
+            kind = name.partition(" ")[0]
+            cell = cells[name] = kinds.setdefault(kind, [kind, 4])
+            return cell
 
-        def site_of(kind: str) -> int:
-            f, depth_of[kind] = _user_frame()
+        def site_of(cell: list[Any]) -> int:
+            f, cell[1] = _user_frame()
             if f is None:
                 return -1
             code = f.f_code
@@ -124,19 +125,19 @@ class Recorder:
                 site = site_ids[key] = len(site_ids)
                 codes.append(code)  # keeps the id in the keys this code's
                 new_sites.append((site, f"{code.co_filename}:{f.f_lineno}", code.co_name))
-            known[(*key, kind, depth_of[kind])] = site
+            known[(*key, *cell)] = site
             return site
 
         def on_call(name: str) -> None:
-            kind = kind_get(name) or kind_of(name)
-            depth = depth_get(kind, 4)
+            cell = cell_get(name) or cell_of(name)
+            kind, depth = cell
             try:
                 f = _getframe(depth)
                 site = known_get((id(f.f_code), f.f_lasti, kind, depth), -1)
             except ValueError:  # the stack is not that deep
                 site = -1
             if site < 0:
-                site = site_of(kind)
+                site = site_of(cell)
             append(site)
             if len(sites) >= flush_events or monotonic_ns() >= self._deadline:
                 self.drain()
