@@ -102,6 +102,16 @@ def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), prefix: 
         st.show_window(a, b, pad=0.6)
         shot("selection-chain-dark.png")
     lo, hi = trace.time_bounds()
+    if win.bottleneck_action.isEnabled():  # device ops by their bottleneck class, over a prefill-to-decode stretch
+        win.bottleneck_action.setChecked(True)
+        st.select(-1)
+        st.show_window(lo, lo + (hi - lo) * 0.3, pad=0)
+        shot("bottleneck-colours-dark.png")
+        win.bottleneck_action.setChecked(False)
+        win.statusBar().clearMessage()
+    if win.findings.model.rowCount():  # the top finding, chosen: zoomed to, its evidence highlighted, in full
+        win.findings.show_finding(0)
+        shot("findings-dark.png")
     win.apply_theme("light")
     st.select(-1)
     st.show_window(lo + (hi - lo) * 0.2, lo + (hi - lo) * 0.32, pad=0)
