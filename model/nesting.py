@@ -88,10 +88,14 @@ def ended_before(s: np.ndarray, e: np.ndarray) -> np.ndarray:
     """For slices sorted by (start, -duration): how many earlier ones had ended by each one's
     start. All slices ending by s[i], less the zero-length ones at s[i] that sort at or after i
     (zero-length slices sort last among equal starts)."""
-    idx = np.arange(len(s))
+    n = len(s)
+    idx = np.arange(n)
     ended = np.searchsorted(np.sort(e), s, "right")
     zero = e == s
-    block_start, block_end = np.searchsorted(s, s, "left"), np.searchsorted(s, s, "right")
+    # Where each one's run of equal starts begins and ends (s is sorted: no search needed).
+    cuts = np.flatnonzero(s[1:] != s[:-1]) + 1
+    firsts, lasts = np.concatenate(([0], cuts)), np.concatenate((cuts, [n]))
+    block_start, block_end = np.repeat(firsts, lasts - firsts), np.repeat(lasts, lasts - firsts)
     zeros_before = np.concatenate(([0], np.cumsum(zero)))
     zeros_from_i = zeros_before[block_end] - zeros_before[np.where(zero, idx, block_start)]
     return ended - zeros_from_i

@@ -408,7 +408,7 @@ def test_memory_follows_the_events_kept_not_the_file(tmp_path: Path, monkeypatch
         tracemalloc.stop()
     assert len(trace.slices) == 3_000 and len(text) > 15e6
     assert peak < len(text) / 4, f"peak {peak / 1e6:.1f} MB for {len(text) / 1e6:.1f} MB of JSON"
-    assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) > 3
+    assert seen == sorted(seen) and seen[-1] == 1.0 and len(set(seen)) > 3 and seen[0] < 0.5  # moves as it inflates
 
 
 @pytest.mark.parametrize(("text", "end"), [

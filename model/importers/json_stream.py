@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover - a platform without its wheels
     _inflate = zlib
 
 BLOCK = 4 << 20  # bytes read (uncompressed) per step
+TAIL = 0.25  # the part of the file (compressed bytes) cut into smaller batches when a helper takes some
 COMPRESSED_CHUNK = 1 << 18  # gzip bytes fed to zlib per call
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_WBITS = 16 + zlib.MAX_WBITS
@@ -56,16 +57,17 @@ def open_maybe_gzip(path: Path) -> tuple[BinaryIO, BinaryIO]:
     return raw, raw
 
 
-def read_blocks(raw: BinaryIO, block: int) -> Iterator[bytes]:
+def read_blocks(raw: BinaryIO, block: int) -> Iterator[tuple[bytes, int]]:
     """The decompressed content of ``raw`` (gzip, possibly several members, or plain) in blocks
     of exactly ``block`` bytes but the last (batches, and so the result, never depend on how
-    zlib happened to cut its output). Each zlib call is long and releases the GIL. Raises
-    ``EOFError`` for a gzip stream that ends early, ``zlib.error`` for a damaged one."""
+    zlib happened to cut its output), each with the bytes of ``raw`` consumed to make it. Each
+    zlib call is long and releases the GIL. Raises ``EOFError`` for a gzip stream that ends
+    early, ``zlib.error`` for a damaged one."""
     data = raw.read(2)
     if data != GZIP_MAGIC:
         data += raw.read(block - len(data))
         while data:
-            yield data
+            yield data, raw.tell()
             data = raw.read(block)
         return
     z, fed, pieces, have = _inflate.decompressobj(GZIP_WBITS), False, [], 0
@@ -76,7 +78,7 @@ def read_blocks(raw: BinaryIO, block: int) -> Iterator[bytes]:
                 if fed:
                     raise EOFError("compressed file ended before the end-of-stream marker was reached")
                 if pieces:
-                    yield b"".join(pieces)
+                    yield b"".join(pieces), raw.tell()
                 return
         out = z.decompress(data, block - have)
         fed = True
@@ -88,7 +90,7 @@ def read_blocks(raw: BinaryIO, block: int) -> Iterator[bytes]:
             pieces.append(out)
             have += len(out)
             if have == block:
-                yield pieces[0] if len(pieces) == 1 else b"".join(pieces)
+                yield (pieces[0] if len(pieces) == 1 else b"".join(pieces)), raw.tell() - len(data)
                 pieces, have = [], 0
 
 
@@ -106,6 +108,7 @@ class EventStream:
         self.metadata: dict[str, Any] = {}
         self.array_form = False
         self.bytes_read = 0
+        self.fraction = 0.0  # of the (compressed) file read
 
     def _error(self, problem: str) -> CaptureError:
         return CaptureError(self.path, problem)
@@ -123,12 +126,11 @@ class EventStream:
 
         def read() -> None:
             with raw:
-                it: Iterator[bytes] | None = None
+                it: Iterator[tuple[bytes, int]] | None = None
                 while not stop.is_set():
                     try:
                         it = it or read_blocks(raw, self.block)
-                        chunk = next(it, b"")
-                        item: Any = (chunk, raw.tell())
+                        item: Any = next(it, (b"", total))  # (block, compressed bytes it took)
                     except EOFError:
                         item = self._error("truncated: the gzip stream ends early")
                     except (OSError, zlib.error, _inflate.error) as e:
@@ -155,8 +157,9 @@ class EventStream:
                 if not chunk:
                     return
                 self.bytes_read += len(chunk)
+                self.fraction = min(offset / total, 1.0)
                 if self.progress is not None:
-                    self.progress(min(offset / total, 1.0))
+                    self.progress(self.fraction)
                 yield chunk
         finally:
             stop.set()
@@ -189,11 +192,9 @@ class EventStream:
                 if self.array_form:  # Chrome's array form may omit the closing bracket
                     return
                 raise self._error("truncated: the traceEvents array is not closed")
-            result = None
-            if eof and remote is not None and len(buf) - start > self.block // 2:
-                # The rest of the file, in halves: the first may go to ``remote``; the last, a
-                # smaller piece, is decoded here (it holds the end of the array).
-                result, end, closed = self._split(buf, start, decode, remote, False, start + (len(buf) - start) // 2)
+            result, piece = None, self._piece(len(buf) - start, eof)
+            if remote is not None and piece:  # near the end: smaller batches, so both processes finish together
+                result, end, closed = self._split(buf, start, decode, remote, False, start + piece)
             if result is None:
                 result, end, closed = self._split(buf, start, decode, None if eof else remote, eof)
             if result is None:
@@ -207,6 +208,15 @@ class EventStream:
                 return
             start = end
             yield result
+
+    def _piece(self, left: int, eof: bool) -> int:
+        """The size to cut the next batch to (0: as long as it comes): a quarter block in the
+        last ``TAIL`` of the file, and at its very end half of what is left (the last, small
+        piece is decoded here: it holds the end of the array)."""
+        piece = self.block // 4 if self.fraction >= 1 - TAIL or eof else 0
+        if eof:
+            piece = min(piece, left // 2)
+        return piece if piece and left > piece * 3 // 2 else 0
 
     def _split(self, buf: bytes, start: int, decode: Callable[[bytes], Any], remote: Callable[[bytes], Any] | None,
                eof: bool, limit: int | None = None) -> tuple[Any, int, bool]:
