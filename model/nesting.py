@@ -108,7 +108,7 @@ def _nested_depths(s: np.ndarray, e: np.ndarray) -> np.ndarray | None:
     depth = np.arange(len(s)) - ended_before(s, e)
     if depth.min() < 0 or depth.max() > 65535:
         return None
-    o = np.lexsort((s, depth))
+    o = np.argsort(depth.astype(np.uint16), kind="stable")  # by (depth, start): s is sorted already
     same = depth[o][1:] == depth[o][:-1]
     if (same & (s[o][1:] < e[o][:-1])).any():
         return None

@@ -164,9 +164,9 @@ def with_helper(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     sent: list[int] = []
     submit = helper.Helper.submit
 
-    def counting(self: helper.Helper, text: bytes) -> helper.Job:
-        sent.append(len(text))
-        return submit(self, text)
+    def counting(self: helper.Helper, events: memoryview) -> helper.Job | None:
+        sent.append(len(events))
+        return submit(self, events)
 
     monkeypatch.setattr(json_stream, "BLOCK", 2048)
     monkeypatch.setattr(helper, "MIN_BYTES", 0)

@@ -71,14 +71,16 @@ def _json_bytes(paths: Sequence[Path]) -> int:
 
 
 class Job:
-    """One batch handed to the helper: its text until placed in a slot, then its pickled
-    result (or, when taken back before it was placed, the result made here)."""
+    """One batch handed to the helper: its events until placed in a slot, then its pickled
+    result (or, when taken back before the helper started it, its ``text`` to be digested by
+    the caller and that result)."""
 
-    __slots__ = ("payload", "size", "slot", "state", "text", "value")
+    __slots__ = ("events", "payload", "size", "slot", "state", "text", "value")
 
-    def __init__(self, text: bytes) -> None:
-        self.text: bytes | None = text
-        self.size = len(text)
+    def __init__(self, events: memoryview | bytes) -> None:
+        self.events: memoryview | bytes | None = events  # comma-separated, without the array's brackets
+        self.text: bytes | None = None
+        self.size = len(events) + 2  # as a JSON array
         self.state = QUEUED
         self.slot = -1
         self.payload: bytes | None = None
@@ -117,11 +119,12 @@ class Helper:
         self._placed: deque[Job] = deque()  # placed, not yet answered, in order
         self._stopped = False  # the helper is gone
 
-    def submit(self, text: bytes) -> Job | None:
-        """Queue one batch for the helper; None when it is too big for a slot (digest it here)."""
-        if len(text) > SLOT_BYTES:
+    def submit(self, events: memoryview | bytes) -> Job | None:
+        """Queue one batch (its comma-separated events: the slot gets them in brackets, copied
+        once) for the helper; None when it is too big for a slot (digest it here)."""
+        if len(events) + 2 > SLOT_BYTES:
             return None
-        job = Job(text)
+        job = Job(events)
         self._queued.append(job)
         self._pump()
         return job
@@ -136,6 +139,8 @@ class Helper:
         work on); None when it has started every job."""
         if self._queued:
             job = self._queued.pop()
+            assert job.events is not None
+            job.text, job.events = b"".join((b"[", job.events, b"]")), None
         else:
             job = next((j for j in reversed(self._placed) if j.state == PLACED
                         and self._flags[j.slot] == PLACED_FLAG), None)
@@ -189,15 +194,17 @@ class Helper:
             self._answer()
         while not self._stopped and self._queued and self._free:
             job = self._queued.popleft()
-            slot, text = self._free.pop(), job.text
-            assert text is not None
+            slot, events, n = self._free.pop(), job.events, job.size - 2
+            assert events is not None
             at = slot * SLOT_BYTES
-            self._shm[at : at + len(text)] = text
+            self._shm[at : at + 1] = b"["
+            self._shm[at + 1 : at + 1 + n] = events
+            self._shm[at + 1 + n : at + 2 + n] = b"]"
             self._flags[slot] = PLACED_FLAG
-            job.state, job.slot, job.text = PLACED, slot, None
+            job.state, job.slot, job.events = PLACED, slot, None
             self._placed.append(job)
             try:
-                _write(self._to_w, _MESSAGE.pack(slot, len(text)))
+                _write(self._to_w, _MESSAGE.pack(slot, job.size))
             except OSError:  # the helper is gone
                 self._stopped = True
 

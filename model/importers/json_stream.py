@@ -168,9 +168,10 @@ class EventStream:
     def batches(self, decode: Callable[[bytes], Any], remote: Callable[[bytes], Any] | None = None) -> Iterator[Any]:
         """Yield ``decode(b"[" + events + b"]")`` for consecutive runs of whole events.
 
-        ``remote(text)``, when given, is offered each batch but the last first, without
-        checking that it is valid JSON (its end is a ``}`` followed by ``,`` and ``{``); what it
-        returns, unless None, is yielded instead (e.g. a promise of another process's decode)."""
+        ``remote(events)``, when given, is offered each batch but the last first, as a view of
+        its comma-separated events (no brackets, no copy), without checking that it is valid
+        JSON (its end is a ``}`` followed by ``,`` and ``{``); what it returns, unless None, is
+        yielded instead (e.g. a promise of another process's decode)."""
         blocks = self._reader()
         buf, start = self._find_events_start(blocks), 0
         eof, more = False, False
@@ -233,7 +234,7 @@ class EventStream:
                 continue
             tries += 1
             if remote is not None and after[:1] == b"," and after[1:].lstrip(_WS)[:1] == b"{":
-                promised = remote(_batch(buf, start, p + 1))
+                promised = remote(memoryview(buf)[start : p + 1])
                 if promised is not None:
                     return promised, p + 1, False
             result = self._try(buf, start, p + 1, decode)

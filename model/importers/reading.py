@@ -40,8 +40,8 @@ def read_file(path: Path, work: Work, progress: Progress | None = None,
             collector.add(digest)
         return collector.c, stream.metadata
 
-    def send(text: bytes) -> Job | None:
-        return helper.submit(text) if helper.pending() < HELPER_QUEUE else None
+    def send(events: memoryview) -> Job | None:
+        return helper.submit(events) if helper.pending() < HELPER_QUEUE else None
 
     waiting: deque = deque()  # digests made here and jobs of the helper, in file order
     try:
