@@ -145,8 +145,8 @@ def walked_depths(s: np.ndarray, e: np.ndarray, max_rounds: int = 64, max_work: 
         moving = moving[(later != bound) & (later < n)]
     else:
         return None
-    depth = index - np.searchsorted(np.sort(popped_at), index, "right")
-    return np.minimum(depth, 65535).astype(np.uint16)
+    popped_by = np.cumsum(np.bincount(popped_at, minlength=n + 1))[:n]  # slices popped at or before each
+    return np.minimum(index - popped_by, 65535).astype(np.uint16)
 
 
 def stack_depths(starts: list[int], ends: list[int], stack: list[int] | None = None) -> np.ndarray:
