@@ -44,3 +44,7 @@ def test_enclosing_and_next_starting_match_a_scan(monkeypatch: pytest.MonkeyPatc
         inside, after = index.enclosing(q_thread, q_ts), index.next_starting(q_thread, q_ts)
         for i in range(50):
             assert (inside[i], after[i]) == brute(thread, start, dur, ids, int(q_thread[i]), int(q_ts[i]))
+        asked = q_thread[q_thread % 2 == 0]  # an index of the asked threads only answers the same for them
+        part = SliceIndex(thread, start, dur, ids, np.unique(asked))
+        assert np.array_equal(part.enclosing(asked, q_ts[q_thread % 2 == 0]), inside[q_thread % 2 == 0])
+        assert np.array_equal(part.next_starting(asked, q_ts[q_thread % 2 == 0]), after[q_thread % 2 == 0])

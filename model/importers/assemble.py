@@ -100,7 +100,8 @@ class Assembler:
         stats = self._stats = c.stats
         stats["slices"] += len(ids)
         if c.flows:
-            chained = chain_flows(c.flows, SliceIndex(x["thread"], x["ts"], x["dur"], ids), stats)
+            asked = np.unique(np.fromiter((f[0] for f in c.flows), dtype=np.int64, count=len(c.flows)))
+            chained = chain_flows(c.flows, SliceIndex(x["thread"], x["ts"], x["dur"], ids, asked), stats)
             if chained:
                 src, dst, cat = zip(*chained, strict=True)
                 self._add_flows(np.asarray(src), np.asarray(dst), [b.strings.intern(n) for n in cat])

@@ -18,10 +18,12 @@ WALK_LIMIT = 64  # slices stepped back over before a vectorised search for the e
 
 
 class SliceIndex:
-    """Slices sorted by (thread, start, longest first) for point look-ups."""
+    """Slices sorted by (thread, start, longest first) for point look-ups; only those of
+    ``threads`` when given (the threads that will be asked about)."""
 
-    def __init__(self, thread: np.ndarray, start: np.ndarray, dur: np.ndarray, ids: np.ndarray) -> None:
-        order = start_order(thread, start, dur)
+    def __init__(self, thread: np.ndarray, start: np.ndarray, dur: np.ndarray, ids: np.ndarray,
+                 threads: np.ndarray | None = None) -> None:
+        order = start_order(thread, start, dur) if threads is None else _subset_order(thread, start, dur, threads)
         # int64: numpy would convert an int32 array to search it for a Python int (tens of µs a call)
         self.thread, self.start = thread[order].astype(np.int64), start[order]
         self.end = self.start + dur[order]
@@ -75,6 +77,12 @@ class SliceIndex:
         at = [int(np.searchsorted(self.start[a:b], t, side)) + a
               for a, b, t in zip(lo.tolist(), hi.tolist(), ts.tolist(), strict=True)]
         return lo, hi, np.asarray(at, dtype=np.int64)
+
+
+def _subset_order(thread: np.ndarray, start: np.ndarray, dur: np.ndarray, threads: np.ndarray) -> np.ndarray:
+    """``start_order`` of the slices of ``threads`` only (indices into the full arrays)."""
+    rows = np.flatnonzero(np.isin(thread, threads))
+    return rows[start_order(thread[rows], start[rows], dur[rows])]
 
 
 def chain_flows(endpoints: list[tuple], index: SliceIndex, stats: Counter) -> list[tuple[int, int, str]]:
