@@ -118,6 +118,16 @@ def test_small_batches_split_safely(trace_file: Path, monkeypatch: pytest.Monkey
     assert trace.metadata["import_stats"]["events"] == len(EVENTS)
 
 
+def test_chunks_are_cut_where_an_event_starts() -> None:
+    """The reading thread cuts after the last '},' that a '{' follows (a guess: strings may hold
+    one, then the stream still finds the events), so that no part-event is copied ahead of the
+    next chunk; nothing to cut gives 0."""
+    block = b'[{"a": 1},\n {"b": "x}, {y"}, {"c": [{}, {}]}, {"d'
+    cut = json_stream.event_cut(block)
+    assert block[cut:] == b'{"d' and block[:cut].rstrip().endswith(b"},")
+    assert json_stream.event_cut(b'{"a": 1}, "b"') == 0 and json_stream.event_cut(b"") == 0
+
+
 def test_events_full_of_inner_object_lists_still_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every '}' near a block's end lies inside an event: the stream falls back to scanning."""
     events = [{"ph": "X", "name": f"op{i}", "pid": 1, "tid": 1, "ts": i * 10, "dur": 5,

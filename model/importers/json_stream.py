@@ -43,6 +43,7 @@ MAX_SPLIT_TRIES = 4  # decode attempts at candidate ends before scanning
 _TOKENS = re.compile(rb'\\.|["{}\[\]]')  # an escape pair, a quote, a bracket
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 _SEPARATOR = re.compile(rb"[ \t\r\n]*(?:,[ \t\r\n]*)?")  # what may lie between two events
+_WHITESPACE = re.compile(rb"[ \t\r\n]*")
 
 
 def open_maybe_gzip(path: Path) -> tuple[BinaryIO, BinaryIO]:
@@ -109,6 +110,7 @@ class EventStream:
         self.array_form = False
         self.bytes_read = 0
         self.fraction = 0.0  # of the (compressed) file read
+        self.ends_at_event = False  # the last chunk read ends with "}," and the next starts with "{"
 
     def _error(self, problem: str) -> CaptureError:
         return CaptureError(self.path, problem)
@@ -127,10 +129,15 @@ class EventStream:
         def read() -> None:
             with raw:
                 it: Iterator[tuple[bytes, int]] | None = None
+                carry = b""  # the part-event after a block's last event boundary, put in front of the next
                 while not stop.is_set():
                     try:
                         it = it or read_blocks(raw, self.block)
-                        item: Any = next(it, (b"", total))  # (block, compressed bytes it took)
+                        block, offset = next(it, (b"", total))  # (block, compressed bytes it took)
+                        cut = event_cut(block)
+                        item: Any = (b"".join((carry, memoryview(block)[:cut])) if cut else carry + block, offset,
+                                     cut > 0)  # (chunk, offset, whether it ends where an event starts)
+                        carry = block[cut:] if cut else b""
                     except EOFError:
                         item = self._error("truncated: the gzip stream ends early")
                     except (OSError, zlib.error, _inflate.error) as e:
@@ -153,7 +160,7 @@ class EventStream:
                 item = blocks.get()
                 if isinstance(item, Exception):
                     raise item
-                chunk, offset = item
+                chunk, offset, self.ends_at_event = item
                 if not chunk:
                     return
                 self.bytes_read += len(chunk)
@@ -174,7 +181,7 @@ class EventStream:
         yielded instead (e.g. a promise of another process's decode)."""
         blocks = self._reader()
         buf, start = self._find_events_start(blocks), 0
-        eof, more = False, False
+        eof, more, comma = False, False, False
         while True:
             # Half a block at least (a block after the first, whose header is gone), more when
             # the last try found no whole event.
@@ -183,9 +190,14 @@ class EventStream:
                 nxt = next(blocks, None)
                 if nxt is None:
                     eof = True
+                    continue
+                lead = _SEPARATOR.match(buf, start).end()
+                if lead == len(buf) and not comma:  # only "," left (chunks end so): no copy of the next one
+                    buf, start, comma = nxt, 0, b"," in buf[start:]
                 else:
                     buf, start = buf[start:] + nxt, 0
-            start = _SEPARATOR.match(buf, start).end()
+            start = (_WHITESPACE if comma else _SEPARATOR).match(buf, start).end()  # one comma between events
+            comma = False
             if buf[start : start + 1] == b"]":
                 self._read_tail(buf[start + 1 :], blocks)
                 return
@@ -233,7 +245,9 @@ class EventStream:
             if (not after and not eof) or (after and after[:1] not in (b",", b"]")):
                 continue
             tries += 1
-            if remote is not None and after[:1] == b"," and after[1:].lstrip(_WS)[:1] == b"{":
+            next_event = after[1:].lstrip(_WS)[:1] == b"{" or (  # or the next chunk starts with one
+                self.ends_at_event and not after[1:].strip(_WS) and len(buf) - p <= 64)
+            if remote is not None and after[:1] == b"," and next_event:
                 promised = remote(memoryview(buf)[start : p + 1])
                 if promised is not None:
                     return promised, p + 1, False
@@ -311,6 +325,23 @@ class EventStream:
         if not isinstance(obj, dict):
             raise self._error(f"malformed trace {where}")
         return obj
+
+
+def event_cut(block: bytes) -> int:
+    """Index just past the last ``},`` (and whitespace) in ``block`` that a ``{`` follows (0:
+    none near its end): where an event probably starts. Chunks are cut there, so that a batch
+    ending at a chunk's end leaves no part-event to copy in front of the next chunk (a wrong
+    guess only costs that copy)."""
+    pos = len(block)
+    for _ in range(MAX_SPLIT_TRIES):
+        p = block.rfind(b"}", 0, pos)
+        if p < 0:
+            return 0
+        m = _SEPARATOR.match(block, p + 1)
+        if b"," in block[p + 1 : m.end()] and block[m.end() : m.end() + 1] == b"{":
+            return m.end()
+        pos = p
+    return 0
 
 
 def _batch(buf: bytes, start: int, end: int) -> bytes:
