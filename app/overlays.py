@@ -12,6 +12,7 @@ from PySide6.QtGui import QBrush, QImage, QPainter, QPainterPath, QPen, QPolygon
 
 GUTTER_W = 220  # lane names, left of the time axis
 RULER_H = 30  # the time ruler, above the lanes
+FAN = 6  # flows from one slice to this many or more on one lane are drawn as one arrow and a bracket
 
 
 class OverlayPainter:
@@ -99,36 +100,62 @@ class OverlayPainter:
                 r = self.slice_rect(sid, scroll_y)
                 if r is not None:
                     p.drawRect(r.adjusted(-1, -1, 1, 1))
-        fl = st.trace.flows
-        pen = QPen(th.c("accent"), 1.6)
+        fl, track = st.trace.flows, st.trace.slices.track
         p.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        # Flows from one slice to many on one lane (a graph replay's submission and its nodes)
+        # are drawn as one arrow to the first and a bracket over the others, not as a fan.
+        fans: dict[tuple[int, int], list[int]] = {}
         for row in st.chain_flows.tolist():
-            a = self.slice_rect(int(fl.src[row]), scroll_y)
-            b = self.slice_rect(int(fl.dst[row]), scroll_y)
-            if a is None or b is None:
+            src, dst = int(fl.src[row]), int(fl.dst[row])
+            fans.setdefault((src, int(track[dst])), []).append(dst)
+        for (src, _), dsts in fans.items():
+            a = self.slice_rect(src, scroll_y)
+            rects = [r for r in (self.slice_rect(d, scroll_y) for d in dsts) if r is not None]
+            if a is None or not rects:
                 continue
-            # Leave the source where the destination starts when they overlap in time (a launch
-            # and the submission it makes), else at the source's end.
-            src = QPointF(max(a.left(), min(a.right(), b.left())), a.center().y())
-            dst = QPointF(b.left(), b.center().y())
-            path = QPainterPath(src)
-            dx = max(abs(dst.x() - src.x()) * 0.5, 12.0)
-            down = 1 if dst.y() > src.y() else -1
-            if dst.x() - src.x() < 24:  # nearly vertical: bend through the lanes, not sideways
-                path.cubicTo(QPointF(src.x(), src.y() + down * 10), QPointF(dst.x() - 14, dst.y()), dst)
-            else:
-                path.cubicTo(QPointF(src.x() + dx, src.y()), QPointF(dst.x() - dx, dst.y()), dst)
-            p.setPen(pen)
-            p.drawPath(path)
-            head = QPolygonF([dst, QPointF(dst.x() - 7, dst.y() - 4), QPointF(dst.x() - 7, dst.y() + 4)])
-            p.setBrush(QBrush(th.c("accent")))
-            p.drawPolygon(head)
-            p.setBrush(Qt.BrushStyle.NoBrush)
+            if len(dsts) < FAN:
+                for b in rects:
+                    self._arrow(p, a, b)
+                continue
+            first = min(rects, key=QRectF.left)
+            self._arrow(p, a, first)
+            right = max(r.right() for r in rects)
+            y = first.bottom() + 2
+            p.setPen(QPen(th.c("accent"), 1.6))
+            p.drawLine(QLineF(first.left(), y, right, y))
+            p.drawLine(QLineF(right, y, right, y - 4))
+            label = f"×{len(dsts)}"
+            box = QRectF(first.left(), y + 1, self.fm.horizontalAdvance(label) + 6, self.fm.height() + 1)
+            p.fillRect(box, th.c("bg", 220))  # legible over the lane below
+            p.setFont(self.font)
+            p.drawText(box, Qt.AlignmentFlag.AlignCenter, label)
         p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         r = self.slice_rect(st.selected, scroll_y)
         if r is not None:
             p.setPen(QPen(th.c("select"), 2))
             p.drawRect(r.adjusted(-1, -1, 1, 1))
+
+    def _arrow(self, p: QPainter, a: QRectF, b: QRectF) -> None:
+        """A flow arrow from slice rectangle ``a`` to ``b``: it leaves the source where the
+        destination starts when they overlap in time (a launch and the submission it makes),
+        else at the source's end."""
+        th = self.theme
+        src = QPointF(max(a.left(), min(a.right(), b.left())), a.center().y())
+        dst = QPointF(b.left(), b.center().y())
+        path = QPainterPath(src)
+        dx = max(abs(dst.x() - src.x()) * 0.5, 12.0)
+        down = 1 if dst.y() > src.y() else -1
+        if dst.x() - src.x() < 24:  # nearly vertical: bend through the lanes, not sideways
+            path.cubicTo(QPointF(src.x(), src.y() + down * 10), QPointF(dst.x() - 14, dst.y()), dst)
+        else:
+            path.cubicTo(QPointF(src.x() + dx, src.y()), QPointF(dst.x() - dx, dst.y()), dst)
+        p.setPen(QPen(th.c("accent"), 1.6))
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawPath(path)
+        head = QPolygonF([dst, QPointF(dst.x() - 7, dst.y() - 4), QPointF(dst.x() - 7, dst.y() + 4)])
+        p.setBrush(QBrush(th.c("accent")))
+        p.drawPolygon(head)
+        p.setBrush(Qt.BrushStyle.NoBrush)
 
     def _ruler(self, p: QPainter, w: int) -> None:
         st, th = self.state, self.theme

@@ -281,3 +281,32 @@ def test_wheel_zoom_frames_resample_then_refine(win, qtbot):
     qtbot.waitUntil(lambda: not tl._refine.isActive(), timeout=2000)
     tl.grab()
     assert not tl.painter.stale
+
+
+def test_a_fan_of_flows_to_one_lane_is_one_arrow_and_a_bracket(win, qtbot, monkeypatch):
+    """A submission feeding many nodes on one lane (a graph replay) draws one arrow there and a
+    bracket over the rest; a few flows to another lane stay arrows each."""
+    from accelview.app.overlays import FAN, OverlayPainter
+    from accelview.model import TraceBuilder, TrackKind
+
+    b = TraceBuilder()
+    host = b.add_track("host", TrackKind.HOST, host="h")
+    queue = b.add_track("queue 0", TrackKind.DRIVER_QUEUE, parent=host, host="h", device=0)
+    mxu = b.add_track("matrix", TrackKind.EXEC_UNIT, parent=host, host="h", device=0)
+    vec = b.add_track("vector", TrackKind.EXEC_UNIT, parent=host, host="h", device=0)
+    sub = b.add_slice(queue, 0, 1_000, "submit graph", "driver")
+    for i in range(FAN + 4):
+        b.add_flow(sub, b.add_slice(mxu, 2_000 + i * 1_000, 800, f"node {i}", "kernel"), "execute")
+    for i in range(2):
+        b.add_flow(sub, b.add_slice(vec, 2_500 + i * 3_000, 400, f"vec {i}", "kernel"), "execute")
+    win.set_trace(b.build(source="fan"))
+    st = win.state
+    sid = int(np.flatnonzero(st.trace.slices.name == st.trace.strings.lookup("submit graph"))[0])
+    st.select(sid)
+    st.show_window(0, 20_000, pad=0)
+    arrows = []
+    draw = OverlayPainter._arrow
+    monkeypatch.setattr(OverlayPainter, "_arrow", lambda self, p, a, b_: arrows.append(b_) or draw(self, p, a, b_))
+    win.timeline.grab()
+    assert len(st.chain_flows) == FAN + 6
+    assert len(arrows) == 3  # one to the first matrix node, one to each vector op
