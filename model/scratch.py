@@ -9,9 +9,12 @@ A store's files stay open until it is deleted.
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
+from glob import escape as glob_escape
 from itertools import count
 from pathlib import Path
 from typing import BinaryIO
@@ -22,11 +25,16 @@ Columns = dict[str, np.ndarray]
 
 
 class Scratch:
-    """A private folder beside a given path, removed with everything in it by ``close``."""
+    """A private folder beside a given path, removed with everything in it by ``close``.
+
+    Its name holds the process id (``.NAME.PID.XXXX.scratch``): folders left beside the same
+    path by a process that no longer runs (killed while finalizing) are removed on creation."""
 
     def __init__(self, beside: str | Path) -> None:
         beside = Path(beside)
-        self.dir = Path(tempfile.mkdtemp(prefix=f".{beside.name.lstrip('.')}.", suffix=".scratch", dir=beside.parent))
+        stem = beside.name.lstrip(".")
+        _remove_orphans(beside.parent, stem)
+        self.dir = Path(tempfile.mkdtemp(prefix=f".{stem}.{os.getpid()}.", suffix=".scratch", dir=beside.parent))
         self._names = count()
 
     def path(self, stem: str) -> Path:
@@ -42,6 +50,25 @@ class Scratch:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _remove_orphans(folder: Path, stem: str) -> None:
+    """Delete ``.STEM.PID.*.scratch`` folders in ``folder`` whose process is gone."""
+    mine = re.compile(rf"\.{re.escape(stem)}\.(\d+)\.[^.]+\.scratch")  # mkdtemp's random part has no dot
+    for d in folder.glob(f".{glob_escape(stem)}.*.scratch"):
+        m = mine.fullmatch(d.name)
+        if m and not _alive(int(m.group(1))):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's
+        return True
+    return True
 
 
 class ColumnStore:

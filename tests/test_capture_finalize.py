@@ -369,3 +369,25 @@ def test_store_reads_back_what_was_appended(tmp_path) -> None:
         assert got["a"].tolist() == [3, 40, 41, 1, 2] and got["c"].tolist() == [-3, -4, 1, 1, 1]
         assert got["b"].dtype == np.float64 and store.rows == 8
     assert not scratch.dir.exists()
+
+
+def test_scratch_folders_of_dead_processes_are_removed(tmp_path: Path) -> None:
+    """A finalizer killed mid-way leaves its scratch folder; the next one beside the same file
+    removes it, but not a live process's nor another file's."""
+    import os
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    orphan = tmp_path / f".c.h5.{gone}.abcd.scratch"
+    live = tmp_path / f".c.h5.{os.getpid()}.efgh.scratch"
+    other = tmp_path / f".d.h5.{gone}.ijkl.scratch"
+    numbered = tmp_path / f".c.h5.{gone}.{os.getpid()}.mnop.scratch"  # a live one of a file named c.h5.<gone>
+    for d in (orphan, live, other, numbered):
+        d.mkdir()
+        (d / "0.keys").write_bytes(b"x")
+    with Scratch(tmp_path / "c.h5") as scratch:
+        assert scratch.dir.name.startswith(f".c.h5.{os.getpid()}.")
+        assert not orphan.exists() and live.exists() and other.exists() and numbered.exists()
+    assert not scratch.dir.exists()
