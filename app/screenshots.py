@@ -1,6 +1,6 @@
 """Screenshots of the real main window for the docs, drawn offscreen:
 
-    QT_QPA_PLATFORM=offscreen python -m accelview.app.screenshots [CAPTURE] [--out docs/screenshots]
+    QT_QPA_PLATFORM=offscreen python -m accelview.app.screenshots [CAPTURE] [--out docs/screenshots] [--kineto TRACE]
 
 Without CAPTURE it opens the packaged demo capture (resources/demo.h5), or builds the synthetic
 demo trace when that cannot be read."""
@@ -126,6 +126,45 @@ def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), prefix: 
     return paths
 
 
+def take_kineto(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), title: str = "") -> Path:
+    """``pytorch-trace-chain-dark.png``: a PyTorch trace with the longest kernel whose launch is
+    in the trace selected, its launch → kernel arrow shown."""
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from .window import MainWindow
+
+    app = QApplication.instance() or QApplication([])
+    out.mkdir(parents=True, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix="accelview-shots-")
+    win = MainWindow(theme="dark", settings=QSettings(os.path.join(scratch, "settings.ini"),
+                                                     QSettings.Format.IniFormat))
+    win.resize(*size)
+    win.show()
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    win.findings.report_ready.connect(lambda _r: loop.quit())
+    QTimer.singleShot(60_000, loop.quit)
+    win.set_trace(trace, title)
+    loop.exec()  # the Findings panel fills in from its background analysis
+    app.processEvents()
+    sl, fl = trace.slices, trace.flows
+    launched = np.unique(fl.dst) if len(fl) else np.arange(len(sl))
+    sid = int(launched[np.argmax(sl.dur_ns[launched])])
+    st = win.state
+    st.select(sid)
+    a = float(sl.start_ns[st.chain].min())
+    b = float((sl.start_ns[st.chain] + sl.dur_ns[st.chain]).max())
+    st.show_window(a, b, pad=0.6)
+    app.processEvents()
+    path = out / "pytorch-trace-chain-dark.png"
+    win.grab().save(str(path))
+    win.close()
+    shutil.rmtree(scratch, ignore_errors=True)
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: take the screenshots."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -133,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("capture", nargs="?", help="capture or trace to show (default: the demo capture)")
     ap.add_argument("--out", default="docs/screenshots", help="output folder")
     ap.add_argument("--prefix", default="", help="prefix of the file names")
+    ap.add_argument("--kineto", help="also a PyTorch profiler trace, its longest launched kernel selected "
+                                     "(docs: ../shared/traces/kineto/a100_2rank_nccl_rank0.json.gz)")
     args = ap.parse_args(argv)
     if args.capture:
         from accelview.model.loader import load_trace
@@ -143,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     title = Path(args.capture).name if args.capture else "demo.h5"
     for p in take(trace, Path(args.out), prefix=args.prefix, title=title):
         print(p)
+    if args.kineto:
+        from accelview.model.loader import load_trace
+
+        print(take_kineto(load_trace(args.kineto), Path(args.out), title=Path(args.kineto).name))
     return 0
 
 
