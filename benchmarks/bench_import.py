@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import accelview.model
+import machine_speed
 from accelview.model.importers import import_trace
 
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces" / "kineto"
@@ -59,6 +60,7 @@ def main() -> None:
     args = ap.parse_args()
     compileall.compile_dir(Path(accelview.model.__file__).parent, quiet=1)
     print(f"{args.trace.name}, {load()}")
+    print(machine_speed.reference())
     ours = [run(sys.executable, OURS, str(args.trace)) for _ in range(args.repeat)]
     walls, peaks = [w for w, _ in ours], [m for _, m in ours]
     best, med = min(walls), statistics.median(walls)

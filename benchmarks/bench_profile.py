@@ -31,6 +31,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import machine_speed
+
 SCRIPT = textwrap.dedent("""\
     import sys, time
     from accelview.capture.sim import workloads
@@ -156,6 +158,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--events", type=int, nargs="*", default=[1_000_000, 10_000_000])
     args = ap.parse_args()
+    print(machine_speed.reference())
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         overhead(args.tokens, args.repeat, d)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 
+import machine_speed
 import numpy as np
 from accelview.capture import sim
 from accelview.capture.sim import workloads
@@ -38,6 +39,7 @@ def main() -> None:
     rows = len(trace.slices) + len(trace.flows) + len(trace.counters)
     t0, t1 = trace.time_bounds()
     print(f"workload          llm {' '.join(params)}")
+    print(machine_speed.reference())
     print(f"simulated         {(t1 - t0) / 1e6:,.1f} ms of device time")
     print(f"wall              {total:.2f} s (run {run_s:.2f} s, build capture {build_s:.2f} s)")
     # CPU time of this process: steadier than wall time on a shared machine
