@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from accelview.model import Trace
@@ -54,29 +55,35 @@ def _pick(trace: Trace, min_chain: int = 3) -> int:
     return int(order[0]) if len(order) else -1
 
 
-def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), prefix: str = "",
-         title: str = "demo.h5") -> list[Path]:
-    """Write the screenshots; returns their paths."""
-    from PySide6.QtCore import QSettings
+def _window(trace: Trace, title: str, size: tuple[int, int]) -> tuple[Any, Any, str]:
+    """(the application, the main window showing ``trace`` once its Findings panel is filled
+    in, a scratch folder holding its settings: no user settings used, nothing left in the
+    output folder)."""
+    from PySide6.QtCore import QEventLoop, QSettings, QTimer
     from PySide6.QtWidgets import QApplication
 
     from .window import MainWindow
 
     app = QApplication.instance() or QApplication([])
-    out.mkdir(parents=True, exist_ok=True)
-    scratch = tempfile.mkdtemp(prefix="accelview-shots-")  # no user settings, nothing left in out/
-    settings = QSettings(os.path.join(scratch, "settings.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(theme="dark", settings=settings)
+    scratch = tempfile.mkdtemp(prefix="accelview-shots-")
+    win = MainWindow(theme="dark", settings=QSettings(os.path.join(scratch, "settings.ini"),
+                                                     QSettings.Format.IniFormat))
     win.resize(*size)
     win.show()
-    from PySide6.QtCore import QEventLoop, QTimer
-
     loop = QEventLoop()
     win.findings.report_ready.connect(lambda _r: loop.quit())
     QTimer.singleShot(60_000, loop.quit)
     win.set_trace(trace, title)
     loop.exec()  # the Findings panel fills in from its background analysis
     app.processEvents()
+    return app, win, scratch
+
+
+def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), prefix: str = "",
+         title: str = "demo.h5") -> list[Path]:
+    """Write the screenshots; returns their paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    app, win, scratch = _window(trace, title, size)
     st = win.state
     paths = []
 
@@ -129,26 +136,8 @@ def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), prefix: 
 def take_kineto(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), title: str = "") -> Path:
     """``pytorch-trace-chain-dark.png``: a PyTorch trace with the longest kernel whose launch is
     in the trace selected, its launch → kernel arrow shown."""
-    from PySide6.QtCore import QSettings
-    from PySide6.QtWidgets import QApplication
-
-    from .window import MainWindow
-
-    app = QApplication.instance() or QApplication([])
     out.mkdir(parents=True, exist_ok=True)
-    scratch = tempfile.mkdtemp(prefix="accelview-shots-")
-    win = MainWindow(theme="dark", settings=QSettings(os.path.join(scratch, "settings.ini"),
-                                                     QSettings.Format.IniFormat))
-    win.resize(*size)
-    win.show()
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    loop = QEventLoop()
-    win.findings.report_ready.connect(lambda _r: loop.quit())
-    QTimer.singleShot(60_000, loop.quit)
-    win.set_trace(trace, title)
-    loop.exec()  # the Findings panel fills in from its background analysis
-    app.processEvents()
+    app, win, scratch = _window(trace, title, size)
     sl, fl = trace.slices, trace.flows
     launched = np.unique(fl.dst) if len(fl) else np.arange(len(sl))
     sid = int(launched[np.argmax(sl.dur_ns[launched])])
