@@ -10,42 +10,24 @@ that has been drained no longer holds everything ``Simulator.trace()`` needs.
 from __future__ import annotations
 
 import math
-from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .engine import Command
-from .hostlog import ApiCall, Submission, call_rows, submission_rows
+from .hostlog import HostRecords
 
 if TYPE_CHECKING:
     from .runtime import Simulator
 
 
 @dataclass
-class Drained:
-    """Records finished since the previous drain (API calls and submissions as columns, the way
-    :class:`~.hostlog.HostLog` logs them)."""
+class Drained(HostRecords):
+    """Records finished since the previous drain (the host's as :class:`~.hostlog.HostLog` logs
+    them; ``ranges``: annotated phases that have ended)."""
 
-    call_ints: array[int] = field(default_factory=lambda: array("q"))
-    call_objects: list[Any] = field(default_factory=list)
-    submission_ints: array[int] = field(default_factory=lambda: array("q"))
-    submission_names: list[str] = field(default_factory=list)
-    memcpys: list[ApiCall] = field(default_factory=list)
-    waits: list[tuple[int, int]] = field(default_factory=list)
-    ranges: list[ApiCall] = field(default_factory=list)  # annotated phases that have ended
     commands: list[list[Command]] = field(default_factory=list)  # per device, in finishing order
     horizon_ns: list[float] = field(default_factory=list)  # per device: no later command starts before this
     host_now_ns: int = 0
-
-    @property
-    def calls(self) -> list[ApiCall]:
-        """The API calls, as records."""
-        return call_rows(self.call_ints, self.call_objects)
-
-    @property
-    def submissions(self) -> list[Submission]:
-        """The submissions, as records."""
-        return submission_rows(self.submission_ints, self.submission_names)
 
     @property
     def n_calls(self) -> int:

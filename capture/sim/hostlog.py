@@ -52,15 +52,12 @@ def submission_rows(ints: array[int], names: list[str]) -> list[Submission]:
 
 
 @dataclass
-class HostLog:
-    """Everything the host side recorded during a session.
-
-    API calls and driver submissions, one of each per launch, are logged as columns: the
-    integer fields of each record back to back in an ``array('q')`` and its names and
+class HostRecords:
+    """Host-side records, API calls and driver submissions (one of each per launch) as columns:
+    the integer fields of each record back to back in an ``array('q')`` and its names and
     argument dicts in a list (:func:`call_rows`, :func:`submission_rows`). That costs less than
     a tuple per record, and a tracer hands the integers to numpy without reading them one by
-    one. ``calls`` and ``submissions`` give them as records.
-    """
+    one. ``calls`` and ``submissions`` give them as records."""
 
     call_ints: array[int] = field(default_factory=lambda: array("q"))  # start_ns, end_ns, cid of each call
     call_objects: list[Any] = field(default_factory=list)  # name, args of each call
@@ -69,19 +66,25 @@ class HostLog:
     memcpys: list[ApiCall] = field(default_factory=list)
     waits: list[tuple[int, int]] = field(default_factory=list)  # host blocked on a device: [start, end)
     ranges: list[ApiCall] = field(default_factory=list)  # the script's annotated phases (prefill, decode ...)
-    # Called with the name of every API call after it is recorded (the tracer's hook: call sites,
-    # incremental drains).
-    hook: Callable[[str], None] | None = None
 
     @property
     def calls(self) -> list[ApiCall]:
-        """The API calls logged (and not drained), as records."""
+        """The API calls, as records."""
         return call_rows(self.call_ints, self.call_objects)
 
     @property
     def submissions(self) -> list[Submission]:
-        """The driver submissions logged (and not drained), as records."""
+        """The driver submissions, as records."""
         return submission_rows(self.submission_ints, self.submission_names)
+
+
+@dataclass
+class HostLog(HostRecords):
+    """Everything the host side recorded during a session (and not drained yet)."""
+
+    # Called with the name of every API call after it is recorded (the tracer's hook: call sites,
+    # incremental drains).
+    hook: Callable[[str], None] | None = None
 
     def submit(self, device: int, stream: int, submit_ns: int, visible_ns: int, name: str, cid: int,
                chunk: int = -1) -> None:
