@@ -43,12 +43,14 @@ SUBMISSION_INTS = 6  # of a Submission: device, stream, submit_ns, visible_ns, c
 
 def call_rows(ints: array[int], objects: list[Any]) -> list[ApiCall]:
     """Calls logged as ``HostLog.call_ints`` and ``call_objects`` are, as records."""
-    return list(map(ApiCall, ints[0::3], ints[1::3], objects[0::2], ints[2::3], objects[1::2]))
+    n = CALL_INTS
+    return list(map(ApiCall, ints[0::n], ints[1::n], objects[0::2], ints[2::n], objects[1::2]))
 
 
 def submission_rows(ints: array[int], names: list[str]) -> list[Submission]:
     """Submissions logged as ``HostLog.submission_ints`` and ``submission_names`` are, as records."""
-    return list(map(Submission, ints[0::6], ints[1::6], ints[2::6], ints[3::6], names, ints[4::6], ints[5::6]))
+    n = SUBMISSION_INTS
+    return list(map(Submission, ints[0::n], ints[1::n], ints[2::n], ints[3::n], names, ints[4::n], ints[5::n]))
 
 
 @dataclass
