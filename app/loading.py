@@ -11,7 +11,7 @@ from accelview.model import AccelviewError, Trace
 
 if TYPE_CHECKING:
     from accelview.model.lod import TraceLOD
-from PySide6.QtCore import QObject, QThread, Signal
+from PySide6.QtCore import QObject, Qt, QThread, Signal
 
 
 def _default_loader() -> Callable[..., Trace]:
@@ -77,7 +77,9 @@ class LoadJob(QObject):
         for sig, mine in ((self._worker.loaded, self.loaded), (self._worker.failed, self.failed),
                           (self._worker.cancelled, self.cancelled)):
             sig.connect(mine)
-            sig.connect(self._thread.quit)
+            # Direct: QThread.quit is thread-safe, and a queued quit would wait for the GUI
+            # thread's event loop, so wait() on the GUI thread (shutdown, tests) would hang.
+            sig.connect(self._thread.quit, Qt.ConnectionType.DirectConnection)
         self._thread.finished.connect(self.finished)
 
     def start(self) -> None:

@@ -207,6 +207,7 @@ def test_opening_another_file_cancels_the_first(qtbot, tmp_path):
         if "slow" in str(path):
             while not cancel():
                 time.sleep(0.01)
+            time.sleep(0.3)  # still unwinding when the GUI thread starts to wait for it
             raise CaptureError(path, "loading cancelled")
         return fast
 
@@ -215,7 +216,7 @@ def test_opening_another_file_cancels_the_first(qtbot, tmp_path):
     first = w.open_path("/data/slow.h5")
     with qtbot.waitSignal(w.state.trace_changed, timeout=10000):
         w.open_path("/data/fast.h5")
-    first.wait()
+    assert first.wait(5000), "the cancelled load's thread never ended"
     assert w.state.trace is fast and not first.running
     assert w.error_box is None  # a cancelled load is not an error
 
