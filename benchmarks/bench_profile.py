@@ -158,6 +158,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--events", type=int, nargs="*", default=[1_000_000, 10_000_000])
     args = ap.parse_args()
+    machine_speed.compile_accelview()  # the child and the service import it as an installed package
     print(machine_speed.reference())
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
