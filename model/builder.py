@@ -30,6 +30,7 @@ class _Columns:
         self.rows: dict[str, list] = {c: [] for c in schema.names}
         self.batches: list[dict[str, np.ndarray]] = []
         self.count = 0
+        self.kept = False  # the one batch so far was handed over (copy=False): the table can be it
 
     def add_row(self, *values: Any) -> int:
         for col, v in zip(self.schema.names, values, strict=True):
@@ -37,10 +38,11 @@ class _Columns:
         self.count += 1
         return self.count - 1
 
-    def add_batch(self, cols: dict[str, np.ndarray]) -> int:
+    def add_batch(self, cols: Mapping[str, np.ndarray], copy: bool = True) -> int:
         self._flush_rows()
         n = len(next(iter(cols.values())))
         self.batches.append({c: np.asarray(cols[c], dtype=self.schema.dtype(c)) for c in self.schema.names})
+        self.kept = not copy and len(self.batches) == 1
         first = self.count
         self.count += n
         return first
@@ -56,6 +58,8 @@ class _Columns:
         self._flush_rows()
         if not self.batches:
             return Table.empty(self.schema)
+        if self.kept and len(self.batches) == 1:  # handed over whole: no copy
+            return Table(self.schema, {c: np.ascontiguousarray(v) for c, v in self.batches[0].items()})
         return Table(self.schema, {c: np.concatenate([b[c] for b in self.batches]) for c in self.schema.names})
 
 
@@ -63,8 +67,11 @@ def _in_order(major: np.ndarray, minor: np.ndarray) -> bool:
     """Whether rows are already sorted by (major, minor): a check in a few passes instead of a sort."""
     if len(major) < 2:
         return True
-    step = np.diff(major)
-    return bool(np.all(step >= 0) and np.all((step > 0) | (np.diff(minor) >= 0)))
+    if not np.all(major[1:] >= major[:-1]):
+        return False
+    ahead = major[1:] > major[:-1]  # comparisons, not np.diff: no array of steps to allocate
+    ahead |= minor[1:] >= minor[:-1]
+    return bool(ahead.all())
 
 
 class TraceBuilder:
@@ -203,12 +210,14 @@ class TraceBuilder:
         """Record a clock domain's true parameters."""
         self._tables["truth_clocks"].add_row(clock, offset_ns, drift_ppm)
 
-    def add_rows(self, table: str, columns: Mapping[str, np.ndarray]) -> int:
+    def add_rows(self, table: str, columns: Mapping[str, np.ndarray], copy: bool = True) -> int:
         """Bulk-add raw rows to any table (string columns as ids; slices with depth 0xFFFF get
-        computed depths); returns the provisional id of the first row."""
+        computed depths); returns the provisional id of the first row. ``copy=False`` hands the
+        arrays over: when they are all the table gets, the built trace holds them as they are
+        (the caller must not change them afterwards)."""
         if table == "args" and len(columns["set"]):
             self._n_arg_sets = max(self._n_arg_sets, int(np.max(columns["set"])) + 1)
-        return self._tables[table].add_batch(dict(columns))
+        return self._tables[table].add_batch(columns, copy)
 
     def tables_so_far(self) -> dict[str, Table]:
         """The rows added so far per non-empty table, unsorted, in provisional-id order."""
@@ -246,7 +255,8 @@ class TraceBuilder:
         for name, key in (("counters", "ts_ns"), ("instants", "ts_ns")):
             if not _in_order(t[name].track, t[name][key]):  # producers mostly add them in order already
                 t[name] = t[name].take(np.lexsort((t[name][key], t[name].track)))
-        if np.any(np.diff(t["args"].set) < 0):
+        sets = t["args"].set
+        if len(sets) > 1 and not np.all(sets[1:] >= sets[:-1]):
             t["args"] = t["args"].take(np.argsort(t["args"].set, kind="stable"))
         t["truth_idle"] = t["truth_idle"].take(np.lexsort((t["truth_idle"].start_ns, t["truth_idle"].track)))
         truth_names = {s.name for s in S.TRUTH_TABLES}

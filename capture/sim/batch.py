@@ -14,10 +14,9 @@ from typing import Any
 import numpy as np
 from accelview.model import ArgKind, TraceBuilder
 
+from .argsets import ARG_DTYPES, TemplateSets
+
 CATEGORIES = ("runtime", "host memcpy", "driver", "op", "copy", "pcie", "sync")
-_ARG_DTYPES = (("set", np.int32), ("key", np.int32), ("kind", np.uint8), ("int", np.int64), ("real", np.float64),
-               ("str", np.int32))
-_ARG_COLUMNS = tuple(name for name, _ in _ARG_DTYPES)
 _INT, _REAL, _STR = int(ArgKind.INT), int(ArgKind.REAL), int(ArgKind.STR)
 
 
@@ -30,7 +29,9 @@ class TraceBatch:
         columns = ("track", "start_ns", "dur_ns", "name", "category", "correlation", "args")
         self.slices: dict[str, list[int]] = {k: [] for k in columns}
         self.arg_rows: list[tuple[int, int, int, int, float, int]] = []
-        self.arg_columns: list[dict[str, np.ndarray]] = []
+        # sets made from templates, each with the number of listed rows made before it
+        self.arg_plans: list[tuple[int, TemplateSets]] = []
+        self.counters: list[tuple[int, np.ndarray, np.ndarray]] = []  # (track, ts_ns, values)
         self.instants: dict[str, list[int]] = {k: [] for k in ("track", "ts_ns", "name", "category", "args")}
         self.flows: list[tuple[int, int, int]] = []
         self.truth_ops: list[tuple[int, int]] = []
@@ -105,57 +106,13 @@ class TraceBatch:
                           columns: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         """One new, unshared argument set per entry of ``which``, holding ``templates[which[i]]``
         and, per key of ``columns``, that column's i-th value (an int or float array); returns
-        each entry's set id. Sets are laid out row by row as 2-D grids, one per number of
-        template rows (ids are given grid by grid), so the rows come out in set order and
-        nothing needs sorting later. The grids are views into one preallocated set of columns."""
-        n = len(which)
-        first = self._sets
-        self._sets += n
-        which = np.asarray(which, dtype=np.int64)
-        rows_of = [self._rows(a) for a in templates]
-        widths = np.array([len(r) for r in rows_of], dtype=np.int64)
-        extra = [(self.intern(k), np.asarray(v)) for k, v in (columns or {}).items()]
-        m = len(extra)
-        node_width = widths[which] if n else np.zeros(0, np.int64)
-        order = np.argsort(node_width, kind="stable")
-        ids = np.empty(n, dtype=np.int64)
-        ids[order] = first + np.arange(n)
-        total = int(node_width.sum()) + n * m
-        if not total:
-            return ids
-        out = {name: np.empty(total, dtype=dtype) for name, dtype in _ARG_DTYPES}
-        extra_key = [k for k, _ in extra]
-        extra_real = [bool(np.issubdtype(v.dtype, np.floating)) for _, v in extra]
-        extra_kind = [_REAL if real else _INT for real in extra_real]
-        counts = np.bincount(node_width)
-        done = off = 0
-        for width in np.flatnonzero(counts).tolist():
-            c, w = int(counts[width]), width + m
-            nodes = order[done:done + c]
-            grid = {name: col[off:off + c * w].reshape(c, w) for name, col in out.items()}
-            grid["set"][:] = np.arange(first + done, first + done + c, dtype=np.int32)[:, None]
-            # whole rows from a table per template: its own rows, then the columns' keys and kinds
-            # with zero values; the columns' values are written over those zeros
-            members = np.flatnonzero(widths == width)
-            local = np.full(len(templates), -1, dtype=np.int64)
-            local[members] = np.arange(len(members))
-            pick = local[which[nodes]]
-            for j, (name, tail) in enumerate((("key", extra_key), ("kind", extra_kind), ("int", [0] * m),
-                                              ("real", [0.0] * m), ("str", [0] * m))):
-                table = np.array([[r[j] for r in rows_of[t]] + tail for t in members.tolist()], dtype=out[name].dtype)
-                varying = np.flatnonzero((table != table[0]).any(axis=0))
-                if 4 * len(varying) <= w:  # mostly the same row (few floats, few names): a fill and a few columns
-                    _fill_rows(grid[name], table[0])
-                    for col in varying.tolist():
-                        grid[name][:, col] = table[:, col][pick]
-                else:
-                    np.take(table, pick, axis=0, out=grid[name], mode="clip")  # "raise" buffers: 3x slower
-            for j, ((_, values), real) in enumerate(zip(extra, extra_real, strict=True)):
-                grid["real" if real else "int"][:, width + j] = values[nodes]
-            done += c
-            off += c * w
-        self.arg_columns.append(out)
-        return ids
+        each entry's set id. The rows are written by :meth:`flush` (see :class:`.TemplateSets`)."""
+        sets = TemplateSets(self._sets, [self._rows(a) for a in templates], which,
+                            [(self.intern(k), np.asarray(v)) for k, v in (columns or {}).items()], _REAL, _INT)
+        self._sets += len(sets.ids)
+        if sets.rows:
+            self.arg_plans.append((len(self.arg_rows), sets))
+        return sets.ids
 
     @property
     def slice_count(self) -> int:
@@ -251,6 +208,12 @@ class TraceBatch:
         """The true limiter of the op slice at local index ``local``."""
         self.truth_ops.append((local, self.intern(limiter)))
 
+    def add_counters(self, track: int, ts_ns: np.ndarray, values: np.ndarray) -> None:
+        """Samples of one counter track (as the builder's ``add_counters``; written by :meth:`flush`)."""
+        if len(ts_ns) != len(values):
+            raise ValueError(f"{len(ts_ns)} timestamps for {len(values)} counter values")
+        self.counters.append((track, np.asarray(ts_ns), np.asarray(values)))
+
     def add_instant(self, track: int, ts_ns: int, name: str, category: str = "",
                     args: Mapping[str, Any] | None = None) -> None:
         """An instant event."""
@@ -271,11 +234,8 @@ class TraceBatch:
                                cols["category"], cols["correlation"], cols["args"])
         else:
             ids = np.empty(0, np.int64)
-        if self.arg_rows:
-            cols = list(zip(*self.arg_rows, strict=True))
-            b.add_rows("args", {k: np.asarray(v) for k, v in zip(_ARG_COLUMNS, cols, strict=True)})
-        for chunk in self.arg_columns:
-            b.add_rows("args", chunk)
+        self._flush_args()
+        self._flush_counters()
         if self.instants["track"]:
             b.add_rows("instants", {k: np.asarray(v) for k, v in self.instants.items()})
         flows = [np.asarray(self.flows, dtype=np.int64).reshape(-1, 3).T, *self.flow_chunks]
@@ -287,18 +247,37 @@ class TraceBatch:
         if t.shape[1]:
             b.add_rows("truth_ops", {"slice": ids[t[0]], "limiter": t[1]})
 
+    def _flush_args(self) -> None:
+        """Every argument set into one set of args columns, allocated once, in set order."""
+        listed, plans = self.arg_rows, self.arg_plans
+        total = len(listed) + sum(p.rows for _, p in plans)
+        if not total:
+            return
+        out = {name: np.empty(total, dtype=dtype) for name, dtype in ARG_DTYPES}
+        cols = [np.asarray(v, dtype=dtype) for v, (_, dtype) in zip(zip(*listed, strict=True), ARG_DTYPES,
+                                                                       strict=True)] if listed else []
+        at = done = 0
+        for mark, plan in [*plans, (len(listed), None)]:
+            if mark > done:  # the listed sets made before this plan's
+                for (name, _), col in zip(ARG_DTYPES, cols, strict=True):
+                    out[name][at:at + mark - done] = col[done:mark]
+                at, done = at + mark - done, mark
+            if plan is not None:
+                plan.write(out, at)
+                at += plan.rows
+        self.b.add_rows("args", out, copy=False)
 
-def _fill_rows(grid: np.ndarray, row: np.ndarray) -> None:
-    """Every row of the C-contiguous 2-D ``grid`` set to ``row``: the row written once, then the
-    filled part copied onto the rest, doubling (contiguous copies, faster than a broadcast of
-    a short row)."""
-    flat = grid.reshape(-1)
-    w, total = len(row), flat.size
-    if not total:
-        return
-    flat[:w] = row
-    done = w
-    while done < total:
-        k = min(done, total - done)
-        flat[done:done + k] = flat[:k]
-        done += k
+    def _flush_counters(self) -> None:
+        """Every counter sample into one set of counters columns, allocated once."""
+        if not self.counters:
+            return
+        lens = [len(ts) for _, ts, _ in self.counters]
+        total = sum(lens)
+        track = np.repeat(np.array([t for t, _, _ in self.counters], dtype=np.int32), lens)
+        ts, value = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.float64)
+        at = 0
+        for (_, t, v), n in zip(self.counters, lens, strict=True):
+            ts[at:at + n] = t  # float times truncated, as the builder's add_counters does
+            value[at:at + n] = v
+            at += n
+        self.b.add_rows("counters", {"track": track, "ts_ns": ts, "value": value}, copy=False)

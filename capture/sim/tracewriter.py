@@ -72,7 +72,7 @@ def build_trace(sim: Simulator) -> Trace:
         _device(b, batch, sim, dev, sub_ids, edges, rng)
         for (d, stream), track in queues.items():
             if d == dev.index:
-                _queue_depth(b, dev, stream, track, edges)
+                _queue_depth(b, batch, dev, stream, track, edges)
     batch.flush()
     return b.build(source="simulator")
 
@@ -129,13 +129,14 @@ def _submissions(b: TraceBuilder, batch: TraceBatch, subs: list[Submission], api
                         "driver", [s.cid for s in subs], sets)
 
 
-def _queue_depth(b: TraceBuilder, dev: Device, stream: int, parent: int, edges: np.ndarray) -> None:
+def _queue_depth(b: TraceBuilder, batch: TraceBatch, dev: Device, stream: int, parent: int,
+                 edges: np.ndarray) -> None:
     cmds = [c for c in dev.engine.finished if c.stream == stream]
     depth = level_at(np.array([c.submit_ns for c in cmds]), np.array([c.end_ns for c in cmds]), edges[:-1])
     track = b.add_counter_track(f"device {dev.index} queue {stream} depth", "entries", "driver",
                                 "commands submitted and not finished", parent=parent, host=HOST_NAME,
                                 device=dev.index)
-    b.add_counters(track, edges[:-1].astype(np.int64), depth.astype(np.float64))
+    batch.add_counters(track, edges[:-1].astype(np.int64), depth.astype(np.float64))
 
 
 def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub_ids: dict, edges: np.ndarray,
@@ -213,7 +214,7 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
     for series in device_counters(dev.spec, cmds, edges, columns):
         track = b.add_counter_track(f"device {d} {series.name}", series.unit, series.block,
                                     series.description, parent=top, device=d, clock=clock)
-        b.add_counters(track, ts, series.values)
+        batch.add_counters(track, ts, series.values)
 
 
 def _add_ops(batch: TraceBatch, ops: list[tuple[int, Command, int | None]], units: dict[str, int],
