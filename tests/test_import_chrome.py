@@ -8,6 +8,7 @@ import os
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -242,6 +243,29 @@ def test_batches_a_slow_helper_has_not_started_are_taken_back(tmp_path: Path, mo
     monkeypatch.setattr(helper.Helper, "take_back", counting)
     assert contents(import_trace(path)) == reference
     assert any(taken)
+
+
+def test_stopped_helpers_are_reaped_not_waited_for(tmp_path: Path, with_helper: list[int]) -> None:
+    """The import does not wait for its helper to exit; the next helper (or the interpreter's
+    exit) reaps it, so that no zombie process is left behind."""
+    path = write(tmp_path / "many.json", {"traceEvents": many_events(tricky=False)})
+    forked: list[int] = []
+    init = helper.Helper.__init__
+
+    def remembering(self: helper.Helper, work: Any) -> None:
+        init(self, work)
+        forked.append(self.pid)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(helper.Helper, "__init__", remembering)
+        import_trace(path)
+        import_trace(path)
+    assert len(forked) == 2 and with_helper
+    helper.reap(block=True)
+    assert not helper._unreaped
+    for pid in forked:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
 
 
 def test_a_helper_gives_the_same_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -21,6 +21,7 @@ then leaves with ``os._exit``.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import mmap
 import os
@@ -41,6 +42,24 @@ SLOTS = 3  # batches in shared memory at once: one being digested, two waiting f
 SLOT_BYTES = 32 << 20  # a batch (or result) bigger than this goes another way (memory is only used when touched)
 _MESSAGE = struct.Struct("<qq")  # slot, length (negative: the result follows in the pipe)
 PLACED_FLAG, STARTED_FLAG, CANCELLED_FLAG = 0, 1, 2  # a slot's flag byte: who works on its text
+
+
+_unreaped: list[int] = []  # helpers killed and not yet waited for
+
+
+def reap(block: bool = False) -> None:
+    """Wait for the helpers that were stopped (without blocking unless ``block``), so that
+    none is left a zombie; the next helper, and the interpreter's exit, call it."""
+    for pid in list(_unreaped):
+        try:
+            done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:  # reaped by someone else
+            done = pid
+        if done:
+            _unreaped.remove(pid)
+
+
+atexit.register(reap, True)
 
 
 class HelperFailed(Exception):
@@ -97,6 +116,7 @@ class Helper:
     ``close`` ends it all. Everything happens on the caller's thread."""
 
     def __init__(self, work: Callable[[bytes], Any]) -> None:
+        reap()
         self._shm = mmap.mmap(-1, SLOTS * SLOT_BYTES)  # shared with the child, anonymous
         self._flags = mmap.mmap(-1, SLOTS)
         to_helper, self._to_w = os.pipe()
@@ -173,12 +193,15 @@ class Helper:
         return value
 
     def close(self) -> None:
-        """Stop the helper; safe to call more than once."""
+        """Stop the helper; safe to call more than once. It is not waited for: the kernel
+        tears down its memory on the other core (10-15 ms for the MTIA trace's helper, which
+        the import would otherwise wait for) and it is reaped later (``reap``)."""
         if self.pid <= 0:
             return
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
-        os.waitpid(self.pid, 0)
+        _unreaped.append(self.pid)
+        reap()
         self.pid = 0
         self._stopped = True
         os.close(self._to_w)
