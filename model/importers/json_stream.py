@@ -44,6 +44,8 @@ _TOKENS = re.compile(rb'\\.|["{}\[\]]')  # an escape pair, a quote, a bracket
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 _SEPARATOR = re.compile(rb"[ \t\r\n]*(?:,[ \t\r\n]*)?")  # what may lie between two events
 _WHITESPACE = re.compile(rb"[ \t\r\n]*")
+_METADATA_PH = re.compile(rb'^[ \t\r\n]*\{[^{}]*"ph"[ \t\r\n]*:[ \t\r\n]*"M"')  # an event that opens with its phase M
+PH_PROBE = 256  # bytes of a batch's start looked at for it
 
 
 def open_maybe_gzip(path: Path) -> tuple[BinaryIO, BinaryIO]:
@@ -205,7 +207,7 @@ class EventStream:
                 if self.array_form:  # Chrome's array form may omit the closing bracket
                     return
                 raise self._error("truncated: the traceEvents array is not closed")
-            result, piece = None, self._piece(len(buf) - start, eof)
+            result, piece = None, self._piece(len(buf) - start, eof, buf[start : start + PH_PROBE])
             if remote is not None and piece:  # near the end: smaller batches, so both processes finish together
                 result, end, closed = self._split(buf, start, decode, remote, False, start + piece)
             if result is None:
@@ -222,10 +224,15 @@ class EventStream:
             start = end
             yield result
 
-    def _piece(self, left: int, eof: bool) -> int:
+    def _piece(self, left: int, eof: bool, head: bytes) -> int:
         """The size to cut the next batch to (0: as long as it comes): a quarter block in the
         last ``TAIL`` of the file, and at its very end half of what is left (the last, small
-        piece is decoded here: it holds the end of the array)."""
+        piece is decoded here: it holds the end of the array). Not when the batch starts with
+        a metadata event (``head``: its first bytes): metadata costs little to digest
+        (repeated runs are collapsed), while every batch costs its copies and hand-overs, and
+        PyTorch writes tens of MB of it at the end of a trace."""
+        if _METADATA_PH.search(head):
+            return 0
         piece = self.block // 4 if self.fraction >= 1 - TAIL or eof else 0
         if eof:
             piece = min(piece, left // 2)
