@@ -395,6 +395,20 @@ def test_bad_files_give_one_clear_error(tmp_path: Path, content: bytes, problem:
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize("separator", ["}, , {", "},, {", "},\n,\n{"])
+def test_a_doubled_comma_is_malformed_wherever_the_batches_are_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   separator: str) -> None:
+    """The separator between two events was skipped again after reading more, so a doubled
+    comma that fell where a batch ends passed as one."""
+    events = [{"name": f"op{i}", "ph": "X", "pid": 1, "tid": 1, "ts": i, "dur": 1} for i in range(12)]
+    path = tmp_path / "doubled.json"
+    path.write_text(json.dumps({"traceEvents": events}).replace("}, {", separator, 1))
+    for block in range(8, 200, 5):
+        monkeypatch.setattr(json_stream, "BLOCK", block)
+        with pytest.raises(CaptureError, match="malformed JSON"):
+            chrome_json.load(path)
+
+
 def test_truncated_gzip_is_a_clear_error(tmp_path: Path) -> None:
     data = gzip.compress(json.dumps({"traceEvents": EVENTS * 50}).encode())
     path = tmp_path / "cut.json.gz"

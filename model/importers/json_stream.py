@@ -198,6 +198,7 @@ class EventStream:
                     buf, start, comma = nxt, 0, b"," in buf[start:]
                 else:
                     buf, start = buf[start:] + nxt, 0
+            before = start, comma  # restored when no whole event follows yet (the separator is skipped again)
             start = (_WHITESPACE if comma else _SEPARATOR).match(buf, start).end()  # one comma between events
             comma = False
             if buf[start : start + 1] == b"]":
@@ -216,6 +217,7 @@ class EventStream:
                 if eof:
                     raise self._error(self._describe_bad(buf[start:]))
                 more = True
+                start, comma = before  # else a second comma after a read would pass as the first
                 continue
             if closed:
                 yield result
