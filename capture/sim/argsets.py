@@ -41,38 +41,52 @@ class TemplateSets:
         self.rows = int(node_width.sum()) + n * len(extra)
 
     def write(self, out: Mapping[str, np.ndarray], at: int) -> None:
-        """Write the rows into the args columns ``out`` from row ``at`` on (``rows`` of them)."""
+        """Write the rows into the args columns ``out`` from row ``at`` on (``rows`` of them);
+        those rows of ``out`` must be zero (only values other than zero are written)."""
         m = len(self.extra)
-        extra_key = [k for k, _ in self.extra]
-        templates = range(len(self.rows_of))
+        # each template's rows as five columns (key, kind, int, real, str), then the extra keys'
+        # parts: their keys and kinds, zero values (the values are written over them)
+        tails = ([k for k, _ in self.extra], self.extra_kind, [0] * m, [0.0] * m, [0] * m)
+        parts = [[list(col) + tail for col, tail in zip(zip(*rows, strict=True), tails, strict=True)] if rows else
+                 [list(tail) for tail in tails] for rows in self.rows_of]
         done, off = 0, at
         for width in np.flatnonzero(self.counts).tolist():
             c, w = int(self.counts[width]), width + m
             nodes = self.order[done:done + c]
             grid = {name: col[off:off + c * w].reshape(c, w) for name, col in out.items()}
             grid["set"][:] = np.arange(self.first + done, self.first + done + c, dtype=np.int32)[:, None]
-            # whole rows from a table per template: its own rows, then the columns' keys and kinds
-            # with zero values; the columns' values are written over those zeros
             members = np.flatnonzero(self.widths == width)
-            local = np.full(len(templates), -1, dtype=np.int64)
+            local = np.full(len(self.rows_of), -1, dtype=np.int64)
             local[members] = np.arange(len(members))
             pick = local[self.which[nodes]]
-            for j, (name, tail) in enumerate((("key", extra_key), ("kind", self.extra_kind), ("int", [0] * m),
-                                              ("real", [0.0] * m), ("str", [0] * m))):
-                table = np.array([[r[j] for r in self.rows_of[t]] + tail for t in members.tolist()],
-                                 dtype=out[name].dtype)
-                varying = np.flatnonzero((table != table[0]).any(axis=0))
-                if 4 * len(varying) <= w:  # mostly the same row (few floats, few names): a fill and a few columns
-                    _fill_rows(grid[name], table[0])
-                    for col in varying.tolist():
-                        grid[name][:, col] = table[:, col][pick]
-                else:
+            for j, name in enumerate(("key", "kind", "int", "real", "str")):
+                table = np.array([parts[t][j] for t in members.tolist()], dtype=out[name].dtype)
+                varying = (table != table[0]).any(axis=0)
+                if 4 * int(varying.sum()) > w:  # rows of many kinds
                     np.take(table, pick, axis=0, out=grid[name], mode="clip")  # "raise" buffers: 3x slower
-            for j, ((_, values), real) in enumerate(zip(self.extra, self.extra_real, strict=True)):
-                grid["real" if real else "int"][:, width + j] = values[nodes]
+                    continue
+                nonzero = np.flatnonzero(varying | (table[0] != 0))
+                if 4 * len(nonzero) > w:  # mostly the same row, not mostly zeros: a fill, then the columns that vary
+                    _fill_rows(grid[name], table[0])
+                    nonzero = np.flatnonzero(varying)
+                for col in nonzero.tolist():  # ``out`` is zero elsewhere
+                    grid[name][:, col] = table[:, col][pick] if varying[col] else table[0, col]
+            for name, real in (("int", False), ("real", True)):  # the columns' values over the zeros
+                mine = [j for j, is_real in enumerate(self.extra_real) if is_real == real]
+                if len(mine) <= 2:  # a column or two: written in place
+                    for j in mine:
+                        grid[name][:, width + j] = self.extra[j][1][nodes]
+                    continue
+                lo, hi = mine[0], mine[-1] + 1  # a block over their span, transposed: each column written whole
+                block = np.empty((hi - lo, c), dtype=out[name].dtype)
+                for j in range(lo, hi):
+                    if self.extra_real[j] == real:
+                        np.take(self.extra[j][1], nodes, out=block[j - lo], mode="clip")
+                    else:
+                        block[j - lo] = 0  # the other kind's column: zero here, as the fill left it
+                grid[name][:, width + lo:width + hi] = block.T
             done += c
             off += c * w
-
 
 def _fill_rows(grid: np.ndarray, row: np.ndarray) -> None:
     """Every row of the C-contiguous 2-D ``grid`` set to ``row``: the row written once, then the

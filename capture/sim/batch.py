@@ -253,7 +253,7 @@ class TraceBatch:
         total = len(listed) + sum(p.rows for _, p in plans)
         if not total:
             return
-        out = {name: np.empty(total, dtype=dtype) for name, dtype in ARG_DTYPES}
+        out = {name: np.zeros(total, dtype=dtype) for name, dtype in ARG_DTYPES}  # fresh pages: zero for free
         cols = [np.asarray(v, dtype=dtype) for v, (_, dtype) in zip(zip(*listed, strict=True), ARG_DTYPES,
                                                                        strict=True)] if listed else []
         at = done = 0

@@ -1,0 +1,31 @@
+"""Sampled counters from intervals: the window search agrees with a binary search everywhere."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from accelview.capture.sim.sampling import _count_upto, cumulative, window_edges, window_sums
+
+
+@pytest.mark.parametrize("t0, period", [(1e9, 10_000.0), (1_000_123_457.0, 3.0), (0.0, 0.1)])
+def test_counting_by_window_equals_searchsorted_on_edges_and_between(t0: float, period: float) -> None:
+    edges = window_edges(t0, t0 + 5000 * period, period)
+    rng = np.random.default_rng(0)
+    inside = t0 + rng.uniform(-3, 5003, 4000) * period
+    s = np.sort(np.concatenate((inside, edges[::7], np.nextafter(edges[::11], -np.inf), [t0 - 1e6, t0 + 1e9])))
+    assert np.array_equal(_count_upto(s, edges), np.searchsorted(s, edges, side="right"))
+
+
+def test_uneven_or_unsorted_times_fall_back_to_searchsorted() -> None:
+    s = np.array([1.0, 2.0, 5.0, 9.0])
+    for at in (np.array([0.0, 1.0, 2.5, 9.0, 30.0]), np.array([9.0, 1.0, 5.0, 2.0])):
+        assert np.array_equal(_count_upto(s, at), np.searchsorted(s, at, side="right"))
+
+
+def test_serial_intervals_sum_to_their_amounts_per_window() -> None:
+    edges = window_edges(0.0, 100.0, 10.0)
+    s, e, a = np.array([5.0, 20.0, 45.0]), np.array([15.0, 40.0, 46.0]), np.array([10.0, 4.0, 1.0])
+    sums = window_sums(s, e, a, edges)
+    assert sums.sum() == pytest.approx(15.0)
+    assert sums[:5].tolist() == pytest.approx([5.0, 5.0, 2.0, 2.0, 1.0])
+    assert np.array_equal(cumulative(s, e, a, edges)[[0, -1]], [0.0, 15.0])
