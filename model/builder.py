@@ -31,18 +31,21 @@ class _Columns:
         self.batches: list[dict[str, np.ndarray]] = []
         self.count = 0
         self.kept = False  # the one batch so far was handed over (copy=False): the table can be it
+        self.ordered = False  # the one batch so far came in the table's sorted order (ordered=True)
 
     def add_row(self, *values: Any) -> int:
         for col, v in zip(self.schema.names, values, strict=True):
             self.rows[col].append(v)
+        self.ordered = False
         self.count += 1
         return self.count - 1
 
-    def add_batch(self, cols: Mapping[str, np.ndarray], copy: bool = True) -> int:
+    def add_batch(self, cols: Mapping[str, np.ndarray], copy: bool = True, ordered: bool = False) -> int:
         self._flush_rows()
         n = len(next(iter(cols.values())))
         self.batches.append({c: np.asarray(cols[c], dtype=self.schema.dtype(c)) for c in self.schema.names})
         self.kept = not copy and len(self.batches) == 1
+        self.ordered = ordered and len(self.batches) == 1
         first = self.count
         self.count += n
         return first
@@ -210,14 +213,17 @@ class TraceBuilder:
         """Record a clock domain's true parameters."""
         self._tables["truth_clocks"].add_row(clock, offset_ns, drift_ppm)
 
-    def add_rows(self, table: str, columns: Mapping[str, np.ndarray], copy: bool = True) -> int:
+    def add_rows(self, table: str, columns: Mapping[str, np.ndarray], copy: bool = True,
+                 ordered: bool = False) -> int:
         """Bulk-add raw rows to any table (string columns as ids; slices with depth 0xFFFF get
         computed depths); returns the provisional id of the first row. ``copy=False`` hands the
         arrays over: when they are all the table gets, the built trace holds them as they are
-        (the caller must not change them afterwards)."""
+        (the caller must not change them afterwards). ``ordered=True``: the producer guarantees
+        that the rows are in the order ``build`` sorts the table in (counters and instants: by
+        track, then time), so when they are all the table gets it is not checked."""
         if table == "args" and len(columns["set"]):
             self._n_arg_sets = max(self._n_arg_sets, int(np.max(columns["set"])) + 1)
-        return self._tables[table].add_batch(columns, copy)
+        return self._tables[table].add_batch(columns, copy, ordered)
 
     def tables_so_far(self) -> dict[str, Table]:
         """The rows added so far per non-empty table, unsorted, in provisional-id order."""
@@ -253,6 +259,8 @@ class TraceBuilder:
         ops["slice"] = remap(ops["slice"])
         t["truth_ops"] = Table(S.TRUTH_OPS, ops).take(np.argsort(ops["slice"], kind="stable"))
         for name, key in (("counters", "ts_ns"), ("instants", "ts_ns")):
+            if self._tables[name].ordered:  # in order by construction
+                continue
             if not _in_order(t[name].track, t[name][key]):  # producers mostly add them in order already
                 t[name] = t[name].take(np.lexsort((t[name][key], t[name].track)))
         sets = t["args"].set

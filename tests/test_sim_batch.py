@@ -63,3 +63,15 @@ def test_rows_handed_over_are_kept_and_more_rows_are_copied_in() -> None:
     b.add_rows("counters", {"track": np.zeros(1, np.int32), "ts_ns": np.array([5]), "value": np.zeros(1)})
     built = b.build().counters
     assert not np.shares_memory(built.value, cols["value"]) and built.value.tolist() == [1, 1, 1, 0]
+
+
+def test_counters_added_out_of_track_order_are_still_sorted_by_the_builder() -> None:
+    b = TraceBuilder()
+    batch = TraceBatch(b)
+    for name in ("a", "b"):
+        b.add_counter_track(name, "B")
+    ts = np.arange(3, dtype=np.int64)
+    batch.add_counters(1, ts, np.ones(3), ascending=True)
+    batch.add_counters(0, ts, np.zeros(3), ascending=True)  # ascending times, but an earlier track
+    batch.flush()
+    assert b.build().counters.track.tolist() == [0, 0, 0, 1, 1, 1]

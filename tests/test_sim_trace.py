@@ -53,6 +53,14 @@ def test_the_capture_is_consistent(run) -> None:
     assert trace.metadata["device_spec"]["hbm_bytes_per_s"] == pytest.approx(4.8e12)
 
 
+def test_counters_come_in_track_then_time_order_as_the_writer_promises(run) -> None:
+    # the writer hands its counters over as ordered: the builder does not sort or check them
+    _, trace = run
+    track, ts = trace.counters.track, trace.counters.ts_ns
+    assert len(track) > 1000
+    assert np.all((track[1:] > track[:-1]) | ((track[1:] == track[:-1]) & (ts[1:] >= ts[:-1])))
+
+
 def test_same_seed_same_capture_other_seed_differs(run) -> None:
     _, trace = run
     _, again = _run(seed=0)

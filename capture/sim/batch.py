@@ -32,6 +32,7 @@ class TraceBatch:
         # sets made from templates, each with the number of listed rows made before it
         self.arg_plans: list[tuple[int, TemplateSets]] = []
         self.counters: list[tuple[int, np.ndarray, np.ndarray]] = []  # (track, ts_ns, values)
+        self._counters_ordered = True  # by track, then time, so far
         self.instants: dict[str, list[int]] = {k: [] for k in ("track", "ts_ns", "name", "category", "args")}
         self.flows: list[tuple[int, int, int]] = []
         self.truth_ops: list[tuple[int, int]] = []
@@ -208,11 +209,14 @@ class TraceBatch:
         """The true limiter of the op slice at local index ``local``."""
         self.truth_ops.append((local, self.intern(limiter)))
 
-    def add_counters(self, track: int, ts_ns: np.ndarray, values: np.ndarray) -> None:
-        """Samples of one counter track (as the builder's ``add_counters``; written by :meth:`flush`)."""
+    def add_counters(self, track: int, ts_ns: np.ndarray, values: np.ndarray, ascending: bool = False) -> None:
+        """Samples of one counter track (as the builder's ``add_counters``; written by :meth:`flush`).
+        ``ascending``: the caller guarantees ``ts_ns`` never decreases (window starts), so when
+        every track's samples come so, in increasing track order, the builder need not check."""
         if len(ts_ns) != len(values):
             raise ValueError(f"{len(ts_ns)} timestamps for {len(values)} counter values")
         self.counters.append((track, np.asarray(ts_ns), np.asarray(values)))
+        self._counters_ordered &= ascending and (len(self.counters) == 1 or self.counters[-2][0] < track)
 
     def add_instant(self, track: int, ts_ns: int, name: str, category: str = "",
                     args: Mapping[str, Any] | None = None) -> None:
@@ -280,4 +284,5 @@ class TraceBatch:
             ts[at:at + n] = t  # float times truncated, as the builder's add_counters does
             value[at:at + n] = v
             at += n
-        self.b.add_rows("counters", {"track": track, "ts_ns": ts, "value": value}, copy=False)
+        self.b.add_rows("counters", {"track": track, "ts_ns": ts, "value": value}, copy=False,
+                        ordered=self._counters_ordered)

@@ -136,7 +136,7 @@ def _queue_depth(b: TraceBuilder, batch: TraceBatch, dev: Device, stream: int, p
     track = b.add_counter_track(f"device {dev.index} queue {stream} depth", "entries", "driver",
                                 "commands submitted and not finished", parent=parent, host=HOST_NAME,
                                 device=dev.index)
-    batch.add_counters(track, edges[:-1].astype(np.int64), depth.astype(np.float64))
+    batch.add_counters(track, edges[:-1].astype(np.int64), depth.astype(np.float64), ascending=True)
 
 
 def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub_ids: dict, edges: np.ndarray,
@@ -214,7 +214,7 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
     for series in device_counters(dev.spec, cmds, edges, columns):
         track = b.add_counter_track(f"device {d} {series.name}", series.unit, series.block,
                                     series.description, parent=top, device=d, clock=clock)
-        batch.add_counters(track, ts, series.values)
+        batch.add_counters(track, ts, series.values, ascending=True)  # window starts, in a monotonic clock map
 
 
 def _add_ops(batch: TraceBatch, ops: list[tuple[int, Command, int | None]], units: dict[str, int],
