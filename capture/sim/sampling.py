@@ -129,7 +129,7 @@ def _reached(starts: np.ndarray, ends: np.ndarray, n: int, edges: np.ndarray) ->
 def level_at(ups: np.ndarray, downs: np.ndarray, at: np.ndarray) -> np.ndarray:
     """How many items have arrived (``ups``) and not left (``downs``) at each time in ``at``."""
     ups, downs = np.sort(np.asarray(ups)), np.sort(np.asarray(downs))
-    return np.searchsorted(ups, at, side="right") - np.searchsorted(downs, at, side="right")
+    return _count_upto(ups, at) - _count_upto(downs, at)
 
 
 def window_edges(t0: float, t1: float, period: float) -> np.ndarray:
