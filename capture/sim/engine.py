@@ -354,10 +354,11 @@ class DeviceEngine:
 
     def _cause(self, cmd: Command) -> str:
         s = cmd.stream
-        constraints = [(cmd.visible_ns, "host"), (self.prev_end[s], self.prev_tag[s])]
-        if cmd.kind == "wait" and cmd.event is not None and cmd.event.done_ns is not None:
-            constraints.append((cmd.event.done_ns, cmd.event.tag))
-        t, why = max(constraints, key=lambda c: c[0])
+        t, why = cmd.visible_ns, "host"  # the latest constraint; the first of equal ones
+        if self.prev_end[s] > t:
+            t, why = self.prev_end[s], self.prev_tag[s]
+        if cmd.kind == "wait" and cmd.event is not None and cmd.event.done_ns is not None and cmd.event.done_ns > t:
+            t, why = cmd.event.done_ns, cmd.event.tag
         if why not in ("host", "pcie"):
             why = "sync"
         return "resource" if self.now > t + 1e-9 else why
