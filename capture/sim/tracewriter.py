@@ -24,6 +24,7 @@ from .devcounters import device_counters
 from .engine import Command
 from .graph import ReplayColumns
 from .graphrows import add_graph_slices
+from .hostlog import CALL_INTS
 from .opcounters import counter_columns
 from .pcie import Link
 from .sampling import level_at, window_edges
@@ -79,19 +80,20 @@ def build_trace(sim: Simulator) -> Trace:
 
 def _calls(batch: TraceBatch, log: HostLog, api: int, thread: int) -> dict[int, int]:
     """API calls, the script's ranges and staging memcpy's as slices; returns each correlated
-    call's local slice index by correlation id."""
-    calls = log.calls
-    starts, ends = [c.start_ns for c in calls], [c.end_ns for c in calls]
-    cids = [c.cid for c in calls]
-    if all(type(t) is int for t in starts) and all(type(t) is int for t in ends):  # the usual: no per-row int()
-        durs: list[int] = (np.array(ends, dtype=np.int64) - np.array(starts, dtype=np.int64)).tolist()
-    else:
-        starts, durs = [int(t) for t in starts], [int(e - s) for s, e in zip(starts, ends, strict=True)]
+    call's local slice index by correlation id. The calls are read from the log's columns."""
+    ints = np.frombuffer(log.call_ints, dtype=np.int64).reshape(-1, CALL_INTS)  # start_ns, end_ns, cid
+    starts, cids = ints[:, 0].tolist(), ints[:, 2].tolist()
+    durs = (ints[:, 1] - ints[:, 0]).tolist()
     intern, add_args = batch.intern, batch.add_args
+    known: dict[int, int] = {}  # argument dicts the runtime shares (a stream's), by identity
     names, sets = [], []
-    for c in calls:  # strings interned in row order
-        names.append(intern(c.name))
-        sets.append(add_args(c.args))
+    objects = log.call_objects
+    for name, a in zip(objects[0::2], objects[1::2], strict=True):  # strings interned in row order
+        names.append(intern(name))
+        set_id = known.get(id(a))
+        if set_id is None:
+            set_id = known[id(a)] = add_args(a)
+        sets.append(set_id)
     first = batch.add_slice_ids(api, starts, durs, names, "runtime", cids, sets)
     api_ids = {cid: first + i for i, cid in enumerate(cids) if cid > 0}
     for r in log.ranges:
