@@ -15,6 +15,7 @@ import gc
 import pickle
 import socket
 import sys
+import threading
 import time
 from array import array
 from collections.abc import Callable, Mapping
@@ -62,12 +63,15 @@ class Recorder:
         self.sim, self.config, self.send = sim, config, send
         self.packer = RecordPacker()
         self.sites = array("i")  # per call since the last drain: its call-site id (-1: none)
-        self._site_ids: dict[tuple[int, int], int] = {}
+        self._site_ids: dict[tuple[int, int], int] = {}  # (id of a code, instruction offset) → site id
         self._codes: list[Any] = []
         self._new_sites: list[tuple[int, str, str]] = []
         self.calls = 0  # API calls sent so far
         self.events = 0
-        self._deadline = time.monotonic_ns() + int(config.flush_ms * 1e6)
+        self._flush_s = config.flush_ms / 1e3
+        self._deadline = time.monotonic() + self._flush_s
+        self._due = [config.flush_events]  # the hook drains once this many calls wait (0: flush_ms has passed)
+        self._stopped = threading.Event()
         self.draining = False
         self.stop_requested = False
         self.after_drain: Callable[[], None] | None = None
@@ -81,8 +85,9 @@ class Recorder:
         send(wire.SESSION, session, {"spec": np.frombuffer(spec, dtype=np.uint8)})
 
     def install(self) -> None:
-        """Start seeing every API call of the session."""
+        """Start seeing every API call of the session (and the timer of ``flush_ms``)."""
         self.sim.log.hook = self._hook()
+        threading.Thread(target=self._ticker, name="accelview flush timer", daemon=True).start()
 
     def _hook(self) -> Callable[[str], None]:
         """The function called after every API call (with its name): its call site, and a drain
@@ -98,56 +103,76 @@ class Recorder:
         that kind at that depth, is the same call site again. (It would not be if one
         instruction called both a runtime function and a function of the script's that called
         the runtime for the same kind of call through a runtime chain one frame shorter; the
-        runtime's public calls give no such pair.)"""
+        runtime's public calls give no such pair.) What a call reads: its kind's cell, the
+        frame, and in the cell's table of the instructions found at that depth (by offset) the
+        code object and site id; no tuple, no ``id()``, no line number (that is worked out once
+        per site).
+
+        A drain is due every ``flush_events`` calls, or at the first call after ``flush_ms``:
+        a timer thread (:meth:`_ticker`) lowers ``due[0]``, the number of calls the hook
+        compares with, to 0, so a call reads no clock."""
         sites = self.sites
         append, site_ids, codes, new_sites = sites.append, self._site_ids, self._codes, self._new_sites
+        due = self._due
         cells: dict[str, list[Any]] = {}  # call name → its kind's cell
-        kinds: dict[str, list[Any]] = {}  # kind → its cell: [kind, the depth of its last call site]
-        known: dict[tuple[int, int, str, int], int] = {}  # (code id, instruction, kind, depth) → site id
-        cell_get, known_get = cells.get, known.get
-        flush_events, monotonic_ns = self.config.flush_events, time.monotonic_ns
+        # kind → its cell: [depth of its last call site, that depth's table, kind]; a table maps an
+        # instruction offset to the (code, site id) last found there making a call of the kind
+        kinds: dict[str, list[Any]] = {}
+        tables: dict[tuple[str, int], dict[int, tuple[Any, int]]] = {}  # (kind, depth) → its table
+        cell_get = cells.get
 
         def cell_of(name: str) -> list[Any]:
             if len(cells) > 100_000:  # a script that names every call differently
                 cells.clear()
             kind = name.partition(" ")[0]
-            cell = cells[name] = kinds.setdefault(kind, [kind, 4])
+            cell = kinds.get(kind)
+            if cell is None:
+                cell = kinds[kind] = [4, tables.setdefault((kind, 4), {}), kind]
+            cells[name] = cell
             return cell
 
         def site_of(cell: list[Any]) -> int:
-            f, cell[1] = _user_frame()
+            f, depth = _user_frame()
+            if depth != cell[0]:
+                cell[0], cell[1] = depth, tables.setdefault((cell[2], depth), {})
             if f is None:
                 return -1
             code = f.f_code
-            key = (id(code), f.f_lasti)  # not the code object itself: hashing one hashes its bytecode
+            lasti = f.f_lasti
+            key = (id(code), lasti)  # not the code object itself: hashing one hashes its bytecode
             site = site_ids.get(key, -1)
             if site < 0:
                 site = site_ids[key] = len(site_ids)
                 codes.append(code)  # keeps the id in the keys this code's
                 new_sites.append((site, f"{code.co_filename}:{f.f_lineno}", code.co_name))
-            known[(*key, *cell)] = site
+            cell[1][lasti] = (code, site)
             return site
 
         def on_call(name: str) -> None:
             cell = cell_get(name) or cell_of(name)
-            kind, depth = cell
             try:
-                f = _getframe(depth)
-                site = known_get((id(f.f_code), f.f_lasti, kind, depth), -1)
+                f = _getframe(cell[0])
             except ValueError:  # the stack is not that deep
-                site = -1
-            if site < 0:
-                site = site_of(cell)
-            append(site)
-            if len(sites) >= flush_events or monotonic_ns() >= self._deadline:
+                append(site_of(cell))
+            else:
+                found = cell[1].get(f.f_lasti)
+                append(found[1] if found is not None and found[0] is f.f_code else site_of(cell))
+            if len(sites) >= due[0]:
                 self.drain()
 
         def on_call_without_site(name: str) -> None:
             append(-1)
-            if len(sites) >= flush_events or monotonic_ns() >= self._deadline:
+            if len(sites) >= due[0]:
                 self.drain()
 
         return on_call if self.config.call_sites else on_call_without_site
+
+    def _ticker(self) -> None:
+        """The timer thread: makes a drain due at the first call ``flush_ms`` after the last drain."""
+        while not self._stopped.wait(max(self._deadline - time.monotonic(), 0.0)):
+            if time.monotonic() >= self._deadline:
+                self._due[0] = 0
+                self._deadline = time.monotonic() + self._flush_s  # again, while no call comes
 
     def drain(self, final: bool = False) -> None:
         """Send everything finished since the last drain (``final``: the run is over). While
@@ -176,13 +201,15 @@ class Recorder:
             self.send(wire.RECORDS, meta, cols)
         finally:
             self.draining = False
-        self._deadline = time.monotonic_ns() + int(self.config.flush_ms * 1e6)
+        self._deadline = time.monotonic() + self._flush_s
+        self._due[0] = self.config.flush_events
         if self.stop_requested and self.after_drain is not None:
             self.after_drain()
 
     def finish(self, exit_code: int, error: str = "") -> None:
         """Last drain (the devices finish their queued work), then the END frame."""
         self.sim.log.hook = None
+        self._stopped.set()
         self.drain(final=True)
         self.send(wire.END, {"exit_code": exit_code, "error": error, "events": self.events}, None)
 

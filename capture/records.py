@@ -2,27 +2,31 @@
 
 The child does as little as it can per record. A drain's host calls and submissions
 (:class:`~.sim.drain.Drained`) are logged as columns already: their integers become numpy
-columns without being read one by one. Each op's fields are read with one ``attrgetter`` and
-transposed with one ``zip``; they, and the calls' and submissions' names and argument dicts,
-cross in two pickles (``numbers``, ``objects``): pickling is C, and a name or an argument dict
-that comes back again in a frame (a stream's call arguments, an op shape's cached arguments)
-is pickled once and referred to after that. An op's cost goes as a template number (one
-template per op shape, by identity, sent once per capture) and its jitter. What is rare goes
-whole in ``side``: DMA jobs, graph replays, events, memcpys, ranges. The service rebuilds the
-records and turns them into the capture's rows (:mod:`.collector`) on its own core.
-``RecordPacker`` (child) and ``RecordUnpacker`` (service) keep the template numbering in step;
-each ``pack`` depends on the ones before it, as frames do.
+columns without being read one by one. An op's fields are read with one ``map`` each (a
+command with a cost is an op: the runtime gives costs to ops only), and only those the
+service cannot know otherwise: its stream and name are its submission's (the service keeps
+the submissions of commands not finished yet, by correlation id). Its cost goes as a
+template number (one template per op shape, by identity, sent once per capture) and its
+jitter. Numbers cross in one ``marshal`` (no memo: cheaper than a pickle, and the child and
+the service run the same Python); names and argument dicts in one pickle, where a name or an
+argument dict that comes back again in a frame (a stream's call arguments, an op shape's
+cached arguments) is pickled once and referred to after that. What is rare goes whole in
+``side``: DMA jobs, graph replays, events, memcpys, ranges. The service rebuilds the records
+and turns them into the capture's rows (:mod:`.collector`) on its own core.
+``RecordPacker`` (child) and ``RecordUnpacker`` (service) keep the template numbering and
+the unfinished submissions in step; each ``pack`` depends on the ones before it, as frames do.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import marshal
 import math
 import pickle
 from array import array
 from collections.abc import Sequence
 from itertools import chain, compress, repeat
-from operator import attrgetter, is_, itemgetter, not_
+from operator import attrgetter, is_not, not_
 from typing import Any
 
 import numpy as np
@@ -36,9 +40,9 @@ from .sim.hostlog import ApiCall
 _CALL_INTS = (("c_start", np.int64), ("c_end", np.int64), ("c_cid", np.int64))
 _SUBMISSION_INTS = (("s_device", np.int16), ("s_stream", np.int32), ("s_submit", np.int64),
                     ("s_visible", np.int64), ("s_cid", np.int64), ("s_chunk", np.int32))
-# a command's kind and, for an op, its fields, read in one call; its cost goes as a template number and its jitter
-_COMMAND = attrgetter("kind", "cost", "cid", "stream", "name", "args", "start_ns", "end_ns", "cause", "segments")
-_FIRST, _WORK_OF, _JITTER_OF = itemgetter(0), attrgetter("work"), attrgetter("jitter")
+# an op's fields the service needs from the child (its stream and name are its submission's), each read with one map
+_COST, _CID, _ARGS, _START, _END, _CAUSE, _SEGMENTS, _WORK, _JITTER = map(attrgetter, (
+    "cost", "cid", "args", "start_ns", "end_ns", "cause", "segments", "work", "jitter"))
 
 
 class _ByIdentity:
@@ -81,19 +85,6 @@ class _ByIdentity:
         return new
 
 
-def _ops_and_others(cmds: list[Command], rows: list[tuple], is_op: list[bool]) -> tuple[
-        list[Command], list[tuple[int, Command]], list[tuple]]:
-    """The ops among ``cmds`` (sent as columns) and their ``rows``, and every other command with its
-    place among them (copies, graph replays, events: rare, sent whole)."""
-    if all(is_op):
-        return cmds, [], rows
-    odd = list(compress(range(len(cmds)), map(not_, is_op)))
-    ops, rows = cmds[:], rows[:]
-    for i in reversed(odd):
-        del ops[i], rows[i]
-    return ops, [(i, cmds[i]) for i in odd], rows
-
-
 class RecordPacker:
     """The child's side: ``pack(drained)`` → (frame metadata, columns)."""
 
@@ -113,22 +104,21 @@ class RecordPacker:
             cols[name] = ints[:, i].astype(dtype)
         cmds = list(chain.from_iterable(d.commands))
         cols["k_count"] = np.array(list(map(len, d.commands)), dtype=np.int64)
-        every = list(map(_COMMAND, cmds))
-        ops, others, rows = _ops_and_others(cmds, every, list(map("op".__eq__, map(_FIRST, every))))
-        fields = list(zip(*rows, strict=True)) if rows else [()] * 10
-        if any(map(is_, fields[1], repeat(None))):  # an op without a cost (the runtime makes none): sent whole too
-            ops, others, rows = _ops_and_others(cmds, every, [r[0] == "op" and r[1] is not None for r in every])
-            fields = list(zip(*rows, strict=True)) if rows else [()] * 10
-        del fields[0]  # the kinds
-        costs = fields[0]
-        works = self.works.numbers(list(map(_WORK_OF, costs)))
+        costs = list(map(_COST, cmds))
+        is_op = list(map(is_not, costs, repeat(None)))
+        if all(is_op):
+            ops, others = cmds, []
+        else:  # copies, events, graph replays (and an op without a cost): rare, sent whole with their place
+            others = [(i, cmds[i]) for i in compress(range(len(cmds)), map(not_, is_op))]
+            ops, costs = list(compress(cmds, is_op)), list(compress(costs, is_op))
+        works = self.works.numbers(list(map(_WORK, costs)))
         # a new template: the first op of its work, with jitter 1
         templates = [(n, dataclasses.replace(costs[works.index(n)], jitter=1.0)) for n, _ in self.works.take_new()]
-        cid, stream, name, args, start, end, cause, segments = fields[1:]
-        # numbers, each op's own (two pickles: the numbers' memo does not slow down the names' one)
-        cols["numbers"] = _dump([works, list(map(_JITTER_OF, costs)), cid, stream, start, end, segments])
+        cols["numbers"] = np.frombuffer(marshal.dumps((
+            works, list(map(_JITTER, costs)), list(map(_CID, ops)), list(map(_START, ops)), list(map(_END, ops)),
+            list(map(_SEGMENTS, ops))), 2), dtype=np.uint8)
         # names and argument dicts: the same few objects again and again, each pickled once per frame
-        cols["objects"] = _dump([d.call_objects, d.submission_names, name, args, cause])
+        cols["objects"] = _dump([d.call_objects, d.submission_names, list(map(_ARGS, ops)), list(map(_CAUSE, ops))])
         cols["side"] = _dump({"costs": templates, "others": others,
                               "memcpys": [(m.start_ns, m.end_ns, m.name, m.cid, m.args) for m in d.memcpys],
                               "ranges": [(r.start_ns, r.end_ns, r.name) for r in d.ranges]})
@@ -157,6 +147,9 @@ class RecordUnpacker:
 
     def __init__(self) -> None:
         self.costs: dict[int, OpCost] = {}
+        # the stream and name of each command submitted and not finished yet, by correlation id (a
+        # chunked copy's chunks share one: it comes whole, and needs none)
+        self.submitted: dict[int, tuple[int, str]] = {}
 
     def unpack(self, meta: dict[str, Any], cols: dict[str, np.ndarray]) -> tuple[Drained, np.ndarray]:
         """The records of one packed drain and each call's site id (-1: none)."""
@@ -164,7 +157,10 @@ class RecordUnpacker:
         self.costs.update(side["costs"])
         calls, submissions, *op_objects = _load(cols["objects"])
         calls[1::2] = map(dict, calls[1::2])  # a call's own arguments (the collector adds its call site)
-        cmds = self._commands(_load(cols["numbers"]), op_objects, side["others"])
+        whole = cols["s_chunk"] < 0
+        self.submitted.update(zip(cols["s_cid"][whole].tolist(), zip(
+            cols["s_stream"][whole].tolist(), compress(submissions, whole.tolist()), strict=True), strict=True))
+        cmds = self._commands(marshal.loads(cols["numbers"].tobytes()), op_objects, side["others"])
         bounds = np.cumsum([0, *cols["k_count"].tolist()])
         d = Drained(_int_rows(cols, _CALL_INTS), calls, _int_rows(cols, _SUBMISSION_INTS), submissions,
                     waits=[tuple(w) for w in meta["waits"]],
@@ -175,17 +171,23 @@ class RecordUnpacker:
         return d, cols["c_site"]
 
     def _commands(self, numbers: list[Any], objects: list[Any], others: list[tuple[int, Command]]) -> list[Command]:
-        costs = self.costs
+        costs, submitted = self.costs, self.submitted
         ops = []
-        works, jitters, cids, streams, starts, ends, segments_ = numbers
-        names, args_, causes = objects
-        for work, jitter, cid, stream, name, args, start, end, cause, segments in zip(
-                works, jitters, cids, streams, names, args_, starts, ends, causes, segments_, strict=True):
+        works, jitters, cids, starts, ends, segments_ = numbers
+        args_, causes = objects
+        for work, jitter, cid, args, start, end, cause, segments in zip(
+                works, jitters, cids, args_, starts, ends, causes, segments_, strict=True):
             c = costs[work]
             if jitter != 1.0:
                 c = dataclasses.replace(c, jitter=jitter)
+            try:
+                stream, name = submitted.pop(cid)
+            except KeyError:
+                raise ValueError(f"op {cid} finished without a submission the service has seen") from None
             ops.append(Command(cid, "op", stream, math.nan, math.nan, name, cost=c, args=args, start_ns=start,
                                end_ns=end, cause=cause, segments=segments, done=True))
+        for _, c in others:
+            submitted.pop(c.cid, None)
         if not others:
             return ops
         out: list[Command | None] = [None] * (len(ops) + len(others))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import time
 
 import numpy as np
 from accelview.capture import wire
@@ -133,3 +134,19 @@ def test_call_sites_are_the_first_script_frame_whatever_the_depth() -> None:
         _, sites = unpacker.unpack(meta, cols)
         got += [lines[s] for s in sites.tolist()]
     assert got == [f"{__file__}:{here + n}" for n in expected]
+
+
+def test_a_drain_is_due_at_the_first_call_after_flush_ms() -> None:
+    """The timer thread makes the next call drain once ``flush_ms`` has passed, however few calls came."""
+    frames: list[dict] = []
+    config = CaptureConfig(deterministic=True, flush_ms=5, flush_events=1_000_000)
+    rec = traced_simulator(config, lambda kind, meta, cols: frames.append(meta) if kind == wire.RECORDS else None)
+    dev = rec.sim.device(0)
+    dev.launch("gemm", m=8, n=64, k=64)
+    deadline = time.monotonic() + 10.0
+    while not frames and time.monotonic() < deadline:  # each call after the timer fired drains
+        time.sleep(0.02)
+        dev.launch("gemm", m=8, n=64, k=64)
+    assert frames and not frames[0]["final"]
+    rec.finish(0)
+    assert frames[-1]["final"] and frames[-1]["calls"] == rec.calls
