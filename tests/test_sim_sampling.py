@@ -16,6 +16,12 @@ def test_counting_by_window_equals_searchsorted_on_edges_and_between(t0: float, 
     assert np.array_equal(_count_upto(s, edges), np.searchsorted(s, edges, side="right"))
 
 
+def test_infinite_and_missing_times_count_as_searchsorted_counts_them() -> None:
+    edges = window_edges(0.0, 100.0, 10.0)
+    for s in ([-np.inf, 5.0, np.inf], [3.0, 20.0, np.nan], [-np.inf, np.nan, np.nan]):
+        assert np.array_equal(_count_upto(np.array(s), edges), np.searchsorted(np.array(s), edges, side="right"))
+
+
 def test_uneven_or_unsorted_times_fall_back_to_searchsorted() -> None:
     s = np.array([1.0, 2.0, 5.0, 9.0])
     for at in (np.array([0.0, 1.0, 2.5, 9.0, 30.0]), np.array([9.0, 1.0, 5.0, 2.0])):

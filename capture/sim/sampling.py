@@ -64,7 +64,8 @@ def _count_upto(s: np.ndarray, at: np.ndarray) -> np.ndarray:
     usual case) each item of ``s`` finds its window by arithmetic (checked against ``at``) and
     the counts come from a histogram: no binary search per time."""
     n = len(at)
-    if n > 2 and len(s) and at[-1] > at[0] and np.all(at[1:] >= at[:-1]):
+    # s is sorted: a NaN in it is last (and would have no window)
+    if n > 2 and len(s) and not np.isnan(s[-1]) and at[-1] > at[0] and np.all(at[1:] >= at[:-1]):
         w = np.ceil((s - at[0]) / ((at[-1] - at[0]) / (n - 1)))
         np.clip(w, 0, n, out=w)
         place = w.astype(np.int64)  # where s would go in at, if rounding did not move it by one
