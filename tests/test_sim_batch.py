@@ -75,3 +75,12 @@ def test_counters_added_out_of_track_order_are_still_sorted_by_the_builder() -> 
     batch.add_counters(0, ts, np.zeros(3), ascending=True)  # ascending times, but an earlier track
     batch.flush()
     assert b.build().counters.track.tolist() == [0, 0, 0, 1, 1, 1]
+
+
+def test_a_negative_zero_argument_keeps_its_sign() -> None:
+    b = TraceBuilder()
+    batch = TraceBatch(b)
+    batch.add_template_sets([{"scale": -0.0, "op": "x"}], np.zeros(3, dtype=np.int64))
+    batch.flush()
+    real = b.build().tables["args"].real
+    assert len(real) == 6 and np.signbit(real[0::2]).all()

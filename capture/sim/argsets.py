@@ -65,7 +65,8 @@ class TemplateSets:
                 if 4 * int(varying.sum()) > w:  # rows of many kinds
                     np.take(table, pick, axis=0, out=grid[name], mode="clip")  # "raise" buffers: 3x slower
                     continue
-                nonzero = np.flatnonzero(varying | (table[0] != 0))
+                # by bits: -0.0 is not left as the zero the column starts with
+                nonzero = np.flatnonzero(varying | (table[0].view(f"u{table.itemsize}") != 0))
                 if 4 * len(nonzero) > w:  # mostly the same row, not mostly zeros: a fill, then the columns that vary
                     _fill_rows(grid[name], table[0])
                     nonzero = np.flatnonzero(varying)
