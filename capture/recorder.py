@@ -189,7 +189,7 @@ class Recorder:
             collecting = gc.isenabled()
             gc.disable()  # packing makes many short-lived objects: no collections of the script's heap for them
             try:
-                meta, cols = self.packer.pack(d, sites)
+                meta, cols = self.packer.pack(d, sites, named=final)
             finally:
                 if collecting:
                     gc.enable()

@@ -1,11 +1,12 @@
 """The simulator's raw records as they travel from the profiled child to the service.
 
 The child does as little as it can per record. A drain's host calls and submissions
-(:class:`~.sim.drain.Drained`) are logged as columns already: their integers become numpy
-columns without being read one by one. An op's fields are read with one ``map`` each (a
-command with a cost is an op: the runtime gives costs to ops only), and only those the
-service cannot know otherwise: its stream and name are its submission's (the service keeps
-the submissions of commands not finished yet, by correlation id). Its cost goes as a
+(:class:`~.sim.drain.Drained`) are logged as columns already: their integers cross as two
+numpy columns, views of the log's arrays, without being read one by one. An op's fields are
+read with one ``map`` each (a command with a cost is an op: the runtime gives costs to ops
+only), and only those the service cannot know otherwise: its stream and name are its
+submission's (the service keeps the submissions of commands not finished yet, by correlation
+id; the last drain sends them too, see :meth:`RecordPacker.pack`). Its cost goes as a
 template number (one template per op shape, by identity, sent once per capture) and its
 jitter. Numbers cross in one ``marshal`` (no memo: cheaper than a pickle, and the child and
 the service run the same Python); names and argument dicts in one pickle, where a name or an
@@ -34,13 +35,12 @@ import numpy as np
 from .sim.costs import OpCost
 from .sim.drain import Drained
 from .sim.engine import Command
-from .sim.hostlog import ApiCall
+from .sim.hostlog import SUBMISSION_INTS, ApiCall
 
-# the columns of the host log's integers (HostLog.call_ints, submission_ints), in their order, and their types
-_CALL_INTS = (("c_start", np.int64), ("c_end", np.int64), ("c_cid", np.int64))
-_SUBMISSION_INTS = (("s_device", np.int16), ("s_stream", np.int32), ("s_submit", np.int64),
-                    ("s_visible", np.int64), ("s_cid", np.int64), ("s_chunk", np.int32))
+# where a submission's stream, cid and chunk are among its integers (HostLog.submission_ints)
+_S_STREAM, _S_CID, _S_CHUNK = 1, 4, 5
 # an op's fields the service needs from the child (its stream and name are its submission's), each read with one map
+_STREAM_NAME = attrgetter("stream", "name")
 _COST, _CID, _ARGS, _START, _END, _CAUSE, _SEGMENTS, _WORK, _JITTER = map(attrgetter, (
     "cost", "cid", "args", "start_ns", "end_ns", "cause", "segments", "work", "jitter"))
 
@@ -91,17 +91,18 @@ class RecordPacker:
     def __init__(self) -> None:
         self.works = _ByIdentity()  # an op's cost template: one per OpWork (the runtime caches one per shape)
 
-    def pack(self, d: Drained, sites: Sequence[int] | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def pack(self, d: Drained, sites: Sequence[int] | None = None, named: bool = False) -> tuple[
+            dict[str, Any], dict[str, np.ndarray]]:
         """One drain as frame metadata (JSON-able) and columns; ``sites``: a call-site id per call
-        (an ``array('i')`` is copied whole, not read number by number)."""
+        (an ``array('i')`` is copied whole, not read number by number). ``named``: the ops carry
+        their own streams and names too (the last drain: a script stopped by a signal between a
+        command's submission to the device and its entry in the host log left an op that no
+        logged submission names)."""
         cols: dict[str, np.ndarray] = {}
-        ints = np.frombuffer(d.call_ints, dtype=np.int64).reshape(-1, len(_CALL_INTS))
-        for i, (name, dtype) in enumerate(_CALL_INTS):
-            cols[name] = ints[:, i].astype(dtype)
+        # the host log's integers as they are (each record's back to back): one column each, no copy
+        cols["calls"] = np.frombuffer(d.call_ints, dtype=np.int64)
+        cols["submissions"] = np.frombuffer(d.submission_ints, dtype=np.int64)
         cols["c_site"] = np.array(sites if sites is not None else [-1] * d.n_calls, dtype=np.int32)
-        ints = np.frombuffer(d.submission_ints, dtype=np.int64).reshape(-1, len(_SUBMISSION_INTS))
-        for i, (name, dtype) in enumerate(_SUBMISSION_INTS):
-            cols[name] = ints[:, i].astype(dtype)
         cmds = list(chain.from_iterable(d.commands))
         cols["k_count"] = np.array(list(map(len, d.commands)), dtype=np.int64)
         costs = list(map(_COST, cmds))
@@ -120,6 +121,7 @@ class RecordPacker:
         # names and argument dicts: the same few objects again and again, each pickled once per frame
         cols["objects"] = _dump([d.call_objects, d.submission_names, list(map(_ARGS, ops)), list(map(_CAUSE, ops))])
         cols["side"] = _dump({"costs": templates, "others": others,
+                              "named": list(map(_STREAM_NAME, ops)) if named else None,
                               "memcpys": [(m.start_ns, m.end_ns, m.name, m.cid, m.args) for m in d.memcpys],
                               "ranges": [(r.start_ns, r.end_ns, r.name) for r in d.ranges]})
         # len(d), without asking every command how many records it left: an op leaves one
@@ -137,11 +139,6 @@ def _load(data: np.ndarray) -> Any:
     return pickle.loads(data.tobytes())
 
 
-def _int_rows(cols: dict[str, np.ndarray], columns: tuple[tuple[str, Any], ...]) -> array[int]:
-    """Integer columns back into the host log's form: each record's integers back to back."""
-    return array("q", np.stack([cols[c].astype(np.int64) for c, _ in columns], axis=1).tobytes())
-
-
 class RecordUnpacker:
     """The service's side: ``unpack(meta, columns)`` → the drain's records (and call sites)."""
 
@@ -157,12 +154,16 @@ class RecordUnpacker:
         self.costs.update(side["costs"])
         calls, submissions, *op_objects = _load(cols["objects"])
         calls[1::2] = map(dict, calls[1::2])  # a call's own arguments (the collector adds its call site)
-        whole = cols["s_chunk"] < 0
-        self.submitted.update(zip(cols["s_cid"][whole].tolist(), zip(
-            cols["s_stream"][whole].tolist(), compress(submissions, whole.tolist()), strict=True), strict=True))
-        cmds = self._commands(marshal.loads(cols["numbers"].tobytes()), op_objects, side["others"])
+        subs = cols["submissions"].reshape(-1, SUBMISSION_INTS)
+        if len(subs) != len(submissions):  # a signal stopped the script between a submission's integers and its name
+            subs = subs[:min(len(subs), len(submissions))]
+            del submissions[len(subs):]
+        whole = subs[:, _S_CHUNK] < 0
+        self.submitted.update(zip(subs[whole, _S_CID].tolist(), zip(
+            subs[whole, _S_STREAM].tolist(), compress(submissions, whole.tolist()), strict=True), strict=True))
+        cmds = self._commands(marshal.loads(cols["numbers"].tobytes()), op_objects, side["others"], side["named"])
         bounds = np.cumsum([0, *cols["k_count"].tolist()])
-        d = Drained(_int_rows(cols, _CALL_INTS), calls, _int_rows(cols, _SUBMISSION_INTS), submissions,
+        d = Drained(array("q", cols["calls"].tobytes()), calls, array("q", subs.tobytes()), submissions,
                     waits=[tuple(w) for w in meta["waits"]],
                     memcpys=[ApiCall(s, e, n, c, a) for s, e, n, c, a in side["memcpys"]],
                     ranges=[ApiCall(s, e, n, -1, {}) for s, e, n in side["ranges"]],
@@ -170,20 +171,23 @@ class RecordUnpacker:
                     horizon_ns=list(meta["horizon_ns"]), host_now_ns=int(meta["host_now_ns"]))
         return d, cols["c_site"]
 
-    def _commands(self, numbers: list[Any], objects: list[Any], others: list[tuple[int, Command]]) -> list[Command]:
+    def _commands(self, numbers: list[Any], objects: list[Any], others: list[tuple[int, Command]],
+                  named: list[tuple[int, str]] | None) -> list[Command]:
         costs, submitted = self.costs, self.submitted
         ops = []
         works, jitters, cids, starts, ends, segments_ = numbers
         args_, causes = objects
-        for work, jitter, cid, args, start, end, cause, segments in zip(
-                works, jitters, cids, args_, starts, ends, causes, segments_, strict=True):
+        for j, (work, jitter, cid, args, start, end, cause, segments) in enumerate(zip(
+                works, jitters, cids, args_, starts, ends, causes, segments_, strict=True)):
             c = costs[work]
             if jitter != 1.0:
                 c = dataclasses.replace(c, jitter=jitter)
             try:
-                stream, name = submitted.pop(cid)
+                stream, name = submitted.pop(cid) if named is None else named[j]
             except KeyError:
                 raise ValueError(f"op {cid} finished without a submission the service has seen") from None
+            if named is not None:
+                submitted.pop(cid, None)
             ops.append(Command(cid, "op", stream, math.nan, math.nan, name, cost=c, args=args, start_ns=start,
                                end_ns=end, cause=cause, segments=segments, done=True))
         for _, c in others:

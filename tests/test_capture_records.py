@@ -13,7 +13,9 @@ from accelview.capture.config import CaptureConfig
 from accelview.capture.recorder import traced_simulator
 from accelview.capture.records import RecordPacker, RecordUnpacker
 from accelview.capture.sim import api
+from accelview.capture.sim.costs import op_cost
 from accelview.capture.sim.drain import drain
+from accelview.capture.sim.engine import Command
 
 
 def _session_in_drains(every: int = 40) -> list:
@@ -150,3 +152,24 @@ def test_a_drain_is_due_at_the_first_call_after_flush_ms() -> None:
     assert frames and not frames[0]["final"]
     rec.finish(0)
     assert frames[-1]["final"] and frames[-1]["calls"] == rec.calls
+
+
+def test_a_script_stopped_between_a_submission_and_its_log_entry_loses_no_op() -> None:
+    """A signal can stop the script after a command went to the device and before the host log
+    has its submission (or its submission's name): the last drain still brings that op whole."""
+    with api.session(seed=1) as s:
+        dev = s.device(0)
+        dev.launch("gemm", m=8, n=64, k=64)
+        packer, unpacker = RecordPacker(), RecordUnpacker()
+        d = drain(s)
+        unpacker.unpack(*_through_the_wire(wire.RECORDS, *packer.pack(d, [0] * d.n_calls)))
+        orphan = Command(9_999, "op", 0, s.clock.now, s.clock.now, "orphan",
+                         cost=op_cost(s.spec, "gemm", s.rng, m=8, n=64, k=64), args={"op": "gemm"})
+        dev.engine.submit(orphan)  # the device has it; the host log never will
+        s.log.submission_ints.extend((0, 0, 1, 2, 9_998, -1))  # and a submission cut off before its name
+        d = drain(s, final=True)
+    meta, cols = packer.pack(d, [], named=True)
+    got, _ = unpacker.unpack(*_through_the_wire(wire.RECORDS, meta, cols))
+    (op,) = [c for c in got.commands[0] if c.cid == 9_999]
+    assert (op.stream, op.name, op.cost) == (0, "orphan", orphan.cost)
+    assert got.submissions == [] and not unpacker.submitted
