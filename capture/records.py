@@ -7,8 +7,8 @@ read with one ``map`` each (a command with a cost is an op: the runtime gives co
 only), and only those the service cannot know otherwise: its stream and name are its
 submission's (the service keeps the submissions of commands not finished yet, by correlation
 id; the last drain sends them too, see :meth:`RecordPacker.pack`). Its cost goes as a
-template number (one template per op shape, by identity, sent once per capture) and its
-jitter. Numbers cross in one ``marshal`` (no memo: cheaper than a pickle, and the child and
+template number (one template per op shape, by identity: the first op's cost, sent once per
+capture) and its jitter. Numbers cross in one ``marshal`` (no memo: cheaper than a pickle, and the child and
 the service run the same Python); names and argument dicts in one pickle, where a name or an
 argument dict that comes back again in a frame (a stream's call arguments, an op shape's
 cached arguments) is pickled once and referred to after that. What is rare goes whole in
@@ -58,26 +58,35 @@ class _ByIdentity:
     def numbers(self, values: Sequence[Any]) -> list[int]:
         """The number of each value."""
         by_id = self.by_id
-        out = list(map(by_id.get, map(id, values), repeat(-1)))  # all in C
-        if -1 in out:  # new values, each maybe many times
-            i = out.index(-1)
-            while True:
-                v = values[i]
-                n = by_id.get(id(v), -1)
-                if n < 0:
-                    if len(by_id) > 50_000:  # objects that never come back: forget them
-                        by_id.clear()
-                        self._alive.clear()
-                    n, self.next = self.next, self.next + 1
-                    by_id[id(v)] = n
-                    self._alive.append(v)
-                    self.new.append((n, v))
-                out[i] = n
-                try:
-                    i = out.index(-1, i + 1)
-                except ValueError:
-                    break
-        return out
+        if len(by_id) > 50_000:  # objects that never come back: forget them
+            by_id.clear()
+            self._alive.clear()
+        ids = list(map(id, values))
+        out = list(map(by_id.get, ids, repeat(-1)))  # all in C
+        unknown = out.count(-1)
+        if not unknown:
+            return out
+        if unknown > 64:  # many new values (the first frames): number each distinct one, then all in C again
+            first = dict(zip(compress(ids, map((-1).__eq__, out)), compress(values, map((-1).__eq__, out)),
+                             strict=True))
+            for i, v in first.items():
+                self._number(i, v)
+            return list(map(by_id.__getitem__, ids))
+        i = out.index(-1)  # a few: each place of a new value, maybe many times
+        while True:
+            n = by_id.get(ids[i], -1)
+            out[i] = n if n >= 0 else self._number(ids[i], values[i])
+            try:
+                i = out.index(-1, i + 1)
+            except ValueError:
+                return out
+
+    def _number(self, key: int, value: Any) -> int:
+        n, self.next = self.next, self.next + 1
+        self.by_id[key] = n
+        self._alive.append(value)
+        self.new.append((n, value))
+        return n
 
     def take_new(self) -> list[tuple[int, Any]]:
         """The values numbered since the last call."""
@@ -113,8 +122,7 @@ class RecordPacker:
             others = [(i, cmds[i]) for i in compress(range(len(cmds)), map(not_, is_op))]
             ops, costs = list(compress(cmds, is_op)), list(compress(costs, is_op))
         works = self.works.numbers(list(map(_WORK, costs)))
-        # a new template: the first op of its work, with jitter 1
-        templates = [(n, dataclasses.replace(costs[works.index(n)], jitter=1.0)) for n, _ in self.works.take_new()]
+        templates = [(n, costs[works.index(n)]) for n, _ in self.works.take_new()]  # a new one: its first op's cost
         cols["numbers"] = np.frombuffer(marshal.dumps((
             works, list(map(_JITTER, costs)), list(map(_CID, ops)), list(map(_START, ops)), list(map(_END, ops)),
             list(map(_SEGMENTS, ops))), 2), dtype=np.uint8)
@@ -180,7 +188,7 @@ class RecordUnpacker:
         for j, (work, jitter, cid, args, start, end, cause, segments) in enumerate(zip(
                 works, jitters, cids, args_, starts, ends, causes, segments_, strict=True)):
             c = costs[work]
-            if jitter != 1.0:
+            if jitter != c.jitter:
                 c = dataclasses.replace(c, jitter=jitter)
             try:
                 stream, name = submitted.pop(cid) if named is None else named[j]
