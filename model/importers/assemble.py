@@ -277,7 +277,9 @@ DEVICE_KINDS = {TrackKind.GPU_STREAM, TrackKind.EXEC_UNIT, TrackKind.DMA_ENGINE,
 def _categories_per_thread(thread: np.ndarray, cat: np.ndarray, cats: list[str], n: int) -> list[set[str]]:
     out: list[set[str]] = [set() for _ in range(n)]
     if len(thread):
-        pairs = np.unique(thread.astype(np.int64) * (len(cats) + 1) + cat)
+        key = thread.astype(np.int64) * (len(cats) + 1) + cat
+        span = n * (len(cats) + 1)  # counting every possible pair beats sorting, unless pairs far outnumber events
+        pairs = np.flatnonzero(np.bincount(key, minlength=span)) if span <= 4 * len(key) + 1024 else np.unique(key)
         for p in pairs.tolist():
             out[p // (len(cats) + 1)].add(cats[p % (len(cats) + 1)])
     return out
