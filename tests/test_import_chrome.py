@@ -395,6 +395,17 @@ def test_bad_files_give_one_clear_error(tmp_path: Path, content: bytes, problem:
     assert "\n" not in str(err.value)
 
 
+def test_a_byte_order_mark_and_whitespace_before_the_json_are_skipped(tmp_path: Path) -> None:
+    body = json.dumps({"displayTimeUnit": "ns", "traceEvents": EVENTS}).encode()
+    plain, marked = tmp_path / "plain.json", tmp_path / "marked.json"
+    plain.write_bytes(body)
+    marked.write_bytes(b"\xef\xbb\xbf \n\t" + body)
+    assert contents(chrome_json.load(marked)) == contents(chrome_json.load(plain))
+    (tmp_path / "stray.json").write_bytes(b"\xbb" + body)
+    with pytest.raises(CaptureError, match="not Chrome trace JSON"):
+        chrome_json.load(tmp_path / "stray.json")
+
+
 @pytest.mark.parametrize("separator", ["}, , {", "},, {", "},\n,\n{"])
 def test_a_doubled_comma_is_malformed_wherever_the_batches_are_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                    separator: str) -> None:

@@ -44,6 +44,7 @@ _TOKENS = re.compile(rb'\\.|["{}\[\]]')  # an escape pair, a quote, a bracket
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
 _SEPARATOR = re.compile(rb"[ \t\r\n]*(?:,[ \t\r\n]*)?")  # what may lie between two events
 _WHITESPACE = re.compile(rb"[ \t\r\n]*")
+_LEADING = re.compile(rb"(?:[ \t\r\n]|\xef\xbb\xbf)*")  # whitespace and a byte order mark before the JSON
 _METADATA_PH = re.compile(rb'^[ \t\r\n]*\{[^{}]*"ph"[ \t\r\n]*:[ \t\r\n]*"M"')  # an event that opens with its phase M
 PH_PROBE = 256  # bytes of a batch's start looked at for it
 
@@ -182,7 +183,7 @@ class EventStream:
         JSON (its end is a ``}`` followed by ``,`` and ``{``); what it returns, unless None, is
         yielded instead (e.g. a promise of another process's decode)."""
         blocks = self._reader()
-        buf, start = self._find_events_start(blocks), 0
+        buf, start = self._find_events_start(blocks)
         eof, more, comma = False, False, False
         while True:
             # Half a block at least (a block after the first, whose header is gone), more when
@@ -291,22 +292,25 @@ class EventStream:
             return f"malformed JSON in traceEvents after byte {offset}: {e}"
         return f"malformed JSON in traceEvents after byte {offset}"
 
-    def _find_events_start(self, blocks: Iterator[bytes]) -> bytes:
+    def _find_events_start(self, blocks: Iterator[bytes]) -> tuple[bytes, int]:
+        """(the text read so far, where the first event may start in it), the header's keys
+        read into ``metadata``. Offsets, not slices: a slice of the first block is a copy."""
         head = b""
         for chunk in blocks:
             head += chunk
-            s = head.lstrip(_WS + b"\xef\xbb\xbf")
-            if not s:
+            first = _LEADING.match(head).end()
+            if first == len(head):
                 continue
-            if s[:1] == b"[":
+            if head[first : first + 1] == b"[":
                 self.array_form = True
-                return s[1:]
-            if s[:1] != b"{":
+                return head, first + 1
+            if head[first : first + 1] != b"{":
                 raise self._error("not Chrome trace JSON (does not start with '{' or '[')")
-            m = _EVENTS_KEY.search(s)
+            m = _EVENTS_KEY.search(head, first)
             if m:
-                self.metadata.update(self._decode_object(s[: m.start()].rstrip(_WS).rstrip(b",") + b"}", "header"))
-                return s[m.end():]
+                header = head[first : m.start()].rstrip(_WS).rstrip(b",") + b"}"
+                self.metadata.update(self._decode_object(header, "header"))
+                return head, m.end()
         if not head.strip(_WS):
             raise self._error("empty file")
         if head.lstrip(_WS)[:1] == b"{":
