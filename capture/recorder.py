@@ -5,8 +5,9 @@ site, and every ``flush_events`` calls or ``flush_ms`` it *drains* the session
 (:func:`accelview.capture.sim.drain.drain`) and sends what finished since the last drain as
 one ``RECS`` frame of packed raw records (:mod:`.records`). Turning records into the
 capture's rows, counters, flows and truth is the service's work (:mod:`.collector`), on
-another core: the profiled program pays for the hook, reading the records into a few columns
-and pickles, and a copy into the pipe.
+another core: the profiled program pays for the hook, reading the records into a few columns,
+a marshal and pickles, and a copy into the pipe. A timer thread (:meth:`Recorder._ticker`)
+only marks a ``flush_ms`` drain due; the drains run on the script's thread, between two calls.
 """
 
 from __future__ import annotations
