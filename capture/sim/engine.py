@@ -34,7 +34,7 @@ _EPS_BYTES = 1e-3
 _EPS_NS = 1e-6
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class EventState:
     """A point in a stream that others can wait on."""
 
@@ -43,7 +43,7 @@ class EventState:
     tag: str = "sync"  # what the stream was waiting for just before it: 'pcie' or 'sync'
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Command:
     """One driver-queue entry and, once run, what happened to it."""
 
