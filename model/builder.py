@@ -66,13 +66,18 @@ class _Columns:
         return Table(self.schema, {c: np.concatenate([b[c] for b in self.batches]) for c in self.schema.names})
 
 
+def _ascending(values: np.ndarray) -> bool:
+    """Whether ``values`` never decrease (comparisons, not np.diff: no array of steps to allocate)."""
+    return len(values) < 2 or bool(np.all(values[1:] >= values[:-1]))
+
+
 def _in_order(major: np.ndarray, minor: np.ndarray) -> bool:
     """Whether rows are already sorted by (major, minor): a check in a few passes instead of a sort."""
     if len(major) < 2:
         return True
-    if not np.all(major[1:] >= major[:-1]):
+    if not _ascending(major):
         return False
-    ahead = major[1:] > major[:-1]  # comparisons, not np.diff: no array of steps to allocate
+    ahead = major[1:] > major[:-1]
     ahead |= minor[1:] >= minor[:-1]
     return bool(ahead.all())
 
@@ -263,8 +268,7 @@ class TraceBuilder:
                 continue
             if not _in_order(t[name].track, t[name][key]):  # producers mostly add them in order already
                 t[name] = t[name].take(np.lexsort((t[name][key], t[name].track)))
-        sets = t["args"].set
-        if len(sets) > 1 and not np.all(sets[1:] >= sets[:-1]):
+        if not _ascending(t["args"].set):
             t["args"] = t["args"].take(np.argsort(t["args"].set, kind="stable"))
         t["truth_idle"] = t["truth_idle"].take(np.lexsort((t["truth_idle"].start_ns, t["truth_idle"].track)))
         truth_names = {s.name for s in S.TRUTH_TABLES}
