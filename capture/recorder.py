@@ -18,7 +18,6 @@ import socket
 import sys
 import threading
 import time
-from array import array
 from collections.abc import Callable, Mapping
 from types import FrameType
 from typing import Any
@@ -63,7 +62,7 @@ class Recorder:
                  extra_metadata: Mapping[str, Any] | None = None) -> None:
         self.sim, self.config, self.send = sim, config, send
         self.packer = RecordPacker()
-        self.sites = array("i")  # per call since the last drain: its call-site id (-1: none)
+        self.sites: list[int] = []  # per call since the last drain: its call-site id (-1: none)
         self._site_ids: dict[tuple[int, int], int] = {}  # (id of a code, instruction offset) → site id
         self._codes: list[Any] = []
         self._new_sites: list[tuple[int, str, str]] = []

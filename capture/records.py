@@ -2,7 +2,7 @@
 
 The child does as little as it can per record. A drain's host calls and submissions
 (:class:`~.sim.drain.Drained`) are logged as columns already: their integers cross as two
-numpy columns, views of the log's arrays, without being read one by one. An op's fields are
+numpy columns, each made from the log's list in one C loop. An op's fields are
 read with one ``map`` each (a command with a cost is an op: the runtime gives costs to ops
 only), and only those the service cannot know otherwise: its stream and name are its
 submission's (the service keeps the submissions of commands not finished yet, by correlation
@@ -103,15 +103,15 @@ class RecordPacker:
     def pack(self, d: Drained, sites: Sequence[int] | None = None, named: bool = False) -> tuple[
             dict[str, Any], dict[str, np.ndarray]]:
         """One drain as frame metadata (JSON-able) and columns; ``sites``: a call-site id per call
-        (an ``array('i')`` is copied whole, not read number by number). ``named``: the ops carry
+        (a list or an ``array('i')``, turned into a column in one C loop). ``named``: the ops carry
         their own streams and names too (the last drain: a script stopped by a signal between a
         command's submission to the device and its entry in the host log left an op that no
         logged submission names)."""
         cols: dict[str, np.ndarray] = {}
-        # the host log's integers as they are (each record's back to back): one column each, no copy
-        cols["calls"] = np.frombuffer(d.call_ints, dtype=np.int64)
-        cols["submissions"] = np.frombuffer(d.submission_ints, dtype=np.int64)
-        cols["c_site"] = np.array(sites if sites is not None else [-1] * d.n_calls, dtype=np.int32)
+        # the host log's integers as they are (each record's back to back): one column each, in one C loop
+        cols["calls"] = np.frombuffer(array("q", d.call_ints), dtype=np.int64)
+        cols["submissions"] = np.frombuffer(array("q", d.submission_ints), dtype=np.int64)
+        cols["c_site"] = np.frombuffer(array("i", sites if sites is not None else [-1] * d.n_calls), dtype=np.int32)
         cmds = list(chain.from_iterable(d.commands))
         cols["k_count"] = np.array(list(map(len, d.commands)), dtype=np.int64)
         costs = list(map(_COST, cmds))
@@ -171,7 +171,7 @@ class RecordUnpacker:
             subs[whole, _S_STREAM].tolist(), compress(submissions, whole.tolist()), strict=True), strict=True))
         cmds = self._commands(marshal.loads(cols["numbers"].tobytes()), op_objects, side["others"], side["named"])
         bounds = np.cumsum([0, *cols["k_count"].tolist()])
-        d = Drained(array("q", cols["calls"].tobytes()), calls, array("q", subs.tobytes()), submissions,
+        d = Drained(cols["calls"].tolist(), calls, subs.ravel().tolist(), submissions,
                     waits=[tuple(w) for w in meta["waits"]],
                     memcpys=[ApiCall(s, e, n, c, a) for s, e, n, c, a in side["memcpys"]],
                     ranges=[ApiCall(s, e, n, -1, {}) for s, e, n in side["ranges"]],

@@ -9,8 +9,7 @@ the intervals in which the host thread was blocked waiting on a device. A tracer
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -41,13 +40,13 @@ CALL_INTS = 3  # the integer fields of an ApiCall: start_ns, end_ns, cid (its ot
 SUBMISSION_INTS = 6  # of a Submission: device, stream, submit_ns, visible_ns, cid, chunk (its other: name)
 
 
-def call_rows(ints: array[int], objects: list[Any]) -> list[ApiCall]:
+def call_rows(ints: Sequence[int], objects: list[Any]) -> list[ApiCall]:
     """Calls logged as ``HostLog.call_ints`` and ``call_objects`` are, as records."""
     n = CALL_INTS
     return list(map(ApiCall, ints[0::n], ints[1::n], objects[0::2], ints[2::n], objects[1::2]))
 
 
-def submission_rows(ints: array[int], names: list[str]) -> list[Submission]:
+def submission_rows(ints: Sequence[int], names: list[str]) -> list[Submission]:
     """Submissions logged as ``HostLog.submission_ints`` and ``submission_names`` are, as records."""
     n = SUBMISSION_INTS
     return list(map(Submission, ints[0::n], ints[1::n], ints[2::n], ints[3::n], names, ints[4::n], ints[5::n]))
@@ -56,14 +55,15 @@ def submission_rows(ints: array[int], names: list[str]) -> list[Submission]:
 @dataclass
 class HostRecords:
     """Host-side records, API calls and driver submissions (one of each per launch) as columns:
-    the integer fields of each record back to back in an ``array('q')`` and its names and
-    argument dicts in a list (:func:`call_rows`, :func:`submission_rows`). That costs less than
-    a tuple per record, and a tracer hands the integers to numpy without reading them one by
-    one. ``calls`` and ``submissions`` give them as records."""
+    the integer fields of each record back to back in one list and its names and argument dicts
+    in another (:func:`call_rows`, :func:`submission_rows`). That costs less than a tuple per
+    record, and a tracer turns the integers into a numpy column in one C loop. (A list, not an
+    ``array('q')``: extending an array by a tuple costs ~7x extending a list on CPython 3.11,
+    and the runtime extends one on every call.) ``calls`` and ``submissions`` give them as records."""
 
-    call_ints: array[int] = field(default_factory=lambda: array("q"))  # start_ns, end_ns, cid of each call
+    call_ints: list[int] = field(default_factory=list)  # start_ns, end_ns, cid of each call
     call_objects: list[Any] = field(default_factory=list)  # name, args of each call
-    submission_ints: array[int] = field(default_factory=lambda: array("q"))  # see SUBMISSION_INTS
+    submission_ints: list[int] = field(default_factory=list)  # see SUBMISSION_INTS
     submission_names: list[str] = field(default_factory=list)
     memcpys: list[ApiCall] = field(default_factory=list)
     waits: list[tuple[int, int]] = field(default_factory=list)  # host blocked on a device: [start, end)

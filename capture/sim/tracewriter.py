@@ -81,7 +81,7 @@ def build_trace(sim: Simulator) -> Trace:
 def _calls(batch: TraceBatch, log: HostLog, api: int, thread: int) -> dict[int, int]:
     """API calls, the script's ranges and staging memcpy's as slices; returns each correlated
     call's local slice index by correlation id. The calls are read from the log's columns."""
-    ints = np.frombuffer(log.call_ints, dtype=np.int64).reshape(-1, CALL_INTS)  # start_ns, end_ns, cid
+    ints = np.array(log.call_ints, dtype=np.int64).reshape(-1, CALL_INTS)  # start_ns, end_ns, cid
     starts, cids = ints[:, 0].tolist(), ints[:, 2].tolist()
     durs = (ints[:, 1] - ints[:, 0]).tolist()
     intern, add_args = batch.intern, batch.add_args
