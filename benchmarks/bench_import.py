@@ -30,9 +30,9 @@ TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces" / "kineto"
 TRACE = TRACES / "mtia_1rank_inference_accelerator.json.gz"
 # Peak RSS in KB of the process itself and of its children (the helper), printed at the end.
 PEAKS = "import resource as r; print(*(r.getrusage(w).ru_maxrss for w in (r.RUSAGE_SELF, r.RUSAGE_CHILDREN)))"
-# The helper is reaped after the import returns (helper.reap): wait for it, so that its peak counts.
-OURS = ("from accelview.model.importers import import_trace, helper; import sys; import_trace(sys.argv[1]); "
-        f"helper.reap(block=True); {PEAKS}")
+# The helper is reaped after the import returns (forking.reap): wait for it, so that its peak counts.
+OURS = ("from accelview.model.importers import import_trace; from accelview.model import forking; import sys; "
+        f"import_trace(sys.argv[1]); forking.reap(block=True); {PEAKS}")
 HTA = ("import logging, sys; logging.disable(logging.WARNING); from hta.trace_analysis import TraceAnalysis; "
        f"TraceAnalysis(trace_dir=sys.argv[1]); {PEAKS}")
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from accelview.model import CaptureError, Trace, TrackKind, nesting
+from accelview.model import CaptureError, Trace, TrackKind, forking, nesting
 from accelview.model.importers import (
     chrome_json,
     digest,
@@ -184,7 +184,7 @@ def with_helper(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(helper.Helper, "submit", counting)
     # Threads other tests left behind (Qt's, for one) would rule the helper out; these tests
     # start none of their own while it runs.
-    monkeypatch.setattr(helper.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(forking.threading, "active_count", lambda: 1)
     return sent
 
 
@@ -261,8 +261,8 @@ def test_stopped_helpers_are_reaped_not_waited_for(tmp_path: Path, with_helper: 
         import_trace(path)
         import_trace(path)
     assert len(forked) == 2 and with_helper
-    helper.reap(block=True)
-    assert not helper._unreaped
+    forking.reap(block=True)
+    assert not forking._unreaped
     for pid in forked:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)

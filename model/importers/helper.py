@@ -21,7 +21,6 @@ then leaves with ``os._exit``.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import mmap
 import os
@@ -29,12 +28,12 @@ import pickle
 import select
 import signal
 import struct
-import sys
-import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from ..forking import fork_safe, reap, release
 
 MIN_BYTES = 16 << 20  # less JSON than this (estimated) is read without a helper
 GZIP_RATIO = 10  # a modest guess of how much a gzipped trace grows
@@ -44,37 +43,14 @@ _MESSAGE = struct.Struct("<qq")  # slot, length (negative: the result follows in
 PLACED_FLAG, STARTED_FLAG, CANCELLED_FLAG = 0, 1, 2  # a slot's flag byte: who works on its text
 
 
-_unreaped: list[int] = []  # helpers killed and not yet waited for
-
-
-def reap(block: bool = False) -> None:
-    """Wait for the helpers that were stopped (without blocking unless ``block``), so that
-    none is left a zombie; the next helper, and the interpreter's exit, call it."""
-    for pid in list(_unreaped):
-        try:
-            done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
-        except ChildProcessError:  # reaped by someone else
-            done = pid
-        if done:
-            _unreaped.remove(pid)
-
-
-atexit.register(reap, True)
-
-
 class HelperFailed(Exception):
     """The helper could not digest a batch (or died); read the file without it."""
 
 
 def helper_allowed(paths: Sequence[Path]) -> bool:
-    """Whether a helper process is worth it for these files (enough JSON) and safe here: Linux
-    (fork is unsafe on macOS once system frameworks are loaded, absent on Windows), two or more
-    CPUs usable, called from the main thread with no other thread running (forking a process
-    whose other threads hold locks is not safe; the app loads files on a thread: no helper)."""
-    if not sys.platform.startswith("linux") or _json_bytes(paths) < MIN_BYTES:
-        return False
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return cpus >= 2 and threading.current_thread() is threading.main_thread() and threading.active_count() == 1
+    """Whether a helper process is worth it for these files (enough JSON) and safe here
+    (:func:`~accelview.model.forking.fork_safe`)."""
+    return fork_safe() and _json_bytes(paths) >= MIN_BYTES
 
 
 def _json_bytes(paths: Sequence[Path]) -> int:
@@ -195,13 +171,12 @@ class Helper:
     def close(self) -> None:
         """Stop the helper; safe to call more than once. It is not waited for: the kernel
         tears down its memory on the other core (10-15 ms for the MTIA trace's helper, which
-        the import would otherwise wait for) and it is reaped later (``reap``)."""
+        the import would otherwise wait for) and it is reaped later (:func:`~accelview.model.forking.reap`)."""
         if self.pid <= 0:
             return
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
-        _unreaped.append(self.pid)
-        reap()
+        release(self.pid)
         self.pid = 0
         self._stopped = True
         os.close(self._to_w)
