@@ -52,6 +52,20 @@ class _Acc:
         return window_sums(s, e, a, edges)
 
 
+# Every device's sampled counters, in the order device_counters gives them: name, unit, block, description.
+SERIES: tuple[tuple[str, str, str, str], ...] = (
+    ("matrix busy", "%", "matrix", "time the matrix unit ran an op"),
+    ("vector busy", "%", "vector", "time the vector unit ran an op"),
+    ("DMA busy", "%", "dma", "mean over DMA engines of the time they ran a copy"),
+    ("HBM read bytes", "B", "hbm", "bytes read from HBM (whole bursts)"),
+    ("HBM write bytes", "B", "hbm", "bytes written to HBM (whole bursts)"),
+    *((name.format(d.upper()), unit, "pcie", text.format(d.upper())) for d in ("h2d", "d2h") for name, unit, text in (
+        ("PCIe {} bytes", "B", "bytes on the wire {}, TLP headers included"),
+        ("PCIe {} TLPs", "TLPs", "TLPs sent {}"),
+        ("PCIe {} credit stall cycles", "cycles", "DMA-engine cycles waiting for link credits {} (link shared)"))),
+)
+
+
 def _graphs(cols: ReplayColumns, busy: dict[str, _Acc], hbm: dict[str, _Acc]) -> None:
     """Replays' nodes: busy time per unit; HBM bytes spread over each body (nothing shares HBM)."""
     start, body, end = cols.start, cols.body, cols.end
@@ -118,26 +132,8 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
             replays = ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
         _graphs(replays, busy, hbm)
     period = float(edges[1] - edges[0]) if len(edges) > 1 else 1.0
-    out = [
-        CounterSeries("matrix busy", "%", "matrix", "time the matrix unit ran an op",
-                      busy["matrix"].sums(edges) / period * 100),
-        CounterSeries("vector busy", "%", "vector", "time the vector unit ran an op",
-                      busy["vector"].sums(edges) / period * 100),
-        CounterSeries("DMA busy", "%", "dma", "mean over DMA engines of the time they ran a copy",
-                      busy["dma"].sums(edges) / period * 100),
-        CounterSeries("HBM read bytes", "B", "hbm", "bytes read from HBM (whole bursts)",
-                      hbm["read"].sums(edges)),
-        CounterSeries("HBM write bytes", "B", "hbm", "bytes written to HBM (whole bursts)",
-                      hbm["write"].sums(edges)),
-    ]
+    values = [busy[u].sums(edges) / period * 100 for u in ("matrix", "vector", "dma")]
+    values += [hbm[k].sums(edges) for k in ("read", "write")]
     for d in ("h2d", "d2h"):
-        label = d.upper()
-        out += [
-            CounterSeries(f"PCIe {label} bytes", "B", "pcie", f"bytes on the wire {label}, "
-                          "TLP headers included", wire[d].sums(edges)),
-            CounterSeries(f"PCIe {label} TLPs", "TLPs", "pcie", f"TLPs sent {label}", tlps[d].sums(edges)),
-            CounterSeries(f"PCIe {label} credit stall cycles", "cycles", "pcie",
-                          f"DMA-engine cycles waiting for link credits {label} (link shared)",
-                          stall[d].sums(edges)),
-        ]
-    return out
+        values += [wire[d].sums(edges), tlps[d].sums(edges), stall[d].sums(edges)]
+    return [CounterSeries(*meta, v) for meta, v in zip(SERIES, values, strict=True)]

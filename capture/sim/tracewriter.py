@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from accelview.model import Trace, TraceBuilder, TrackKind
 
+from . import sampled
 from .batch import TraceBatch
 from .clocksync import estimate, take_samples, true_alignment
-from .devcounters import device_counters
 from .engine import Command
 from .graph import ReplayColumns
 from .graphrows import add_graph_slices
 from .hostlog import CALL_INTS
 from .opcounters import counter_columns
 from .pcie import Link
-from .sampling import level_at, window_edges
+from .sampling import window_edges
 
 if TYPE_CHECKING:
     from .hostlog import HostLog, Submission
@@ -62,20 +62,61 @@ def build_trace(sim: Simulator) -> Trace:
     proc = b.add_track("python (simulated)", TrackKind.PROCESS, parent=host, host=HOST_NAME)
     thread = b.add_track("main thread", TrackKind.HOST_THREAD, parent=proc, host=HOST_NAME)
     api = b.add_track("runtime API", TrackKind.RUNTIME_API, parent=thread, host=HOST_NAME)
-    api_ids = _calls(batch, sim.log, api, thread)
     end = max([sim.clock.now, *(c.end_ns for d in sim.devices for c in d.engine.finished)])
     edges = window_edges(sim.clock.start_ns, end, sim.counter_period_ns)
+    # what the sampled counters need (clock estimates, graph replays as columns), then the
+    # counters themselves, on a second core while this one makes the other rows
+    rng = np.random.default_rng([sim.seed, 2])
+    clocks = [_DeviceClock(dev, edges, sim.clock.start_ns, rng) for dev in sim.devices]
+    replays = [_replays(dev.engine.finished) for dev in sim.devices]
+    subs = sim.log.submissions
+    tracks = sampled.plan(sim, list(dict.fromkeys((s.device, s.stream) for s in subs)))
+    pending = sampled.start(sim, edges, [c.to_ref for c in clocks], replays, tracks)
+    api_ids = _calls(batch, sim.log, api, thread)
     queues: dict[tuple[int, int], int] = {}
     sub_ids: dict[tuple[int, int, int], int] = {}
-    _submissions(b, batch, sim.log.submissions, api_ids, proc, queues, sub_ids)
-    rng = np.random.default_rng([sim.seed, 2])
-    for dev in sim.devices:
-        _device(b, batch, sim, dev, sub_ids, edges, rng)
-        for (d, stream), track in queues.items():
-            if d == dev.index:
-                _queue_depth(b, batch, dev, stream, track, edges)
+    _submissions(b, batch, subs, api_ids, proc, queues, sub_ids)
+    track_ids = []
+    for dev, clock, columns in zip(sim.devices, clocks, replays, strict=True):
+        top, clock_id = _device(b, batch, sim, dev, sub_ids, clock, columns)
+        for t in tracks:
+            if t.device == dev.index:
+                queue = t.stream >= 0  # a queue's depth: on the host's clock, under its queue
+                track_ids.append(b.add_counter_track(t.name, t.unit, t.block, t.description,
+                                                     queues[(t.device, t.stream)] if queue else top,
+                                                     HOST_NAME if queue else "", t.device, -1 if queue else clock_id))
     batch.flush()
+    ts, value = pending.result()
+    # in track order, each track's samples in time order (window starts, through monotonic clock maps)
+    b.add_rows("counters", {"track": np.repeat(np.array(track_ids, dtype=np.int32), len(edges) - 1), "ts_ns": ts,
+                            "value": value}, copy=False, ordered=True)
     return b.build(source="simulator")
+
+
+class _DeviceClock:
+    """A device's timer as the capture sees it: sync samples taken over the run, the estimate
+    made from them, and ``to_ref`` (true host ns → the capture's host timebase via the
+    device's ticks and that estimate)."""
+
+    def __init__(self, dev: Device, edges: np.ndarray, start_ns: float, rng: np.random.Generator) -> None:
+        self.clock = dev.clock
+        self.samples = take_samples(dev.clock, start_ns, int(edges[-1]), rng)
+        self.estimate = estimate(dev.clock, self.samples)
+
+    def to_ref(self, t: np.ndarray) -> np.ndarray:
+        ticks = self.clock.to_ticks(np.rint(np.asarray(t, dtype=np.float64)).astype(np.int64))
+        return self.estimate.to_ref(self.clock.ticks_to_device_ns(ticks))
+
+
+def _replays(cmds: list[Command]) -> ReplayColumns | None:
+    """A device's graph replays as columns, with every cost column made (the slices and the
+    sampled counters read them)."""
+    graphs = [c for c in cmds if c.kind == "graph" and c.graph is not None]
+    if not graphs:
+        return None
+    columns = ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
+    _ = columns.costs
+    return columns
 
 
 def _calls(batch: TraceBatch, log: HostLog, api: int, thread: int) -> dict[int, int]:
@@ -131,30 +172,16 @@ def _submissions(b: TraceBuilder, batch: TraceBatch, subs: list[Submission], api
                         "driver", [s.cid for s in subs], sets)
 
 
-def _queue_depth(b: TraceBuilder, batch: TraceBatch, dev: Device, stream: int, parent: int,
-                 edges: np.ndarray) -> None:
-    cmds = [c for c in dev.engine.finished if c.stream == stream]
-    depth = level_at(np.array([c.submit_ns for c in cmds]), np.array([c.end_ns for c in cmds]), edges[:-1])
-    track = b.add_counter_track(f"device {dev.index} queue {stream} depth", "entries", "driver",
-                                "commands submitted and not finished", parent=parent, host=HOST_NAME,
-                                device=dev.index)
-    batch.add_counters(track, edges[:-1].astype(np.int64), depth.astype(np.float64), ascending=True)
-
-
-def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub_ids: dict, edges: np.ndarray,
-            rng: np.random.Generator) -> None:
+def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub_ids: dict, clk: _DeviceClock,
+            columns: ReplayColumns | None) -> tuple[int, int]:
+    """A device's tracks, slices, flows and truth (its sampled counters are made apart, see
+    :mod:`.sampled`); returns its top track and its clock."""
     cmds = dev.engine.finished
-    t0, t1 = sim.clock.start_ns, int(edges[-1])
-    samples = take_samples(dev.clock, t0, t1, rng)
-    est = estimate(dev.clock, samples)
+    samples, est, to_ref = clk.samples, clk.estimate, clk.to_ref
     clock = b.add_clock(f"device {dev.index} timer", False, est.offset_ns, est.drift_ppm, est.error_ns)
     b.add_rows("clock_samples", {"clock": np.full(len(samples.ref_send_ns), clock), "ref_send_ns": samples.ref_send_ns,
                                  "domain_ts": samples.domain_ticks, "ref_recv_ns": samples.ref_recv_ns})
     b.add_truth_clock(clock, *true_alignment(dev.clock))
-
-    def to_ref(t: np.ndarray) -> np.ndarray:
-        ticks = dev.clock.to_ticks(np.rint(np.asarray(t, dtype=np.float64)).astype(np.int64))
-        return est.to_ref(dev.clock.ticks_to_device_ns(ticks))
 
     d = dev.index
     top = b.add_track(f"device {d} ({dev.spec.name})", TrackKind.DEVICE, parent=-1, device=d, clock=clock)
@@ -204,19 +231,13 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
             batch.add_flow(sub, sid, "execute")
     _add_ops(batch, ops, units, starts, ends)
     graphs = [c for c, _ in replays]
-    columns = ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None]) \
-        if graphs else None  # for the slices and the sampled counters
     nodes = add_graph_slices(batch, graphs, units.__getitem__, to_ref, True, columns)
     linked = [(sub, local) for (_, sub), local in zip(replays, nodes, strict=True) if sub is not None]
     if linked:  # one chunk of flows for all replays
         batch.add_flow_columns(np.repeat([sub for sub, _ in linked], [len(local) for _, local in linked]),
                                np.concatenate([local for _, local in linked]), "execute")
     _idle_truth(b, sim, top, busy, to_ref)
-    ts = to_ref(edges[:-1])
-    for series in device_counters(dev.spec, cmds, edges, columns):
-        track = b.add_counter_track(f"device {d} {series.name}", series.unit, series.block,
-                                    series.description, parent=top, device=d, clock=clock)
-        batch.add_counters(track, ts, series.values, ascending=True)  # window starts, in a monotonic clock map
+    return top, clock
 
 
 def _add_ops(batch: TraceBatch, ops: list[tuple[int, Command, int | None]], units: dict[str, int],

@@ -1,0 +1,80 @@
+"""The sampled counters of a simulated capture: made by a forked helper or in this process, the
+capture is the same; a helper that fails costs nothing but time."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from accelview.capture import sim
+from accelview.capture.sim import sampled
+from accelview.model import forking
+
+START = sampled.start
+
+
+def _session():
+    """Two devices (their counters and queues interleave in the plan), copies, launches, events."""
+    with sim.session(seed=5, devices=2, counter_period_ns=2_000) as s:
+        for d in range(2):
+            dev = sim.device(d)
+            w = dev.alloc(8 << 20, "int8")
+            side = dev.stream()
+            dev.copy(w, sim.host_buffer(8 << 20, "int8"), stream=side)
+            dev.default_stream.wait_event(side.record_event())
+            for i in range(20):
+                dev.launch("gemm", m=8 * (i + 1), n=1024, k=1024)
+        for d in range(2):
+            sim.device(d).synchronize()
+    return s
+
+
+def _build(monkeypatch: pytest.MonkeyPatch, fork: bool):
+    made: list[sampled.Pending] = []
+
+    def recording(*args, **kwargs):
+        pending = START(*args, **kwargs)
+        made.append(pending)
+        return pending
+
+    monkeypatch.setattr(sampled, "MIN_ROWS", 0)
+    monkeypatch.setattr(sampled, "fork_safe", lambda: fork)
+    monkeypatch.setattr(sampled, "start", recording)
+    trace = _session().trace()
+    assert [p.forked for p in made] == [fork]
+    return trace
+
+
+def _same(a, b) -> None:
+    assert a.strings.strings() == b.strings.strings()
+    for name, table in a.tables.items():
+        assert table.equals(b.tables[name]), name
+    for name, table in a.truth.items():
+        assert table.equals(b.truth[name]), name
+
+
+def test_a_helper_and_this_process_make_the_same_capture(monkeypatch: pytest.MonkeyPatch) -> None:
+    here = _build(monkeypatch, fork=False)
+    helped = _build(monkeypatch, fork=True)
+    _same(here, helped)
+    names = [here.strings[n] for n in here.tracks.name[np.unique(here.counters.track)]]
+    assert names[:2] == ["device 0 matrix busy", "device 0 vector busy"]
+    assert "device 0 queue 1 depth" in names and names.index("device 0 queue 1 depth") < names.index(
+        "device 1 matrix busy")
+    assert here.counters.value.sum() > 0
+    forking.reap(block=True)
+    assert not forking._unreaped  # the helper was waited for: no zombie
+
+
+def test_a_helper_that_fails_leaves_the_rows_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    here = _build(monkeypatch, fork=False)
+    parent, compute = os.getpid(), sampled.compute
+
+    def failing_in_the_helper(*args, **kwargs) -> None:
+        if os.getpid() != parent:
+            raise RuntimeError("helper lost")
+        compute(*args, **kwargs)
+
+    monkeypatch.setattr(sampled, "compute", failing_in_the_helper)
+    _same(here, _build(monkeypatch, fork=True))
