@@ -73,7 +73,7 @@ class DetailsPanel(QTreeView):
         ]
         for k, v in rows:
             _row(self.items, k, v)
-        args = tr.args(int(sl.args[sid]))
+        args = tr.slice_args(sid)
         if args:
             top = _row(self.items, "Args", str(len(args)))
             for k, v in args.items():

@@ -33,7 +33,7 @@ from .sim.tracewriter import _metadata as sim_metadata
 from .windows import QueueDepth
 
 Send = Callable[[bytes, Mapping[str, Any], Mapping[str, np.ndarray] | None], None]
-ORDER = ("slices", "args", "instants", "flows", "counters", "clock_samples", "truth_ops", "truth_idle")
+ORDER = ("slices", "args", "instants", "flows", "counters", "clock_samples", "op_counters", "truth_ops", "truth_idle")
 
 
 class Collector:
@@ -202,7 +202,7 @@ class Collector:
         tables = b.tables_so_far()
         abase = sent["arg_sets"]
         fixes = {"slices": ("args", None), "instants": ("args", None), "args": ("set", None),
-                 "truth_ops": ("slice", base)}
+                 "truth_ops": ("slice", base), "op_counters": ("slice", base)}
         for name in ORDER:
             t = tables.get(name)
             if t is None or not len(t):

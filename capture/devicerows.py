@@ -81,12 +81,14 @@ class DeviceRows:
         if ops_i:  # the bulk of a capture: in columns
             ops = [cmds[i] for i in ops_i]
             costs = [c.cost for c in ops if c.cost is not None]
-            counters = counter_columns(costs, np.array([c.end_ns - c.start_ns for c in ops]))
-            sets = batch.add_sets([{**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
-                                    "dtype": c.cost.work.dtype} for c in ops if c.cost is not None], counters)
+            add_args = batch.add_args
+            sets = [add_args({**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
+                              "dtype": c.cost.work.dtype}) for c in ops if c.cost is not None]
             first = batch.add_slice_rows([self.unit_track(c.unit) for c in costs],
                                          [starts[i] for i in ops_i], [ends[i] - starts[i] for i in ops_i],
-                                         [c.name for c in ops], "op", [c.cid for c in ops], sets.tolist())
+                                         [c.name for c in ops], "op", [c.cid for c in ops], sets)
+            batch.add_op_counters(first + np.arange(len(ops)),
+                                  counter_columns(costs, np.array([c.end_ns - c.start_ns for c in ops])))
             if truth_on:
                 intern = batch.intern
                 batch.truth_ops.extend((first + j, intern(c.limiter)) for j, c in enumerate(costs))

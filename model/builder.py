@@ -260,9 +260,10 @@ class TraceBuilder:
         fl = t["flows"].columns()
         fl["src"], fl["dst"] = remap(fl["src"]), remap(fl["dst"])
         t["flows"] = Table(S.FLOWS, fl)
-        ops = t["truth_ops"].columns()
-        ops["slice"] = remap(ops["slice"])
-        t["truth_ops"] = Table(S.TRUTH_OPS, ops).take(np.argsort(ops["slice"], kind="stable"))
+        for sch in (S.TRUTH_OPS, S.OP_COUNTERS):  # rows of slices: in the slices' new order
+            rows = t[sch.name].columns()
+            rows["slice"] = remap(rows["slice"])
+            t[sch.name] = Table(sch, rows).take(np.argsort(rows["slice"], kind="stable"))
         for name, key in (("counters", "ts_ns"), ("instants", "ts_ns")):
             if self._tables[name].ordered:  # in order by construction
                 continue

@@ -28,7 +28,7 @@ from .scratch import Columns, ColumnStore, Scratch, Spool, ValueRanges
 from .strings import StringTable
 
 ROW = "_row"  # a block's row numbers in its source table (the provisional slice id for slices)
-# The tables TraceBuilder sorts (besides slices, flows and truth_ops, which refer to slice ids):
+# The tables TraceBuilder sorts (besides slices, flows, truth_ops and op_counters, which refer to slice ids):
 # sort keys (the row number is added as the last, so ties keep their staged order as in its
 # stable sorts), the keys of the runs that anchor the delta coding, and whether the runs are
 # indexed. The other tables keep their staged order.
@@ -192,8 +192,8 @@ class _Finalizer:
             group = "truth/" if sch in S.TRUTH_TABLES else ""
             if sch is S.FLOWS:
                 self._remapped_flows(ids)
-            elif sch is S.TRUTH_OPS:
-                self._remapped_truth_ops(ids)
+            elif sch in (S.TRUTH_OPS, S.OP_COUNTERS):
+                self._remapped_by_slice(sch, group, ids)
             elif sch.name in SORTED:
                 keys, run_keys, index = SORTED[sch.name]
                 self._sorted(sch, keys, group, run_keys, index)
@@ -275,14 +275,15 @@ class _Finalizer:
             in_order.add({**block, "dst": ids.remap_sorted(block["dst"])})
         self._write_sorted(S.FLOWS, "", in_order)
 
-    def _remapped_truth_ops(self, ids: _IdMap) -> None:
+    def _remapped_by_slice(self, sch: S.TableSchema, group: str, ids: _IdMap) -> None:
+        """A table of rows about slices (truth_ops, op_counters): slice ids renumbered, in slice order."""
         by_old = self._sorter("slice", ROW)
-        for block in self._staged(S.TRUTH_OPS, row=True):
+        for block in self._staged(sch, row=True):
             by_old.add(block)
         by_new = self._sorter("slice", ROW, written=True)
         for block in by_old.sorted_blocks():
             by_new.add({**block, "slice": ids.remap_sorted(block["slice"])})
-        self._write_sorted(S.TRUTH_OPS, "truth/", by_new)
+        self._write_sorted(sch, group, by_new)
 
     def _sorted(self, sch: S.TableSchema, keys: tuple[str, ...], group: str, run_keys: tuple[str, ...] = (),
                 index: bool = False) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 FORMAT_NAME = "accelview-capture"
-FORMAT_VERSION = 2  # 2: narrow integer columns, timestamps delta-coded from anchors
+FORMAT_VERSION = 3  # 2: narrow integer columns, timestamps delta-coded from anchors; 3: the op_counters table
+OLDEST_READ_VERSION = 2  # older files than this are refused (version 1 was a pre-release layout)
 CHUNK_ROWS = 16384  # rows per HDF5 chunk: a window read decompresses ~128 KB per column
 
 # Time columns stored as differences from the previous row, restarting at anchor rows (the first

@@ -11,7 +11,15 @@ from typing import Any
 import numpy as np
 
 from . import schema as S
-from .capture_format import CHUNK_ROWS, DELTA_COLUMNS, DERIVED_COLUMNS, FORMAT_NAME, FORMAT_VERSION, delta_decode
+from .capture_format import (
+    CHUNK_ROWS,
+    DELTA_COLUMNS,
+    DERIVED_COLUMNS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    OLDEST_READ_VERSION,
+    delta_decode,
+)
 from .capture_writer import build_from_staging
 from .errors import AccelviewError, CaptureError
 from .h5io import H5File
@@ -52,10 +60,11 @@ class CaptureFile:
             raise CaptureError(
                 self.path, f"uses capture format version {version}, newer than this accelview reads "
                 f"({FORMAT_VERSION}); upgrade accelview")
-        if version < FORMAT_VERSION:
+        if version < OLDEST_READ_VERSION:
             raise CaptureError(
                 self.path, f"uses capture format version {version}, written by a pre-release accelview this one no "
                 f"longer reads; capture it again")
+        self.version = version
         self.attrs: dict[str, Any] = attrs
         self.metadata: dict[str, Any] = attrs.get("metadata") or {}
         self.finalized = bool(attrs.get("finalized", True))
@@ -221,6 +230,8 @@ class CaptureFile:
             elif sch in S.TRUTH_TABLES:
                 if self._f.has(f"truth/{sch.name}"):
                     truth[sch.name] = self._read_table(sch, "truth/")
+            elif self.version < S.ADDED_IN_VERSION.get(sch.name, 0):  # written before the table existed
+                tables[sch.name] = Table.empty(sch)
             else:
                 tables[sch.name] = self._read_table(sch)
             if progress is not None:

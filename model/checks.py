@@ -95,4 +95,9 @@ def check_trace(trace: Trace) -> list[str]:
     ops = trace.truth["truth_ops"].slice
     if len(ops) and (ops.min() < 0 or ops.max() >= n_slices):
         problems.append("truth_ops refers to a slice that does not exist")
+    counted = trace.tables["op_counters"].slice
+    if len(counted) and (counted.min() < 0 or counted.max() >= n_slices):
+        problems.append("op_counters refers to a slice that does not exist")
+    elif len(counted) > 1 and not np.all(counted[1:] > counted[:-1]):
+        problems.append("op_counters are not sorted by slice, one row per slice")
     return problems

@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from .schema import ArgKind, TrackKind
+from .schema import OP_COUNTER_COLUMNS, ArgKind, TrackKind
 from .trace import Trace
 
 EXPORT_MARKER = "accelviewExport"
@@ -100,10 +100,15 @@ def _events(trace: Trace) -> Iterator[str]:
         yield f'{{"ph":"M","name":"thread_name",{lane},"args":{{"name":{s(int(tr.name[t]))}}}}}'
         yield f'{{"ph":"M","name":"thread_sort_index",{lane},"args":{{"sort_index":{int(tr.sort[t])}}}}}'
     args_json = _args_json(trace)
-    for t, st, du, nm, ca, co, ar in zip(
+    counted = _op_counters_json(trace)
+    for i, (t, st, du, nm, ca, co, ar) in enumerate(zip(
             sl.track.tolist(), sl.start_ns.tolist(), sl.dur_ns.tolist(), sl.name.tolist(), sl.category.tolist(),
-            sl.correlation.tolist(), sl.args.tolist(), strict=True):
-        extra = (f',"correlation":{co}' if co >= 0 else "") + (f',"args":{args_json[ar]}' if ar >= 0 else "")
+            sl.correlation.tolist(), sl.args.tolist(), strict=True)):
+        args = args_json[ar] if ar >= 0 else ""
+        more = counted.get(i)
+        if more is not None:  # the device's counters of an op, as arguments of its slice
+            args = f"{args[:-1]},{more}}}" if len(args) > 2 else f"{{{more}}}"
+        extra = (f',"correlation":{co}' if co >= 0 else "") + (f',"args":{args}' if args else "")
         yield (f'{{"ph":"X","pid":{pid[t]},"tid":{t},"ts":{_us(st)},"dur":{_us(du)},"name":{s(nm)},'
                f'"cat":{s(ca)}{extra}}}')
     ins = trace.instants
@@ -145,6 +150,17 @@ def _args_json(trace: Trace) -> dict[int, str]:
                                        a.real.tolist(), a.str.tolist(), strict=True):
         sets.setdefault(st, {})[name(key)] = i if kind == ArgKind.INT else r if kind == ArgKind.REAL else name(sv)
     return {k: _enc(v).decode() for k, v in sets.items()}
+
+
+def _op_counters_json(trace: Trace) -> dict[int, str]:
+    """Each op slice's counters (``op_counters``) as the members of a JSON object, by slice id."""
+    oc = trace.tables["op_counters"]
+    if not len(oc):
+        return {}
+    names = [_enc(c).decode() for c, _ in OP_COUNTER_COLUMNS]
+    columns = [oc[c].tolist() for c, _ in OP_COUNTER_COLUMNS]
+    return {s: ",".join(f"{n}:{_enc(v).decode()}" for n, v in zip(names, values, strict=True))
+            for s, *values in zip(oc.slice.tolist(), *columns, strict=True)}
 
 
 def _header(trace: Trace) -> dict[str, Any]:

@@ -93,6 +93,14 @@ INSTANTS = TableSchema(
 ARGS = TableSchema(
     "args", (("set", "i4"), ("key", "i4"), ("kind", "u1"), ("int", "i8"), ("real", "f8"), ("str", "i4"))
 )
+# The hardware counters a device reports for each op it dispatched, one row per op slice (as a
+# table of columns, not as arguments: 11 numbers for each of tens of thousands of ops).
+OP_COUNTER_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("elapsed_cycles", "i8"), ("dispatch_cycles", "i8"), ("active_cycles", "i8"), ("busy_cycles", "i8"),
+    ("hbm_read_bytes", "i8"), ("hbm_write_bytes", "i8"), ("stall_memory_cycles", "i8"),
+    ("stall_pipeline_cycles", "i8"), ("stall_latency_cycles", "i8"), ("flops", "f8"), ("burst_efficiency", "f8"),
+)
+OP_COUNTERS = TableSchema("op_counters", (("slice", "i8"), *OP_COUNTER_COLUMNS))
 CLOCKS = TableSchema(
     "clocks",
     (("name", "i4"), ("reference", "u1"), ("offset_ns", "f8"), ("drift_ppm", "f8"), ("error_ns", "f8")),
@@ -108,7 +116,9 @@ TRUTH_CLOCKS = TableSchema("truth_clocks", (("clock", "i4"), ("offset_ns", "f8")
 
 # Tables every trace has, in file order. Truth tables live apart (HDF5 group /truth).
 TABLES: tuple[TableSchema, ...] = (
-    TRACKS, SLICES, FLOWS, COUNTER_TRACKS, COUNTERS, INSTANTS, ARGS, CLOCKS, CLOCK_SAMPLES,
+    TRACKS, SLICES, FLOWS, COUNTER_TRACKS, COUNTERS, INSTANTS, ARGS, CLOCKS, CLOCK_SAMPLES, OP_COUNTERS,
 )
+# Tables a file of an older format version may lack (read as empty): the version that added them.
+ADDED_IN_VERSION: dict[str, int] = {"op_counters": 3}
 TRUTH_TABLES: tuple[TableSchema, ...] = (TRUTH_OPS, TRUTH_IDLE, TRUTH_CLOCKS)
 SCHEMAS: dict[str, TableSchema] = {s.name: s for s in (*TABLES, *TRUTH_TABLES)}

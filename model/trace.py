@@ -161,6 +161,17 @@ class Trace:
             out[self.strings[a.key[i]]] = value
         return out
 
+    def slice_args(self, slice_id: int) -> dict[str, Any]:
+        """A slice's arguments: its argument set, then the hardware counters the device reported
+        for it (its row of ``op_counters``, if it has one)."""
+        out = self.args(int(self.slices.args[slice_id]))
+        oc = self.tables["op_counters"]
+        i = int(np.searchsorted(oc.slice, slice_id))
+        if i < len(oc) and oc.slice[i] == slice_id:
+            for c, d in S.OP_COUNTER_COLUMNS:
+                out[c] = int(oc[c][i]) if d == "i8" else float(oc[c][i])
+        return out
+
     @property
     def nbytes(self) -> int:
         """Bytes held by all tables' arrays (not the strings)."""

@@ -128,3 +128,16 @@ def test_unclosed_stream_is_recovered_and_marked_incomplete(tmp_path):
     assert not back.complete
     assert "not closed" in back.incomplete_reason
     assert len(back.slices) == 5000 and back.self_check() == []
+
+
+def test_a_version_2_capture_without_op_counters_still_opens(tmp_path):
+    """Format 3 added op_counters; a version-2 file (its ops' counters were arguments) loads with none."""
+    import h5py
+
+    path = tmp_path / "v2.h5"
+    write_capture(tiny_trace(), path)
+    with h5py.File(path, "r+") as f:
+        del f["op_counters"]
+        f.attrs["format_version"] = 2
+    back = load_capture(path)
+    assert len(back.tables["op_counters"]) == 0 and len(back.slices) == len(tiny_trace().slices)

@@ -5,38 +5,32 @@ from __future__ import annotations
 import numpy as np
 from accelview.capture.sim.batch import TraceBatch
 from accelview.model import TraceBuilder, TrackKind
+from accelview.model.analysis.counters import arg_values
+from accelview.model.schema import OP_COUNTER_COLUMNS
 
 
-def _sets(trace) -> dict[int, list[tuple]]:
-    """Each argument set's rows (key, kind, int, real, str) by set id, strings resolved."""
-    a, s = trace.tables["args"], trace.strings
-    out: dict[int, list[tuple]] = {}
-    for i in range(len(a)):
-        out.setdefault(int(a.set[i]), []).append(
-            (s[a.key[i]], int(a.kind[i]), int(a.int[i]), float(a.real[i]), s[a.str[i]]))
-    return out
-
-
-def test_template_sets_and_listed_sets_come_out_in_set_order_as_single_sets_would() -> None:
-    b, ref = TraceBuilder(), TraceBuilder()
+def test_op_counters_follow_their_slices_into_the_final_order() -> None:
+    """Op slices share their shape's argument set; their counters land in op_counters by slice id,
+    after the builder has sorted the slices (here: added on the later track first)."""
+    b = TraceBuilder()
     batch = TraceBatch(b)
-    templates = [{"op": "gemm", "m": 64}, {"op": "rmsnorm", "tokens": 8, "dtype": "bf16"}]
-    which = np.array([1, 0, 0, 1, 1])
-    columns = {"cycles": np.array([5, 6, 7, 8, 9]), "flops": np.array([0.5, 1.5, 2.5, 3.5, 4.5])}
-    first = batch.add_args({"stream": 3})
-    ids = batch.add_template_sets(templates, which, columns)
-    last = batch.add_args({"chunk": 2, "ratio": 0.25})
-    assert first == 0 and sorted(ids.tolist()) == [1, 2, 3, 4, 5] and last == 6
+    early, late = b.add_track("early", TrackKind.EXEC_UNIT), b.add_track("late", TrackKind.EXEC_UNIT)
+    gemm = batch.add_args({"op": "gemm", "m": 64})
+    assert batch.add_args({"op": "gemm", "m": 64}) == gemm  # one set for every op of that shape
+    first = batch.add_slice_columns(np.array([late, late, early]), np.array([0, 10, 0]), np.array([5, 5, 5]),
+                                    np.array([batch.intern("gemm")] * 3), "op", -1, np.full(3, gemm))
+    cycles = np.array([100, 200, 300])
+    batch.add_op_counters(first + np.arange(3), {c: cycles * (i + 1) for i, (c, _) in enumerate(OP_COUNTER_COLUMNS)})
     batch.flush()
-    assert np.all(np.diff(b.tables_so_far()["args"].set) >= 0), "handed over in set order: nothing to sort"
     trace = b.build()
-    expected = {first: {"stream": 3}, last: {"chunk": 2, "ratio": 0.25}}
-    for i, set_id in enumerate(ids.tolist()):
-        expected[set_id] = {**templates[which[i]], "cycles": int(columns["cycles"][i]),
-                            "flops": float(columns["flops"][i])}
-    for set_id in range(7):  # the same sets made one at a time, in set order
-        assert ref.add_args(expected[set_id]) == set_id
-    assert _sets(trace) == _sets(ref.build())
+    assert trace.self_check() == []
+    assert len(trace.tables["args"]) == 2  # op and m, once
+    got = {(int(trace.slices.track[i]), int(trace.slices.start_ns[i])): trace.slice_args(i) for i in range(3)}
+    assert got[(early, 0)] == {"op": "gemm", "m": 64, **{c: 300 * (i + 1) for i, (c, _) in
+                                                         enumerate(OP_COUNTER_COLUMNS)}}
+    assert got[(late, 10)]["elapsed_cycles"] == 200 and got[(late, 0)]["burst_efficiency"] == 100 * 11
+    assert list(got) == [(early, 0), (late, 0), (late, 10)]  # the last slice added came first
+    assert arg_values(trace, "active_cycles", np.arange(3)).tolist() == [900, 300, 600]  # the 3rd counter: 3x
 
 
 def test_counters_through_the_batch_equal_the_builders_own() -> None:
@@ -80,7 +74,7 @@ def test_counters_added_out_of_track_order_are_still_sorted_by_the_builder() -> 
 def test_a_negative_zero_argument_keeps_its_sign() -> None:
     b = TraceBuilder()
     batch = TraceBatch(b)
-    batch.add_template_sets([{"scale": -0.0, "op": "x"}], np.zeros(3, dtype=np.int64))
+    batch.add_args({"scale": -0.0, "op": "x"})
     batch.flush()
     real = b.build().tables["args"].real
-    assert len(real) == 6 and np.signbit(real[0::2]).all()
+    assert len(real) == 2 and np.signbit(real[0])

@@ -91,13 +91,13 @@ def test_a_replay_is_one_call_one_submission_and_a_slice_per_node_with_counters_
     limiters = {trace.strings[int(x)] for x in truth.limiter}
     assert "memory" in limiters  # decode-sized GEMMs read their weights
     for op in ops:
-        args = trace.args(int(trace.slices.args[op]))
+        args = trace.slice_args(op)
         assert args["elapsed_cycles"] > 0 and args["hbm_read_bytes"] > 0 and "op" in args
     attn_kv = sorted(trace.args(int(trace.slices.args[i]))["kv_len"] for i in ops if names[i] == "attn")
     assert attn_kv == [1024, 2048, 4096]
     (track,) = [i for i in range(len(trace.tracks)) if trace.track_name(i) == "device 0 HBM read bytes"]
     hbm = trace.counter_series(track)[1].sum()
-    assert hbm == pytest.approx(sum(trace.args(int(trace.slices.args[i]))["hbm_read_bytes"] for i in ops), rel=1e-9)
+    assert hbm == pytest.approx(sum(trace.slice_args(i)["hbm_read_bytes"] for i in ops), rel=1e-9)
 
 
 def test_a_replay_holds_the_units_other_streams_wait() -> None:

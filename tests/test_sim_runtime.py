@@ -212,6 +212,6 @@ def test_memory_bound_ops_on_different_units_share_hbm() -> None:
     capacity = s.spec.hbm_bytes_per_s * 1e-9 * s.spec.memory.efficiency_sequential * s.counter_period_ns
     assert per_window.max() <= capacity * (1 + 3 * s.spec.timing.jitter)
     rows = [r for r in range(len(trace.slices)) if trace.strings[trace.slices.name[r]] == "gemm"]
-    args = trace.args(int(trace.slices.args[rows[0]]))
+    args = trace.slice_args(rows[0])
     cycles = trace.slices.dur_ns[rows[0]] * s.spec.clock_hz * 1e-9
     assert args["elapsed_cycles"] == pytest.approx(cycles, rel=1e-3)

@@ -158,7 +158,7 @@ def test_counters_add_up_to_the_slices(run) -> None:
     assert any(c.direction == "d2h" for c in copies) and any(c.direction == "h2d" for c in copies)
     # the per-op counters in the slice args agree with the sampled HBM bytes
     op_rows = _slices_on(trace, _tracks(trace, TrackKind.EXEC_UNIT))
-    args_read = sum(trace.args(int(a))["hbm_read_bytes"] for a in trace.slices.args[op_rows])
+    args_read = sum(trace.slice_args(i)["hbm_read_bytes"] for i in op_rows.tolist())
     assert args_read == sum(c.cost.dram_read_bytes for c in ops)
     period = s.counter_period_ns
     busy_ns = _counter_total(trace, "matrix busy") / 100 * period

@@ -1,4 +1,4 @@
-"""Bulk rows for a ``TraceBuilder``: slices, args, flows, instants and truth added as arrays.
+"""Bulk rows for a ``TraceBuilder``: slices, args, op counters, flows, instants and truth added as arrays.
 
 Adding tens of thousands of slices one ``add_slice`` call at a time spends most of its time
 in per-row bookkeeping; this gathers plain Python lists and hands the builder one batch per
@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 from accelview.model import ArgKind, TraceBuilder
+from accelview.model.schema import OP_COUNTER_COLUMNS
 
-from .argsets import ARG_DTYPES, TemplateSets
-
+ARG_DTYPES = (("set", np.int32), ("key", np.int32), ("kind", np.uint8), ("int", np.int64), ("real", np.float64),
+              ("str", np.int32))
 CATEGORIES = ("runtime", "host memcpy", "driver", "op", "copy", "pcie", "sync")
 _INT, _REAL, _STR = int(ArgKind.INT), int(ArgKind.REAL), int(ArgKind.STR)
 
@@ -29,8 +30,6 @@ class TraceBatch:
         columns = ("track", "start_ns", "dur_ns", "name", "category", "correlation", "args")
         self.slices: dict[str, list[int]] = {k: [] for k in columns}
         self.arg_rows: list[tuple[int, int, int, int, float, int]] = []
-        # sets made from templates, each with the number of listed rows made before it
-        self.arg_plans: list[tuple[int, TemplateSets]] = []
         self.counters: list[tuple[int, np.ndarray, np.ndarray]] = []  # (track, ts_ns, values)
         self._counters_ordered = True  # by track, then time, so far
         self.instants: dict[str, list[int]] = {k: [] for k in ("track", "ts_ns", "name", "category", "args")}
@@ -41,6 +40,7 @@ class TraceBatch:
         self._sealed = 0  # slices in slice_chunks
         self.flow_chunks: list[np.ndarray] = []  # (3, n): local src, local dst, name
         self.truth_chunks: list[np.ndarray] = []  # (2, n): local slice, limiter
+        self.op_counter_chunks: list[tuple[np.ndarray, Mapping[str, np.ndarray]]] = []  # local slices, columns
         self._sets = 0
         self._known: dict[tuple, int] = {}
         for category in CATEGORIES:  # small ids: the slices' category column is int16
@@ -86,35 +86,6 @@ class TraceBatch:
                 out.append((k, _STR, 0, 0.0, intern(str(value))))
         return out
 
-    def add_sets(self, arg_dicts: Sequence[Mapping[str, Any]],
-                 columns: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
-        """One new argument set per mapping, not shared, with ``columns`` as in
-        :meth:`add_template_sets`; returns their ids. Identical mappings are converted once:
-        for many ops of few kinds."""
-        index: dict[tuple, int] = {}
-        templates: list[Mapping[str, Any]] = []
-        which = np.empty(len(arg_dicts), dtype=np.int64)
-        for i, a in enumerate(arg_dicts):
-            key = tuple(a.items())
-            t = index.get(key)
-            if t is None:
-                t = index[key] = len(templates)
-                templates.append(a)
-            which[i] = t
-        return self.add_template_sets(templates, which, columns)
-
-    def add_template_sets(self, templates: Sequence[Mapping[str, Any]], which: np.ndarray,
-                          columns: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
-        """One new, unshared argument set per entry of ``which``, holding ``templates[which[i]]``
-        and, per key of ``columns``, that column's i-th value (an int or float array); returns
-        each entry's set id. The rows are written by :meth:`flush` (see :class:`.TemplateSets`)."""
-        sets = TemplateSets(self._sets, [self._rows(a) for a in templates], which,
-                            [(self.intern(k), np.asarray(v)) for k, v in (columns or {}).items()], _REAL, _INT)
-        self._sets += len(sets.ids)
-        if sets.rows:
-            self.arg_plans.append((len(self.arg_rows), sets))
-        return sets.ids
-
     @property
     def slice_count(self) -> int:
         """Slices added so far (the next one's local index)."""
@@ -148,6 +119,11 @@ class TraceBatch:
         """Flows between slices given by local index, as columns."""
         src, dst = np.broadcast_arrays(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64))
         self.flow_chunks.append(np.stack([src, dst, np.full(len(src), self.intern(name), dtype=np.int64)]))
+
+    def add_op_counters(self, local: np.ndarray, columns: Mapping[str, np.ndarray]) -> None:
+        """The device's counters of the op slices at local indices ``local``: a column per counter
+        of the ``op_counters`` table (``OP_COUNTER_COLUMNS``)."""
+        self.op_counter_chunks.append((np.asarray(local, dtype=np.int64), columns))
 
     def add_truth_op_columns(self, local: np.ndarray, limiter: np.ndarray) -> None:
         """True limiters (interned ids) of the op slices at local indices ``local``."""
@@ -246,30 +222,24 @@ class TraceBatch:
         f = np.concatenate(flows, axis=1)
         if f.shape[1]:
             b.add_rows("flows", {"src": ids[f[0]], "dst": ids[f[1]], "name": f[2]})
+        if self.op_counter_chunks:
+            chunks = self.op_counter_chunks
+            one = len(chunks) == 1
+            cols = {c: np.asarray(chunks[0][1][c], dtype=d) if one else
+                    np.concatenate([np.asarray(cc[c], dtype=d) for _, cc in chunks]) for c, d in OP_COUNTER_COLUMNS}
+            local = chunks[0][0] if one else np.concatenate([lc for lc, _ in chunks])
+            b.add_rows("op_counters", {"slice": ids[local], **cols}, copy=False)
         truth = [np.asarray(self.truth_ops, dtype=np.int64).reshape(-1, 2).T, *self.truth_chunks]
         t = np.concatenate(truth, axis=1)
         if t.shape[1]:
             b.add_rows("truth_ops", {"slice": ids[t[0]], "limiter": t[1]})
 
     def _flush_args(self) -> None:
-        """Every argument set into one set of args columns, allocated once, in set order."""
-        listed, plans = self.arg_rows, self.arg_plans
-        total = len(listed) + sum(p.rows for _, p in plans)
-        if not total:
-            return
-        out = {name: np.zeros(total, dtype=dtype) for name, dtype in ARG_DTYPES}  # fresh pages: zero for free
-        cols = [np.asarray(v, dtype=dtype) for v, (_, dtype) in zip(zip(*listed, strict=True), ARG_DTYPES,
-                                                                       strict=True)] if listed else []
-        at = done = 0
-        for mark, plan in [*plans, (len(listed), None)]:
-            if mark > done:  # the listed sets made before this plan's
-                for (name, _), col in zip(ARG_DTYPES, cols, strict=True):
-                    out[name][at:at + mark - done] = col[done:mark]
-                at, done = at + mark - done, mark
-            if plan is not None:
-                plan.write(out, at)
-                at += plan.rows
-        self.b.add_rows("args", out, copy=False)
+        """Every argument set into one set of args columns, in set order."""
+        listed = self.arg_rows
+        if listed:
+            self.b.add_rows("args", {name: np.asarray(col, dtype=dtype) for (name, dtype), col in zip(
+                ARG_DTYPES, zip(*listed, strict=True), strict=True)}, copy=False)
 
     def _flush_counters(self) -> None:
         """Every counter sample into one set of counters columns, allocated once."""

@@ -1,5 +1,6 @@
-"""A finished graph replay's nodes as trace rows: op slices with their arguments, per-op
-counters and true limiters, added to a :class:`~.batch.TraceBatch` as columns.
+"""A finished graph replay's nodes as trace rows: op slices with their arguments (one set per
+node template, shared), per-op counters (``op_counters``) and true limiters, added to a
+:class:`~.batch.TraceBatch` as columns.
 
 Both the whole-run writer (:mod:`.tracewriter`) and the streaming tracer
 (:mod:`accelview.capture.devicerows`) use it, so a replay looks the same in either capture.
@@ -66,10 +67,11 @@ def add_graph_slices(batch: TraceBatch, cmds: Sequence[Command], unit_track: Cal
             rows = cols.rows(idx)
             names[rows] = np.tile(name_ids, len(idx))
             which_all[rows] = node_which
-    sets = batch.add_template_sets(templates, which_all, counter_columns(cols.costs))
+    sets = np.array([batch.add_args(a) for a in templates], dtype=np.int32)[which_all]  # shared by a template's nodes
     cmd_ids = np.repeat(np.array([c.cid for c in cmds], dtype=np.int64), np.diff(cols.bounds))
     first = batch.add_slice_columns(tracks[cols.units], s, e - s, names, "op", cmd_ids, sets)
     local = first + np.arange(total)
+    batch.add_op_counters(local, counter_columns(cols.costs))
     if truth:
         batch.add_truth_op_columns(local, np.array([intern(x) for x in limiters], dtype=np.int64)[which_all])
     return [local[a:z] for a, z in itertools.pairwise(cols.bounds.tolist())]

@@ -243,29 +243,22 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
 def _add_ops(batch: TraceBatch, ops: list[tuple[int, Command, int | None]], units: dict[str, int],
              starts: np.ndarray, ends: np.ndarray) -> None:
     """Op slices (``ops``: index into the converted times, command, submission) with their
-    arguments and per-op counters in one set of columns, truth and flows."""
+    arguments (shared by ops of one shape), per-op counters, truth and flows."""
     if not ops:
         return
     cmds = [c for _, c, _ in ops]
     costs = [c.cost for c in cmds if c.cost is not None]
     index = np.array([i for i, _, _ in ops])
     s, e = starts[index].astype(np.int64), ends[index].astype(np.int64)
-    args = [{**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
-             "dtype": c.cost.work.dtype} for c in cmds if c.cost is not None]
-    keys: dict[tuple, int] = {}
-    templates: list[dict[str, Any]] = []
-    which = np.empty(len(args), dtype=np.int64)
-    for j, a in enumerate(args):
-        which[j] = t = keys.setdefault(tuple(a.items()), len(keys))
-        if t == len(templates):
-            templates.append(a)
-    sets = batch.add_template_sets(templates, which, counter_columns(costs, np.array([c.end_ns - c.start_ns
-                                                                                       for c in cmds])))
+    add_args = batch.add_args
+    sets = np.array([add_args({**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
+                               "dtype": c.cost.work.dtype}) for c in cmds if c.cost is not None], dtype=np.int32)
     intern = batch.intern
     first = batch.add_slice_columns(np.array([units[c.unit] for c in costs], dtype=np.int32), s, e - s,
                                     np.array([intern(c.name) for c in cmds], dtype=np.int32), "op",
                                     np.array([c.cid for c in cmds], dtype=np.int64), sets)
     local = first + np.arange(len(cmds))
+    batch.add_op_counters(local, counter_columns(costs, np.array([c.end_ns - c.start_ns for c in cmds])))
     batch.add_truth_op_columns(local, np.array([intern(c.limiter) for c in costs], dtype=np.int64))
     subs = np.array([-1 if sub is None else sub for _, _, sub in ops], dtype=np.int64)
     linked = subs >= 0

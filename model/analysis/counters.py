@@ -1,13 +1,16 @@
-"""Base counter values out of a trace: per op (from the op slices' arguments) and per window
-(from the sampled counter tracks), ready for ``MetricRegistry.evaluate``."""
+"""Base counter values out of a trace: per op (from the op slices' arguments and the device's
+per-op counters) and per window (from the sampled counter tracks), ready for
+``MetricRegistry.evaluate``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 import numpy as np
-from accelview.model.schema import ArgKind
+from accelview.model.schema import OP_COUNTER_COLUMNS, ArgKind
 from accelview.model.trace import Trace
+
+OP_COUNTER_NAMES = frozenset(c for c, _ in OP_COUNTER_COLUMNS)
 
 
 def arg_values(trace: Trace, key: str, slice_ids: np.ndarray) -> np.ndarray:
@@ -16,27 +19,36 @@ def arg_values(trace: Trace, key: str, slice_ids: np.ndarray) -> np.ndarray:
 
 
 def arg_columns(trace: Trace, keys: Iterable[str], slice_ids: np.ndarray) -> dict[str, np.ndarray]:
-    """Several numeric arguments of each slice at once (NaN where a slice lacks one)."""
+    """Several numeric arguments of each slice at once (NaN where a slice lacks one). A device's
+    per-op counters (``op_counters``) count as arguments of their slices."""
     keys = list(keys)
     out = {key: np.full(len(slice_ids), np.nan) for key in keys}
-    args = trace.tables["args"]
-    if len(args) == 0 or len(slice_ids) == 0:
+    if len(slice_ids) == 0:
         return out
-    sets = trace.slices.args[slice_ids]
-    has = np.flatnonzero(sets >= 0)
-    present = sets[has]
-    n_sets = int(args.set.max()) + 1
-    numeric = args.kind != ArgKind.STR
-    for key in keys:
-        k = trace.strings.lookup(key)
-        if k < 0:
-            continue
-        rows = np.flatnonzero((args.key == k) & numeric)
-        if len(rows) == 0:
-            continue
-        lookup = np.full(n_sets, np.nan)
-        lookup[args.set[rows]] = np.where(args.kind[rows] == ArgKind.INT, args.int[rows], args.real[rows])
-        out[key][has] = lookup[present]
+    args = trace.tables["args"]
+    if len(args):
+        sets = trace.slices.args[slice_ids]
+        has = np.flatnonzero(sets >= 0)
+        present = sets[has]
+        n_sets = int(args.set.max()) + 1
+        numeric = args.kind != ArgKind.STR
+        for key in keys:
+            k = trace.strings.lookup(key)
+            if k < 0:
+                continue
+            rows = np.flatnonzero((args.key == k) & numeric)
+            if len(rows) == 0:
+                continue
+            lookup = np.full(n_sets, np.nan)
+            lookup[args.set[rows]] = np.where(args.kind[rows] == ArgKind.INT, args.int[rows], args.real[rows])
+            out[key][has] = lookup[present]
+    counted = [key for key in keys if key in OP_COUNTER_NAMES]
+    oc = trace.tables["op_counters"]
+    if counted and len(oc):
+        at = np.minimum(np.searchsorted(oc.slice, slice_ids), len(oc) - 1)
+        hit = np.flatnonzero(oc.slice[at] == slice_ids)
+        for key in counted:
+            out[key][hit] = oc[key][at[hit]]
     return out
 
 
