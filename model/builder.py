@@ -230,6 +230,27 @@ class TraceBuilder:
             self._n_arg_sets = max(self._n_arg_sets, int(np.max(columns["set"])) + 1)
         return self._tables[table].add_batch(columns, copy, ordered)
 
+    def add_rows_after_build(self, trace: Trace, table: str, columns: Mapping[str, np.ndarray]) -> None:
+        """Rows whose values come after ``build()`` into ``trace``, which this builder built,
+        merged with the table's rows and in its order: ``op_counters`` and ``truth_ops`` rows name
+        slices by this builder's ids (as for ``add_rows``), renumbered as the slices were;
+        ``counters`` and ``instants`` rows must come sorted by (track, time)."""
+        sch = S.SCHEMAS[table]
+        rows = {c: np.asarray(columns[c], dtype=sch.dtype(c)) for c in sch.names}
+        tables = trace.truth if table in trace.truth else trace.tables
+        old = tables[table]
+        by_slice = "slice" in sch.names
+        if by_slice:
+            rows["slice"] = self.final_slice_ids[rows["slice"]]
+        if not len(old):
+            if by_slice:
+                rows = Table(sch, rows).take(np.argsort(rows["slice"], kind="stable")).columns()
+            tables[table] = Table(sch, rows)
+            return
+        merged = Table(sch, {c: np.concatenate([old[c], rows[c]]) for c in sch.names})
+        order = np.argsort(merged["slice"], kind="stable") if by_slice else np.lexsort((merged.ts_ns, merged.track))
+        tables[table] = merged.take(order)
+
     def tables_so_far(self) -> dict[str, Table]:
         """The rows added so far per non-empty table, unsorted, in provisional-id order."""
         return {name: cols.table() for name, cols in self._tables.items() if cols.count}

@@ -43,6 +43,7 @@ class TraceBatch:
         self.op_counter_chunks: list[tuple[np.ndarray, Mapping[str, np.ndarray]]] = []  # local slices, columns
         self._sets = 0
         self._known: dict[tuple, int] = {}
+        self._ids = np.empty(0, np.int64)  # the builder's id of each slice, by local index (set by flush)
         for category in CATEGORIES:  # small ids: the slices' category column is int16
             self.intern(category)
 
@@ -177,6 +178,10 @@ class TraceBatch:
         s["args"].append(args if isinstance(args, int) else self.add_args(args))
         return self.slice_count - 1
 
+    def slice_ids(self, local: np.ndarray) -> np.ndarray:
+        """The builder's ids of the slices at local indices ``local`` (once :meth:`flush` has run)."""
+        return self._ids[np.asarray(local, dtype=np.int64)]
+
     def add_flow(self, src: int, dst: int, name: str = "") -> None:
         """A flow between two slices given by local index."""
         self.flows.append((src, dst, self.intern(name)))
@@ -214,6 +219,7 @@ class TraceBatch:
                                cols["category"], cols["correlation"], cols["args"])
         else:
             ids = np.empty(0, np.int64)
+        self._ids = ids
         self._flush_args()
         self._flush_counters()
         if self.instants["track"]:

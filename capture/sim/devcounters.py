@@ -46,10 +46,10 @@ class _Acc:
     def extend(self, s: np.ndarray, e: np.ndarray, a: np.ndarray) -> None:
         self.chunks.append((s, e, a))
 
-    def sums(self, edges: np.ndarray) -> np.ndarray:
+    def sums(self, edges: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         parts = [(np.array(self.s), np.array(self.e), np.array(self.a)), *self.chunks]
         s, e, a = (np.concatenate([p[k] for p in parts]) for k in range(3))
-        return window_sums(s, e, a, edges)
+        return window_sums(s, e, a, edges, out)
 
 
 # Every device's sampled counters, in the order device_counters gives them: name, unit, block, description.
@@ -77,9 +77,10 @@ def _graphs(cols: ReplayColumns, busy: dict[str, _Acc], hbm: dict[str, _Acc]) ->
 
 
 def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.ndarray,
-                    replays: ReplayColumns | None = None) -> list[CounterSeries]:
+                    replays: ReplayColumns | None = None, out: np.ndarray | None = None) -> list[CounterSeries]:
     """All sampled counters of one device over the windows between ``edges`` (true host ns);
-    ``replays``: the graph replays among ``commands`` as columns, if the caller made them already."""
+    ``replays``: the graph replays among ``commands`` as columns, if the caller made them already;
+    ``out``: where to write the values, ``(len(SERIES), windows)`` (each series' values a row of it)."""
     busy = {u: _Acc() for u in ("matrix", "vector", "dma")}
     hbm = {"read": _Acc(), "write": _Acc()}
     wire = {"h2d": _Acc(), "d2h": _Acc()}
@@ -132,8 +133,11 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
             replays = ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
         _graphs(replays, busy, hbm)
     period = float(edges[1] - edges[0]) if len(edges) > 1 else 1.0
-    values = [busy[u].sums(edges) / period * 100 for u in ("matrix", "vector", "dma")]
-    values += [hbm[k].sums(edges) for k in ("read", "write")]
+    accs = [busy["matrix"], busy["vector"], busy["dma"], hbm["read"], hbm["write"]]
     for d in ("h2d", "d2h"):
-        values += [wire[d].sums(edges), tlps[d].sums(edges), stall[d].sums(edges)]
+        accs += [wire[d], tlps[d], stall[d]]
+    values = [acc.sums(edges, None if out is None else out[i]) for i, acc in enumerate(accs)]
+    for v in values[:3]:  # busy time as % of each window
+        v /= period
+        v *= 100
     return [CounterSeries(*meta, v) for meta, v in zip(SERIES, values, strict=True)]

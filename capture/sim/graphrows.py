@@ -9,7 +9,7 @@ Both the whole-run writer (:mod:`.tracewriter`) and the streaming tracer
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,12 +22,13 @@ from .opcounters import counter_columns
 
 def add_graph_slices(batch: TraceBatch, cmds: Sequence[Command], unit_track: Callable[[str], int],
                      to_ref: Callable[[np.ndarray], np.ndarray], truth: bool,
-                     columns: ReplayColumns | None = None) -> list[np.ndarray]:
+                     columns: ReplayColumns | None = None, counters: bool = True) -> list[np.ndarray]:
     """Slices of every node of the replays ``cmds`` on their units' tracks (``unit_track(name)``),
     times converted by ``to_ref``; returns each replay's local slice indices. All replays go in
     one set of columns (``columns``, if the caller made them already), built per graph layout:
     what the replays share is converted once, and a replay adds only the templates its updates
-    changed."""
+    changed. ``counters``: add the nodes' per-op counters (False: the caller adds them, made by
+    :func:`replay_counters` from the same columns, in node order)."""
     runs = [c.graph for c in cmds if c.graph is not None]
     if not runs:
         return []
@@ -71,7 +72,14 @@ def add_graph_slices(batch: TraceBatch, cmds: Sequence[Command], unit_track: Cal
     cmd_ids = np.repeat(np.array([c.cid for c in cmds], dtype=np.int64), np.diff(cols.bounds))
     first = batch.add_slice_columns(tracks[cols.units], s, e - s, names, "op", cmd_ids, sets)
     local = first + np.arange(total)
-    batch.add_op_counters(local, counter_columns(cols.costs))
+    if counters:
+        batch.add_op_counters(local, replay_counters(cols))
     if truth:
         batch.add_truth_op_columns(local, np.array([intern(x) for x in limiters], dtype=np.int64)[which_all])
     return [local[a:z] for a, z in itertools.pairwise(cols.bounds.tolist())]
+
+
+def replay_counters(columns: ReplayColumns, out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """The per-op counters of every node of the replays in ``columns``, in node order (written
+    into ``out``'s columns, if given)."""
+    return counter_columns(columns.costs, out=out)

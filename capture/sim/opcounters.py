@@ -11,7 +11,7 @@ stall cycles. Busy + stalls == active and dispatch + active == elapsed (± 1 cyc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
@@ -71,45 +71,72 @@ class CostColumns:
         return len(self.launch_ns)
 
 
-def counter_columns(costs: Sequence[OpCost] | CostColumns, actual_ns: np.ndarray | None = None
-                    ) -> dict[str, np.ndarray]:
+def counter_columns(costs: Sequence[OpCost] | CostColumns, actual_ns: np.ndarray | None = None,
+                    out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Counters of each op in ``costs`` as columns; ``actual_ns`` the ops' real durations
-    (default: their standalone durations)."""
+    (default: their standalone durations). ``out``: columns to write them into (one per
+    counter, of the ops' length; returned), instead of new ones."""
     c = costs if isinstance(costs, CostColumns) else CostColumns.of(costs)
     n = len(c)
+    # Few temporaries, worked on in place: tens of thousands of ops make each one 0.6 MB of
+    # fresh memory, and page faults cost more than the arithmetic.
     launch, compute, memory, floor = c.launch_ns, c.compute_ns, c.memory_ns, c.floor_ns
     jitter, ideal, f = c.jitter, c.ideal_ns, c.clock_hz * 1e-9
     dram_r, dram_w, useful, latency = c.dram_read_bytes, c.dram_write_bytes, c.useful_bytes, c.latency_bound
-    inner0 = np.maximum(compute, memory)
-    body = np.maximum(inner0, floor)
+    inner = np.maximum(compute, memory)
+    body = np.maximum(inner, floor)
     body *= jitter
-    duration = launch + body
+    inner *= jitter
     busy = ideal * jitter
     np.minimum(busy, body, out=busy)
-    inner = inner0
-    inner *= jitter
-    stall_latency = np.where(latency, body - np.maximum(inner, busy), 0.0)
-    rest = np.where(latency, np.maximum(0.0, inner - busy), body - busy)
+    other = ~latency
+    stalls = np.zeros((3, n))  # memory, pipeline, latency
+    # latency-floored ops: the floor's excess over the larger of compute/memory is latency stall,
+    # what compute/memory exceeds the busy time goes to the larger of them; others: body - busy
+    np.maximum(inner, busy, out=stalls[2])
+    np.subtract(body, stalls[2], out=stalls[2])
+    np.copyto(stalls[2], 0.0, where=other)
+    rest = np.subtract(inner, busy, out=inner)
+    np.maximum(0.0, rest, out=rest)
+    np.subtract(body, busy, out=stalls[0])
+    np.copyto(rest, stalls[0], where=other)
     memory_major = memory >= compute
-    stalls = np.stack([np.where(memory_major, rest, 0.0), np.where(memory_major, 0.0, rest), stall_latency])
-    cycles = {
-        "elapsed_cycles": np.rint(duration * f),
-        "dispatch_cycles": np.rint(launch * f),
-        "active_cycles": np.rint(body * f),
-        "busy_cycles": np.rint(busy * f),
-    }
-    stall_cycles = np.rint(stalls * f)
-    drift = cycles["active_cycles"] - cycles["busy_cycles"] - stall_cycles.sum(axis=0)
+    stalls[0] = 0.0
+    np.copyto(stalls[0], rest, where=memory_major)
+    np.copyto(stalls[1], rest, where=~memory_major)
     biggest = np.argmax(stalls, axis=0)  # first of memory, pipeline, latency on ties
-    stall_cycles[biggest, np.arange(n)] += drift
+    duration = np.add(launch, body, out=rest)
+    lost = None
     if actual_ns is not None:  # time lost to HBM contention: memory stalls
-        lost = np.rint(np.maximum(0.0, np.asarray(actual_ns) - duration) * f)
+        lost = np.maximum(0.0, np.asarray(actual_ns) - duration)
+        lost *= f
+        np.rint(lost, out=lost)
+    cycles = {"elapsed_cycles": duration, "dispatch_cycles": launch * f, "active_cycles": body, "busy_cycles": busy}
+    for k, v in cycles.items():
+        if k != "dispatch_cycles":
+            v *= f
+        np.rint(v, out=v)
+    stalls *= f
+    stall_cycles = np.rint(stalls, out=stalls)
+    drift = np.subtract(cycles["active_cycles"], cycles["busy_cycles"])
+    drift -= stall_cycles.sum(axis=0)
+    stall_cycles[biggest, np.arange(n)] += drift
+    if lost is not None:
         stall_cycles[0] += lost
         cycles["elapsed_cycles"] += lost
         cycles["active_cycles"] += lost
-    out = {k: v.astype(np.int64) for k, v in cycles.items()}
-    out.update({f"stall_{r}_cycles": stall_cycles[i].astype(np.int64) for i, r in enumerate(STALL_REASONS)})
+    values = {**cycles, **{f"stall_{r}_cycles": stall_cycles[i] for i, r in enumerate(STALL_REASONS)}}
     dram = (dram_r + dram_w).astype(np.float64)
-    out.update(flops=c.flops, hbm_read_bytes=dram_r, hbm_write_bytes=dram_w,
-               burst_efficiency=np.divide(useful, dram, out=np.ones(n), where=dram > 0))
-    return out
+    if out is None:
+        made = {k: v.astype(np.int64) for k, v in values.items()}
+        made.update(flops=c.flops, hbm_read_bytes=dram_r, hbm_write_bytes=dram_w,
+                    burst_efficiency=np.divide(useful, dram, out=np.ones(n), where=dram > 0))
+        return made
+    for k, v in values.items():
+        np.copyto(out[k], v, casting="unsafe")  # integral already: exact
+    for k, v in (("flops", c.flops), ("hbm_read_bytes", dram_r), ("hbm_write_bytes", dram_w)):
+        np.copyto(out[k], v, casting="unsafe")
+    burst = out["burst_efficiency"]
+    burst[:] = 1.0
+    np.divide(useful, dram, out=burst, where=dram > 0)
+    return dict(out)

@@ -89,18 +89,24 @@ def _serial_order(starts: np.ndarray, ends: np.ndarray) -> np.ndarray | slice | 
     return order if np.all(ends[order][:-1] <= starts[order][1:]) else None
 
 
-def window_sums(starts: np.ndarray, ends: np.ndarray, amounts: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Per-window totals for windows ``[edges[i], edges[i+1])``. A few intervals among many
-    windows (the copies of a run sampled every 10 us) are summed over the windows they reach
-    only: elsewhere the running total is flat and the difference exactly 0."""
-    windows = _reached(starts, ends, len(edges) - 1, edges)
+def window_sums(starts: np.ndarray, ends: np.ndarray, amounts: np.ndarray, edges: np.ndarray,
+                out: np.ndarray | None = None) -> np.ndarray:
+    """Per-window totals for windows ``[edges[i], edges[i+1])`` (written into ``out``, if given,
+    and returned). A few intervals among many windows (the copies of a run sampled every
+    10 us) are summed over the windows they reach only: elsewhere the running total is flat and
+    the difference exactly 0."""
+    n = len(edges) - 1
+    if out is None:
+        out = np.empty(n)
+    windows = _reached(starts, ends, n, edges)
     if windows is None:
-        return np.diff(cumulative(starts, ends, amounts, edges))
+        total = cumulative(starts, ends, amounts, edges)
+        return np.subtract(total[1:], total[:-1], out=out)
     at = np.concatenate((windows, windows + 1))
     at.sort()
     at = at[np.concatenate(([True], at[1:] != at[:-1]))]  # the edges of those windows, each once
     total = cumulative(starts, ends, amounts, edges[at])
-    out = np.zeros(len(edges) - 1)
+    out.fill(0.0)
     out[windows] = total[np.searchsorted(at, windows + 1)] - total[np.searchsorted(at, windows)]
     return out
 

@@ -17,14 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from accelview.model import Trace, TraceBuilder, TrackKind
+from accelview.model.schema import OP_COUNTER_COLUMNS
 
 from . import sampled
 from .batch import TraceBatch
 from .clocksync import estimate, take_samples, true_alignment
 from .engine import Command
 from .graph import ReplayColumns
-from .graphrows import add_graph_slices
+from .graphrows import add_graph_slices, replay_counters
 from .hostlog import CALL_INTS
+from .offload import Offload
 from .opcounters import counter_columns
 from .pcie import Link
 from .sampling import window_edges
@@ -64,21 +66,23 @@ def build_trace(sim: Simulator) -> Trace:
     api = b.add_track("runtime API", TrackKind.RUNTIME_API, parent=thread, host=HOST_NAME)
     end = max([sim.clock.now, *(c.end_ns for d in sim.devices for c in d.engine.finished)])
     edges = window_edges(sim.clock.start_ns, end, sim.counter_period_ns)
-    # what the sampled counters need (clock estimates, graph replays as columns), then the
-    # counters themselves, on a second core while this one makes the other rows
+    # What the sampled counters and the replays' per-op counters need (clock estimates, replays
+    # as columns), then those columns themselves, by a helper on a second core (.offload) while
+    # this one makes the other rows, builds, and only then takes them.
     rng = np.random.default_rng([sim.seed, 2])
     clocks = [_DeviceClock(dev, edges, sim.clock.start_ns, rng) for dev in sim.devices]
     replays = [_replays(dev.engine.finished) for dev in sim.devices]
     subs = sim.log.submissions
     tracks = sampled.plan(sim, list(dict.fromkeys((s.device, s.stream) for s in subs)))
-    pending = sampled.start(sim, edges, [c.to_ref for c in clocks], replays, tracks)
+    helper = _offload(sim, edges, clocks, replays, tracks)
     api_ids = _calls(batch, sim.log, api, thread)
     queues: dict[tuple[int, int], int] = {}
     sub_ids: dict[tuple[int, int, int], int] = {}
     _submissions(b, batch, subs, api_ids, proc, queues, sub_ids)
-    track_ids = []
+    track_ids, nodes = [], []
     for dev, clock, columns in zip(sim.devices, clocks, replays, strict=True):
-        top, clock_id = _device(b, batch, sim, dev, sub_ids, clock, columns)
+        top, clock_id, local = _device(b, batch, sim, dev, sub_ids, clock, columns)
+        nodes.append(local)
         for t in tracks:
             if t.device == dev.index:
                 queue = t.stream >= 0  # a queue's depth: on the host's clock, under its queue
@@ -86,11 +90,35 @@ def build_trace(sim: Simulator) -> Trace:
                                                      queues[(t.device, t.stream)] if queue else top,
                                                      HOST_NAME if queue else "", t.device, -1 if queue else clock_id))
     batch.flush()
-    ts, value = pending.result()
+    trace = b.build(source="simulator")
+    made = helper.result()
+    for d, local in enumerate(nodes):
+        if len(local):
+            b.add_rows_after_build(trace, "op_counters", {"slice": batch.slice_ids(local), **{
+                c: made[f"device {d} {c}"] for c, _ in OP_COUNTER_COLUMNS}})
     # in track order, each track's samples in time order (window starts, through monotonic clock maps)
-    b.add_rows("counters", {"track": np.repeat(np.array(track_ids, dtype=np.int32), len(edges) - 1), "ts_ns": ts,
-                            "value": value}, copy=False, ordered=True)
-    return b.build(source="simulator")
+    b.add_rows_after_build(trace, "counters", {"track": np.repeat(np.array(track_ids, dtype=np.int32), len(edges) - 1),
+                                               "ts_ns": made["ts_ns"], "value": made["value"]})
+    return trace
+
+
+def _offload(sim: Simulator, edges: np.ndarray, clocks: list[_DeviceClock], replays: list[ReplayColumns | None],
+             tracks: list[sampled.CounterTrack]) -> Offload:
+    """The columns a helper makes: the sampled counters' samples, and per device with graph
+    replays its nodes' per-op counters (``device D <counter>``, in node order)."""
+    rows = len(tracks) * (len(edges) - 1)
+    shapes: dict[str, tuple[Any, int]] = {"ts_ns": (np.int64, rows), "value": (np.float64, rows)}
+    for d, columns in enumerate(replays):
+        if columns is not None:
+            shapes.update({f"device {d} {c}": (dtype, len(columns.start)) for c, dtype in OP_COUNTER_COLUMNS})
+
+    def make(out: dict[str, np.ndarray]) -> None:
+        for d, columns in enumerate(replays):
+            if columns is not None:
+                replay_counters(columns, {c: out[f"device {d} {c}"] for c, _ in OP_COUNTER_COLUMNS})
+        sampled.compute(sim, edges, [c.to_ref for c in clocks], replays, tracks, out["ts_ns"], out["value"])
+
+    return Offload(shapes, make)
 
 
 class _DeviceClock:
@@ -109,14 +137,12 @@ class _DeviceClock:
 
 
 def _replays(cmds: list[Command]) -> ReplayColumns | None:
-    """A device's graph replays as columns, with every cost column made (the slices and the
-    sampled counters read them)."""
+    """A device's graph replays as columns (the slices, the counters and the per-op counters
+    read them; cost columns are made on first use: by the helper)."""
     graphs = [c for c in cmds if c.kind == "graph" and c.graph is not None]
     if not graphs:
         return None
-    columns = ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
-    _ = columns.costs
-    return columns
+    return ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
 
 
 def _calls(batch: TraceBatch, log: HostLog, api: int, thread: int) -> dict[int, int]:
@@ -173,9 +199,10 @@ def _submissions(b: TraceBuilder, batch: TraceBatch, subs: list[Submission], api
 
 
 def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub_ids: dict, clk: _DeviceClock,
-            columns: ReplayColumns | None) -> tuple[int, int]:
-    """A device's tracks, slices, flows and truth (its sampled counters are made apart, see
-    :mod:`.sampled`); returns its top track and its clock."""
+            columns: ReplayColumns | None) -> tuple[int, int, np.ndarray]:
+    """A device's tracks, slices, flows and truth (its sampled counters and its replays' per-op
+    counters are made apart, see :func:`_offload`); returns its top track, its clock and the
+    local indices of its replays' node slices."""
     cmds = dev.engine.finished
     samples, est, to_ref = clk.samples, clk.estimate, clk.to_ref
     clock = b.add_clock(f"device {dev.index} timer", False, est.offset_ns, est.drift_ppm, est.error_ns)
@@ -231,13 +258,13 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
             batch.add_flow(sub, sid, "execute")
     _add_ops(batch, ops, units, starts, ends)
     graphs = [c for c, _ in replays]
-    nodes = add_graph_slices(batch, graphs, units.__getitem__, to_ref, True, columns)
+    nodes = add_graph_slices(batch, graphs, units.__getitem__, to_ref, True, columns, counters=False)
     linked = [(sub, local) for (_, sub), local in zip(replays, nodes, strict=True) if sub is not None]
     if linked:  # one chunk of flows for all replays
         batch.add_flow_columns(np.repeat([sub for sub, _ in linked], [len(local) for _, local in linked]),
                                np.concatenate([local for _, local in linked]), "execute")
     _idle_truth(b, sim, top, busy, to_ref)
-    return top, clock
+    return top, clock, np.concatenate(nodes) if nodes else np.empty(0, np.int64)
 
 
 def _add_ops(batch: TraceBatch, ops: list[tuple[int, Command, int | None]], units: dict[str, int],

@@ -1,5 +1,6 @@
-"""The sampled counters of a simulated capture: made by a forked helper or in this process, the
-capture is the same; a helper that fails costs nothing but time."""
+"""The columns a simulated capture offloads (sampled counters, graph replays' per-op counters):
+made by a forked helper or in this process, the capture is the same; a helper that fails costs
+nothing but time."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ import os
 import numpy as np
 import pytest
 from accelview.capture import sim
-from accelview.capture.sim import sampled
+from accelview.capture.sim import offload, sampled, tracewriter
 from accelview.model import forking
 
-START = sampled.start
+OFFLOAD = offload.Offload
 
 
 def _session():
-    """Two devices (their counters and queues interleave in the plan), copies, launches, events."""
+    """Two devices (their counters and queues interleave in the plan), copies, launches, events,
+    and graph replays on device 1 only."""
     with sim.session(seed=5, devices=2, counter_period_ns=2_000) as s:
         for d in range(2):
             dev = sim.device(d)
@@ -25,22 +27,27 @@ def _session():
             dev.default_stream.wait_event(side.record_event())
             for i in range(20):
                 dev.launch("gemm", m=8 * (i + 1), n=1024, k=1024)
+        dev = sim.device(1)
+        with dev.graph("step") as g:
+            dev.launch("gemm", m=1, n=1024, k=1024)
+            dev.launch("attention", batch=1, heads=8, head_dim=128, q_len=1, kv_len=64)
+        for kv in range(64, 72):
+            g.launch(kv_len=kv)
         for d in range(2):
             sim.device(d).synchronize()
     return s
 
 
 def _build(monkeypatch: pytest.MonkeyPatch, fork: bool):
-    made: list[sampled.Pending] = []
+    made: list[offload.Offload] = []
 
     def recording(*args, **kwargs):
-        pending = START(*args, **kwargs)
-        made.append(pending)
-        return pending
+        made.append(OFFLOAD(*args, **kwargs))
+        return made[-1]
 
-    monkeypatch.setattr(sampled, "MIN_ROWS", 0)
-    monkeypatch.setattr(sampled, "fork_safe", lambda: fork)
-    monkeypatch.setattr(sampled, "start", recording)
+    monkeypatch.setattr(offload, "MIN_ROWS", 0)
+    monkeypatch.setattr(offload, "fork_safe", lambda: fork)
+    monkeypatch.setattr(tracewriter, "Offload", recording)
     trace = _session().trace()
     assert [p.forked for p in made] == [fork]
     return trace
@@ -63,6 +70,9 @@ def test_a_helper_and_this_process_make_the_same_capture(monkeypatch: pytest.Mon
     assert "device 0 queue 1 depth" in names and names.index("device 0 queue 1 depth") < names.index(
         "device 1 matrix busy")
     assert here.counters.value.sum() > 0
+    oc = here.tables["op_counters"]
+    assert len(oc) == 40 + 16 and here.self_check() == []  # every launched op and every replayed node
+    assert np.all(oc.elapsed_cycles > 0)
     forking.reap(block=True)
     assert not forking._unreaped  # the helper was waited for: no zombie
 

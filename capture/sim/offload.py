@@ -1,0 +1,81 @@
+"""Columns of a capture made by a forked helper process, on a second core, while this process
+makes the rest.
+
+A simulated capture's heaviest columns depend on the finished session alone, not on the rows
+the writer makes around them: the devices' sampled counters (:mod:`.sampled`) and the graph
+replays' per-op counters. The trace writer (:mod:`.tracewriter`) says which columns it needs
+(dtype and length each) and how to fill them; :class:`Offload` forks a helper that fills them
+in shared memory, and :meth:`Offload.result` takes them when the writer gets there. Where
+forking is not safe (:func:`~accelview.model.forking.fork_safe`: another thread running, not
+Linux, one CPU) or not worth it (a small capture), or the helper fails, ``result`` fills them
+in this process: the columns are the same either way (tested).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from collections.abc import Callable, Mapping
+
+import numpy as np
+from accelview.model.forking import fork_safe, release
+
+MIN_ROWS = 200_000  # columns of fewer rows than this are made in this process (a fork costs a few ms)
+Columns = dict[str, np.ndarray]
+
+
+class Offload:
+    """The columns ``shapes`` (name → (dtype, length)), filled by ``make(columns)`` in a forked
+    helper when ``fork`` (None: when safe and at least ``MIN_ROWS`` rows in all), else here."""
+
+    def __init__(self, shapes: Mapping[str, tuple[np.dtype | type, int]], make: Callable[[Columns], None],
+                 fork: bool | None = None) -> None:
+        self.shapes = {name: (np.dtype(dtype), int(n)) for name, (dtype, n) in shapes.items()}
+        self._make = make
+        self._pid, self._pipe, self._shm = 0, -1, None
+        if fork is None:
+            fork = sum(n for _, n in self.shapes.values()) >= MIN_ROWS and fork_safe()
+        self.forked = fork  # whether a helper process was asked to make the columns
+        if fork:
+            self._start()
+
+    def _start(self) -> None:
+        size = sum(dtype.itemsize * n for dtype, n in self.shapes.values())
+        shm = mmap.mmap(-1, max(1, size))  # shared with the helper, anonymous
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the helper: fill the shared columns, say so, leave without the parent's exit handlers
+            ok = b"\0"
+            try:
+                os.close(r)
+                self._make(self._views(shm))
+                ok = b"\1"
+            finally:
+                try:
+                    os.write(w, ok)
+                finally:
+                    os._exit(0)
+        os.close(w)
+        self._pid, self._pipe, self._shm = pid, r, shm
+
+    def _views(self, shm: mmap.mmap) -> Columns:
+        out, at = {}, 0
+        for name, (dtype, n) in self.shapes.items():
+            out[name] = np.frombuffer(shm, dtype=dtype, count=n, offset=at)
+            at += dtype.itemsize * n
+        return out
+
+    def result(self) -> Columns:
+        """The columns; waits for the helper, and makes them here when there is none or it failed."""
+        if self._pid > 0:
+            try:
+                ok = os.read(self._pipe, 1) == b"\1"  # b"" when the helper died
+            finally:
+                os.close(self._pipe)
+                release(self._pid)
+                self._pid = 0
+            if ok and self._shm is not None:
+                return self._views(self._shm)
+        out = {name: np.empty(n, dtype=dtype) for name, (dtype, n) in self.shapes.items()}
+        self._make(out)
+        return out
