@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from accelview.capture.sim.sampling import _count_upto, cumulative, window_edges, window_sums
+from accelview.capture.sim.sampling import _count_upto, cumulative, serial_window_sums, window_edges, window_sums
 
 
 @pytest.mark.parametrize("t0, period", [(1e9, 10_000.0), (1_000_123_457.0, 3.0), (0.0, 0.1)])
@@ -35,3 +35,31 @@ def test_serial_intervals_sum_to_their_amounts_per_window() -> None:
     assert sums.sum() == pytest.approx(15.0)
     assert sums[:5].tolist() == pytest.approx([5.0, 5.0, 2.0, 2.0, 1.0])
     assert np.array_equal(cumulative(s, e, a, edges)[[0, -1]], [0.0, 15.0])
+
+
+def test_several_amounts_over_shared_intervals_equal_each_summed_alone_bit_for_bit() -> None:
+    """serial_window_sums: reads and writes over one set of disjoint intervals, some moving only
+    one of them, give exactly what window_sums gives each over its own intervals; overlapping
+    or zero-length intervals are declined."""
+    rng = np.random.default_rng(4)
+    edges = window_edges(1e9, 1e9 + 4e6, 10_000.0)
+    for _ in range(20):
+        n = int(rng.integers(5, 3000))
+        gaps = rng.exponential(800.0, n) * (rng.random(n) < 0.7)
+        lengths = rng.exponential(1500.0, n) + 1.0
+        starts = np.cumsum(np.concatenate(([1e9 - 5e4], gaps[1:] + lengths[:-1])))  # touching where no gap
+        ends = starts + lengths
+        order = rng.permutation(n)  # given in any order
+        starts, ends = starts[order], ends[order]
+        reads = rng.exponential(1e6, n) * (rng.random(n) < 0.8)
+        writes = rng.exponential(1e5, n) * (rng.random(n) < 0.6)
+        outs = [np.full(len(edges) - 1, np.nan), np.full(len(edges) - 1, np.nan)]
+        assert serial_window_sums(starts, ends, [reads, writes], edges, outs)
+        for got, amount in zip(outs, (reads, writes), strict=True):
+            mine = amount != 0
+            assert np.array_equal(got, window_sums(starts[mine], ends[mine], amount[mine], edges))
+    out = [np.zeros(len(edges) - 1)]
+    assert not serial_window_sums(np.array([1e9, 1e9 + 5.0]), np.array([1e9 + 10.0, 1e9 + 20.0]), [np.ones(2)],
+                                  edges, out)  # overlapping
+    assert not serial_window_sums(np.array([1e9]), np.array([1e9]), [np.ones(1)], edges, out)  # a point
+    assert not out[0].any()

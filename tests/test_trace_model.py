@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from accelview.model import Table, TraceBuilder, TrackKind
 from accelview.model.nesting import assign_depths
-from accelview.model.schema import SLICES
+from accelview.model.schema import OP_COUNTER_COLUMNS, SLICES
 from factories import empty_trace, tiny_trace
 
 
@@ -189,3 +189,26 @@ def test_the_vectorised_walk_gives_the_stack_walks_depths():
     assert walked_depths(s, e, max_rounds=5) is None
     assert walked_depths(s, e, max_work=4) is None
     assert np.array_equal(walked_depths(s, e, max_work=10_000), stack_depths(s.tolist(), e.tolist()))
+
+
+def test_rows_added_after_the_build_are_renumbered_and_merged_in_order() -> None:
+    """add_rows_after_build: op counters name slices by the builder's ids (renumbered as the
+    slices were sorted) and merge with those added before; counter samples merge by track, time."""
+    b = TraceBuilder()
+    late, early = b.add_track("late", TrackKind.EXEC_UNIT), b.add_track("early", TrackKind.EXEC_UNIT)
+    b.add_counter_track("c", "B")
+    ids = [b.add_slice(late, 0, 5, "a"), b.add_slice(early, 0, 5, "b"), b.add_slice(late, 10, 5, "c")]
+
+    def counters(slices: list[int], value: int) -> dict:
+        return {"slice": np.array(slices), **{c: np.full(len(slices), value) for c, _ in OP_COUNTER_COLUMNS}}
+
+    b.add_rows("op_counters", counters([ids[2]], 3))
+    b.add_counters(2, np.array([5, 15]), np.array([1.0, 2.0]))
+    trace = b.build()
+    b.add_rows_after_build(trace, "op_counters", counters([ids[0], ids[1]], 7))
+    b.add_rows_after_build(trace, "counters", {"track": np.array([2, 2], np.int32), "ts_ns": np.array([0, 10]),
+                                               "value": np.array([9.0, 8.0])})
+    assert trace.self_check() == []
+    names = [trace.name(n) for n in trace.slices.name]
+    assert {names[i]: trace.slice_args(i)["elapsed_cycles"] for i in range(3)} == {"a": 7, "b": 7, "c": 3}
+    assert trace.counters.ts_ns.tolist() == [0, 5, 10, 15] and trace.counters.value.tolist() == [9, 1, 8, 2]

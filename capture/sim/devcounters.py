@@ -14,7 +14,7 @@ import numpy as np
 
 from .engine import Command
 from .graph import UNITS, ReplayColumns
-from .sampling import window_sums
+from .sampling import serial_window_sums, window_sums
 from .specs import DeviceSpec
 
 
@@ -52,6 +52,36 @@ class _Acc:
         return window_sums(s, e, a, edges, out)
 
 
+class _Hbm:
+    """HBM bytes read and written, gathered per interval together: an op's body, a replay's
+    node, a device-to-device copy move both over one interval (a host copy moves one of them),
+    so when the intervals are disjoint the windows are found once for both
+    (:func:`~.sampling.serial_window_sums`)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[float, float, float, float, bool, bool]] = []  # s, e, read, written, in each
+        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add(self, s: float, e: float, read: float, written: float, reads: bool = True, writes: bool = True) -> None:
+        self.rows.append((s, e, read, written, reads, writes))
+
+    def extend(self, s: np.ndarray, e: np.ndarray, read: np.ndarray, written: np.ndarray) -> None:
+        self.chunks.append((s, e, read, written))
+
+    def sums(self, edges: np.ndarray, outs: list[np.ndarray | None]) -> list[np.ndarray]:
+        """Bytes read and bytes written per window (into ``outs``, where not None)."""
+        n = len(edges) - 1
+        outs = [np.empty(n) if o is None else o for o in outs]
+        listed = np.array(self.rows, dtype=np.float64).reshape(-1, 6)
+        cols = [np.concatenate([listed[:, k], *(c[k] for c in self.chunks)]) for k in range(4)]
+        if serial_window_sums(cols[0], cols[1], cols[2:], edges, outs):
+            return outs
+        for k, out in ((2, outs[0]), (3, outs[1])):  # each from its own intervals, as window_sums would
+            mine = np.concatenate([listed[:, k + 2] != 0, np.ones(sum(len(c[0]) for c in self.chunks), bool)])
+            window_sums(cols[0][mine], cols[1][mine], cols[k][mine], edges, out)
+        return outs
+
+
 # Every device's sampled counters, in the order device_counters gives them: name, unit, block, description.
 SERIES: tuple[tuple[str, str, str, str], ...] = (
     ("matrix busy", "%", "matrix", "time the matrix unit ran an op"),
@@ -66,14 +96,14 @@ SERIES: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
-def _graphs(cols: ReplayColumns, busy: dict[str, _Acc], hbm: dict[str, _Acc]) -> None:
+def _graphs(cols: ReplayColumns, busy: dict[str, _Acc], hbm: _Hbm) -> None:
     """Replays' nodes: busy time per unit; HBM bytes spread over each body (nothing shares HBM)."""
     start, body, end = cols.start, cols.body, cols.end
     for unit, on in (("matrix", cols.units == UNITS.index("matrix")), ("vector", cols.units != UNITS.index("matrix"))):
         if on.any():
             busy[unit].extend(start[on], end[on], end[on] - start[on])
-    hbm["read"].extend(body, end, cols.column("dram_read_bytes").astype(np.float64))
-    hbm["write"].extend(body, end, cols.column("dram_write_bytes").astype(np.float64))
+    hbm.extend(body, end, cols.column("dram_read_bytes").astype(np.float64),
+               cols.column("dram_write_bytes").astype(np.float64))
 
 
 def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.ndarray,
@@ -82,7 +112,7 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
     ``replays``: the graph replays among ``commands`` as columns, if the caller made them already;
     ``out``: where to write the values, ``(len(SERIES), windows)`` (each series' values a row of it)."""
     busy = {u: _Acc() for u in ("matrix", "vector", "dma")}
-    hbm = {"read": _Acc(), "write": _Acc()}
+    hbm = _Hbm()
     wire = {"h2d": _Acc(), "d2h": _Acc()}
     tlps = {"h2d": _Acc(), "d2h": _Acc()}
     stall = {"h2d": _Acc(), "d2h": _Acc()}
@@ -96,22 +126,22 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
             busy[unit].add(c.start_ns, c.end_ns, c.end_ns - c.start_ns)
             body_ns = c.cost.body_ns
             if body_ns <= 0 or not c.segments:
-                hbm["read"].add(c.end_ns, c.end_ns, c.cost.dram_read_bytes)
-                hbm["write"].add(c.end_ns, c.end_ns, c.cost.dram_write_bytes)
+                hbm.add(c.end_ns, c.end_ns, c.cost.dram_read_bytes, c.cost.dram_write_bytes)
             for t0, t1, progressed, _ in c.segments:  # bytes follow the body's progress
-                hbm["read"].add(t0, t1, c.cost.dram_read_bytes * progressed / body_ns)
-                hbm["write"].add(t0, t1, c.cost.dram_write_bytes * progressed / body_ns)
+                hbm.add(t0, t1, c.cost.dram_read_bytes * progressed / body_ns,
+                        c.cost.dram_write_bytes * progressed / body_ns)
         elif c.kind == "copy":
             busy["dma"].add(c.start_ns, c.end_ns, (c.end_ns - c.start_ns) / spec.pcie.dma_engines)
             nbytes = int(c.args.get("bytes", 0))
             if c.direction == "d2d":
-                hbm["read"].add(c.start_ns, c.end_ns, nbytes)
-                hbm["write"].add(c.start_ns, c.end_ns, nbytes)
+                hbm.add(c.start_ns, c.end_ns, nbytes, nbytes)
                 continue
             job = c.job
             if job is None:
                 continue
-            hbm["write" if c.direction == "h2d" else "read"].add(c.data_start_ns, c.data_end_ns, job.nbytes)
+            h2d = c.direction == "h2d"
+            hbm.add(c.data_start_ns, c.data_end_ns, 0.0 if h2d else job.nbytes, job.nbytes if h2d else 0.0,
+                    reads=not h2d, writes=h2d)
             other = "d2h" if c.direction == "h2d" else "h2d"
             if job.nbytes == 0:
                 t = c.data_start_ns
@@ -133,10 +163,12 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
             replays = ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
         _graphs(replays, busy, hbm)
     period = float(edges[1] - edges[0]) if len(edges) > 1 else 1.0
-    accs = [busy["matrix"], busy["vector"], busy["dma"], hbm["read"], hbm["write"]]
+    accs = [busy["matrix"], busy["vector"], busy["dma"]]
     for d in ("h2d", "d2h"):
         accs += [wire[d], tlps[d], stall[d]]
-    values = [acc.sums(edges, None if out is None else out[i]) for i, acc in enumerate(accs)]
+    rows = [0, 1, 2, *range(5, len(SERIES))]  # each accumulator's series
+    values = [acc.sums(edges, None if out is None else out[r]) for r, acc in zip(rows, accs, strict=True)]
+    values[3:3] = hbm.sums(edges, [None, None] if out is None else [out[3], out[4]])
     for v in values[:3]:  # busy time as % of each window
         v /= period
         v *= 100

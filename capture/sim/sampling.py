@@ -58,6 +58,38 @@ def cumulative(starts: np.ndarray, ends: np.ndarray, amounts: np.ndarray, at: np
     return out
 
 
+def serial_window_sums(starts: np.ndarray, ends: np.ndarray, amounts: list[np.ndarray], edges: np.ndarray,
+                       outs: list[np.ndarray]) -> bool:
+    """:func:`window_sums` of several amounts moved over the same intervals into ``outs``,
+    sharing the work that depends on the intervals alone (which window each edge falls in,
+    how far into its interval). Only for disjoint intervals of positive length: returns False,
+    writing nothing, otherwise. Each result equals ``window_sums`` of its amount alone over the
+    intervals where it is not zero, bit for bit, when those are disjoint too: an interval
+    moving nothing only repeats the running total."""
+    s = np.asarray(starts, dtype=np.float64)
+    e = np.maximum(np.asarray(ends, dtype=np.float64), s)
+    if len(s) == 0 or not (e > s).all():
+        return False
+    order = _serial_order(s, e)
+    if order is None:
+        return False
+    s = s[order]
+    i = _count_upto(s, edges) - 1
+    j = np.maximum(i, 0)
+    frac = edges - s[j]
+    frac /= (e[order] - s)[j]
+    np.clip(frac, 0.0, 1.0, out=frac)
+    started = i >= 0
+    for amount, out in zip(amounts, outs, strict=True):
+        a = np.asarray(amount, dtype=np.float64)[order]
+        done = np.concatenate(([0.0], np.cumsum(a)))
+        total = frac * a[j]  # as cumulative() makes it, step by step
+        total += done[j]
+        total = np.where(started, total, 0.0)
+        np.subtract(total[1:], total[:-1], out=out)
+    return True
+
+
 def _count_upto(s: np.ndarray, at: np.ndarray) -> np.ndarray:
     """``np.searchsorted(s, at, side="right")`` for sorted ``s``: how many of ``s`` are at or
     before each time in ``at``. Where ``at`` is sorted and evenly spaced (window edges, the
