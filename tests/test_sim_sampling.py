@@ -43,8 +43,7 @@ def test_several_amounts_over_shared_intervals_equal_each_summed_alone_bit_for_b
     or zero-length intervals are declined."""
     rng = np.random.default_rng(4)
     edges = window_edges(1e9, 1e9 + 4e6, 10_000.0)
-    for _ in range(20):
-        n = int(rng.integers(5, 3000))
+    for n in [3, 8, 20, *rng.integers(25, 3000, 17).tolist()]:  # few intervals among many windows, and many
         gaps = rng.exponential(800.0, n) * (rng.random(n) < 0.7)
         lengths = rng.exponential(1500.0, n) + 1.0
         starts = np.cumsum(np.concatenate(([1e9 - 5e4], gaps[1:] + lengths[:-1])))  # touching where no gap

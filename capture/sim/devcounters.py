@@ -52,34 +52,39 @@ class _Acc:
         return window_sums(s, e, a, edges, out)
 
 
-class _Hbm:
-    """HBM bytes read and written, gathered per interval together: an op's body, a replay's
-    node, a device-to-device copy move both over one interval (a host copy moves one of them),
-    so when the intervals are disjoint the windows are found once for both
-    (:func:`~.sampling.serial_window_sums`)."""
+class _Joint:
+    """Amounts of several counters moved over intervals they share, gathered together: an op's
+    body moves HBM bytes read and written, a copy's data phase moves bytes and TLPs both ways,
+    each op keeps one unit busy. When the intervals are disjoint the windows are found once
+    for all of them (:func:`~.sampling.serial_window_sums`); otherwise each counter is summed
+    over its own intervals (``members``), as :func:`~.sampling.window_sums` would alone."""
 
-    def __init__(self) -> None:
-        self.rows: list[tuple[float, float, float, float, bool, bool]] = []  # s, e, read, written, in each
-        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.rows: list[tuple[float, ...]] = []  # s, e, k amounts, k member flags
+        self.chunks: list[tuple[np.ndarray, np.ndarray, list[np.ndarray], list[np.ndarray | None]]] = []
 
-    def add(self, s: float, e: float, read: float, written: float, reads: bool = True, writes: bool = True) -> None:
-        self.rows.append((s, e, read, written, reads, writes))
+    def add(self, s: float, e: float, amounts: tuple[float, ...], members: tuple[bool, ...] | None = None) -> None:
+        self.rows.append((s, e, *amounts, *(members or (True,) * self.k)))
 
-    def extend(self, s: np.ndarray, e: np.ndarray, read: np.ndarray, written: np.ndarray) -> None:
-        self.chunks.append((s, e, read, written))
+    def extend(self, s: np.ndarray, e: np.ndarray, amounts: list[np.ndarray],
+               members: list[np.ndarray | None] | None = None) -> None:
+        self.chunks.append((s, e, amounts, members or [None] * self.k))
 
     def sums(self, edges: np.ndarray, outs: list[np.ndarray | None]) -> list[np.ndarray]:
-        """Bytes read and bytes written per window (into ``outs``, where not None)."""
-        n = len(edges) - 1
-        outs = [np.empty(n) if o is None else o for o in outs]
-        listed = np.array(self.rows, dtype=np.float64).reshape(-1, 6)
-        cols = [np.concatenate([listed[:, k], *(c[k] for c in self.chunks)]) for k in range(4)]
-        if serial_window_sums(cols[0], cols[1], cols[2:], edges, outs):
-            return outs
-        for k, out in ((2, outs[0]), (3, outs[1])):  # each from its own intervals, as window_sums would
-            mine = np.concatenate([listed[:, k + 2] != 0, np.ones(sum(len(c[0]) for c in self.chunks), bool)])
-            window_sums(cols[0][mine], cols[1][mine], cols[k][mine], edges, out)
-        return outs
+        """Each counter's amount per window (into ``outs``, where not None)."""
+        k, n = self.k, len(edges) - 1
+        full = [np.empty(n) if o is None else o for o in outs]
+        listed = np.array(self.rows, dtype=np.float64).reshape(-1, 2 + 2 * k)
+        s, e = (np.concatenate([listed[:, i], *(c[i] for c in self.chunks)]) for i in range(2))
+        amounts = [np.concatenate([listed[:, 2 + j], *(c[2][j] for c in self.chunks)]) for j in range(k)]
+        if serial_window_sums(s, e, amounts, edges, full):
+            return full
+        for j in range(k):  # each over its own intervals
+            mine = np.concatenate([listed[:, 2 + k + j] != 0, *(np.ones(len(c[0]), bool) if c[3][j] is None
+                                                                 else c[3][j] for c in self.chunks)])
+            window_sums(s[mine], e[mine], amounts[j][mine], edges, full[j])
+        return full
 
 
 # Every device's sampled counters, in the order device_counters gives them: name, unit, block, description.
@@ -96,14 +101,15 @@ SERIES: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
-def _graphs(cols: ReplayColumns, busy: dict[str, _Acc], hbm: _Hbm) -> None:
+def _graphs(cols: ReplayColumns, busy: _Joint, hbm: _Joint) -> None:
     """Replays' nodes: busy time per unit; HBM bytes spread over each body (nothing shares HBM)."""
     start, body, end = cols.start, cols.body, cols.end
-    for unit, on in (("matrix", cols.units == UNITS.index("matrix")), ("vector", cols.units != UNITS.index("matrix"))):
-        if on.any():
-            busy[unit].extend(start[on], end[on], end[on] - start[on])
-    hbm.extend(body, end, cols.column("dram_read_bytes").astype(np.float64),
-               cols.column("dram_write_bytes").astype(np.float64))
+    matrix = cols.units == UNITS.index("matrix")
+    vector = ~matrix
+    length = end - start
+    busy.extend(start, end, [np.where(matrix, length, 0.0), np.where(vector, length, 0.0)], [matrix, vector])
+    hbm.extend(body, end, [cols.column("dram_read_bytes").astype(np.float64),
+                           cols.column("dram_write_bytes").astype(np.float64)])
 
 
 def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.ndarray,
@@ -111,10 +117,10 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
     """All sampled counters of one device over the windows between ``edges`` (true host ns);
     ``replays``: the graph replays among ``commands`` as columns, if the caller made them already;
     ``out``: where to write the values, ``(len(SERIES), windows)`` (each series' values a row of it)."""
-    busy = {u: _Acc() for u in ("matrix", "vector", "dma")}
-    hbm = _Hbm()
-    wire = {"h2d": _Acc(), "d2h": _Acc()}
-    tlps = {"h2d": _Acc(), "d2h": _Acc()}
+    busy = _Joint(2)  # matrix, vector
+    dma = _Acc()
+    hbm = _Joint(2)  # read, written
+    link = _Joint(4)  # bytes on the wire H2D, TLPs H2D, the same D2H
     stall = {"h2d": _Acc(), "d2h": _Acc()}
     cycles_per_ns = spec.clock_hz * 1e-9
     graphs: list[Command] = []
@@ -122,40 +128,37 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
         if c.kind == "graph" and c.graph is not None:
             graphs.append(c)
         elif c.kind == "op" and c.cost is not None:
-            unit = c.cost.unit if c.cost.unit in busy else "vector"
-            busy[unit].add(c.start_ns, c.end_ns, c.end_ns - c.start_ns)
+            length = c.end_ns - c.start_ns
+            matrix = c.cost.unit == "matrix"  # every other unit's time counts as the vector unit's
+            busy.add(c.start_ns, c.end_ns, (length, 0.0) if matrix else (0.0, length), (matrix, not matrix))
             body_ns = c.cost.body_ns
             if body_ns <= 0 or not c.segments:
-                hbm.add(c.end_ns, c.end_ns, c.cost.dram_read_bytes, c.cost.dram_write_bytes)
+                hbm.add(c.end_ns, c.end_ns, (c.cost.dram_read_bytes, c.cost.dram_write_bytes))
             for t0, t1, progressed, _ in c.segments:  # bytes follow the body's progress
-                hbm.add(t0, t1, c.cost.dram_read_bytes * progressed / body_ns,
-                        c.cost.dram_write_bytes * progressed / body_ns)
+                hbm.add(t0, t1, (c.cost.dram_read_bytes * progressed / body_ns,
+                                 c.cost.dram_write_bytes * progressed / body_ns))
         elif c.kind == "copy":
-            busy["dma"].add(c.start_ns, c.end_ns, (c.end_ns - c.start_ns) / spec.pcie.dma_engines)
+            dma.add(c.start_ns, c.end_ns, (c.end_ns - c.start_ns) / spec.pcie.dma_engines)
             nbytes = int(c.args.get("bytes", 0))
             if c.direction == "d2d":
-                hbm.add(c.start_ns, c.end_ns, nbytes, nbytes)
+                hbm.add(c.start_ns, c.end_ns, (nbytes, nbytes))
                 continue
             job = c.job
             if job is None:
                 continue
             h2d = c.direction == "h2d"
-            hbm.add(c.data_start_ns, c.data_end_ns, 0.0 if h2d else job.nbytes, job.nbytes if h2d else 0.0,
-                    reads=not h2d, writes=h2d)
-            other = "d2h" if c.direction == "h2d" else "h2d"
+            hbm.add(c.data_start_ns, c.data_end_ns, (0.0, job.nbytes) if h2d else (job.nbytes, 0.0), (not h2d, h2d))
             if job.nbytes == 0:
                 t = c.data_start_ns
-                wire[c.direction].add(t, t, job.data_wire_bytes)
-                tlps[c.direction].add(t, t, job.data_tlps)
-                wire[other].add(t, t, job.reverse_wire_bytes)
-                tlps[other].add(t, t, job.reverse_tlps)
+                there = (job.data_wire_bytes, job.data_tlps)
+                back = (job.reverse_wire_bytes, job.reverse_tlps)
+                link.add(t, t, (*there, *back) if h2d else (*back, *there))
                 continue
             for t0, t1, moved, sharers in c.segments:
                 f = moved / job.nbytes
-                wire[c.direction].add(t0, t1, job.data_wire_bytes * f)
-                tlps[c.direction].add(t0, t1, job.data_tlps * f)
-                wire[other].add(t0, t1, job.reverse_wire_bytes * f)
-                tlps[other].add(t0, t1, job.reverse_tlps * f)
+                there = (job.data_wire_bytes * f, job.data_tlps * f)
+                back = (job.reverse_wire_bytes * f, job.reverse_tlps * f)
+                link.add(t0, t1, (*there, *back) if h2d else (*back, *there))
                 if sharers > 1:
                     stall[c.direction].add(t0, t1, (t1 - t0) * (1 - 1 / sharers) * cycles_per_ns)
     if graphs:
@@ -163,12 +166,11 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
             replays = ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
         _graphs(replays, busy, hbm)
     period = float(edges[1] - edges[0]) if len(edges) > 1 else 1.0
-    accs = [busy["matrix"], busy["vector"], busy["dma"]]
-    for d in ("h2d", "d2h"):
-        accs += [wire[d], tlps[d], stall[d]]
-    rows = [0, 1, 2, *range(5, len(SERIES))]  # each accumulator's series
-    values = [acc.sums(edges, None if out is None else out[r]) for r, acc in zip(rows, accs, strict=True)]
-    values[3:3] = hbm.sums(edges, [None, None] if out is None else [out[3], out[4]])
+    rows: list[np.ndarray | None] = [None] * len(SERIES) if out is None else list(out)
+    values = [*busy.sums(edges, rows[0:2]), dma.sums(edges, rows[2]), *hbm.sums(edges, rows[3:5])]
+    wire_h2d, tlps_h2d, wire_d2h, tlps_d2h = link.sums(edges, [rows[5], rows[6], rows[8], rows[9]])
+    values += [wire_h2d, tlps_h2d, stall["h2d"].sums(edges, rows[7]), wire_d2h, tlps_d2h,
+               stall["d2h"].sums(edges, rows[10])]
     for v in values[:3]:  # busy time as % of each window
         v /= period
         v *= 100

@@ -73,20 +73,36 @@ def serial_window_sums(starts: np.ndarray, ends: np.ndarray, amounts: list[np.nd
     order = _serial_order(s, e)
     if order is None:
         return False
+    n = len(edges) - 1
+    windows = _reached(s, e, n, edges)  # few intervals among many windows: the totals at their edges only
+    if windows is not None:
+        at = np.concatenate((windows, windows + 1))
+        at.sort()
+        at = at[np.concatenate(([True], at[1:] != at[:-1]))]
+        points = edges[at]
+    else:
+        points = edges
     s = s[order]
-    i = _count_upto(s, edges) - 1
+    i = _count_upto(s, points) - 1
     j = np.maximum(i, 0)
-    frac = edges - s[j]
+    frac = points - s[j]
     frac /= (e[order] - s)[j]
     np.clip(frac, 0.0, 1.0, out=frac)
-    started = i >= 0
+    before = int(np.searchsorted(i, 0))  # points before the first interval: a total of 0 (i never decreases)
+    total, picked = np.empty(len(points)), np.empty(len(points))
     for amount, out in zip(amounts, outs, strict=True):
         a = np.asarray(amount, dtype=np.float64)[order]
         done = np.concatenate(([0.0], np.cumsum(a)))
-        total = frac * a[j]  # as cumulative() makes it, step by step
-        total += done[j]
-        total = np.where(started, total, 0.0)
-        np.subtract(total[1:], total[:-1], out=out)
+        np.take(a, j, out=picked)
+        np.multiply(frac, picked, out=total)  # as cumulative() makes it, step by step
+        np.take(done, j, out=picked)
+        total += picked
+        total[:before] = 0.0
+        if windows is None:
+            np.subtract(total[1:], total[:-1], out=out)
+        else:
+            out.fill(0.0)
+            out[windows] = total[np.searchsorted(at, windows + 1)] - total[np.searchsorted(at, windows)]
     return True
 
 
