@@ -13,6 +13,7 @@ in this process: the columns are the same either way (tested).
 
 from __future__ import annotations
 
+import gc
 import mmap
 import os
 from collections.abc import Callable, Mapping
@@ -47,6 +48,7 @@ class Offload:
         if pid == 0:  # the helper: fill the shared columns, say so, leave without the parent's exit handlers
             ok = b"\0"
             try:
+                gc.disable()  # short-lived: a collection would walk (and copy, page by page) the parent's heap
                 os.close(r)
                 self._make(self._views(shm))
                 ok = b"\1"
