@@ -33,21 +33,6 @@ def test_op_counters_follow_their_slices_into_the_final_order() -> None:
     assert arg_values(trace, "active_cycles", np.arange(3)).tolist() == [900, 300, 600]  # the 3rd counter: 3x
 
 
-def test_counters_through_the_batch_equal_the_builders_own() -> None:
-    b, ref = TraceBuilder(), TraceBuilder()
-    batch = TraceBatch(b)
-    for builder in (b, ref):
-        builder.add_counter_track("a", "B")
-        builder.add_counter_track("b", "%")
-    ts = np.array([10.7, 20.2, 30.9])  # float times are truncated, as add_counters does
-    batch.add_counters(0, ts, np.array([1.0, 2.0, 3.0]))
-    batch.add_counters(1, ts.astype(np.int64), np.array([4.0, 5.0, 6.0]))
-    ref.add_counters(0, ts, np.array([1.0, 2.0, 3.0]))
-    ref.add_counters(1, ts.astype(np.int64), np.array([4.0, 5.0, 6.0]))
-    batch.flush()
-    assert b.build().counters.equals(ref.build().counters)
-
-
 def test_rows_handed_over_are_kept_and_more_rows_are_copied_in() -> None:
     b = TraceBuilder()
     b.add_track("t", TrackKind.COUNTER)
@@ -57,18 +42,6 @@ def test_rows_handed_over_are_kept_and_more_rows_are_copied_in() -> None:
     b.add_rows("counters", {"track": np.zeros(1, np.int32), "ts_ns": np.array([5]), "value": np.zeros(1)})
     built = b.build().counters
     assert not np.shares_memory(built.value, cols["value"]) and built.value.tolist() == [1, 1, 1, 0]
-
-
-def test_counters_added_out_of_track_order_are_still_sorted_by_the_builder() -> None:
-    b = TraceBuilder()
-    batch = TraceBatch(b)
-    for name in ("a", "b"):
-        b.add_counter_track(name, "B")
-    ts = np.arange(3, dtype=np.int64)
-    batch.add_counters(1, ts, np.ones(3), ascending=True)
-    batch.add_counters(0, ts, np.zeros(3), ascending=True)  # ascending times, but an earlier track
-    batch.flush()
-    assert b.build().counters.track.tolist() == [0, 0, 0, 1, 1, 1]
 
 
 def test_a_negative_zero_argument_keeps_its_sign() -> None:

@@ -30,8 +30,6 @@ class TraceBatch:
         columns = ("track", "start_ns", "dur_ns", "name", "category", "correlation", "args")
         self.slices: dict[str, list[int]] = {k: [] for k in columns}
         self.arg_rows: list[tuple[int, int, int, int, float, int]] = []
-        self.counters: list[tuple[int, np.ndarray, np.ndarray]] = []  # (track, ts_ns, values)
-        self._counters_ordered = True  # by track, then time, so far
         self.instants: dict[str, list[int]] = {k: [] for k in ("track", "ts_ns", "name", "category", "args")}
         self.flows: list[tuple[int, int, int]] = []
         self.truth_ops: list[tuple[int, int]] = []
@@ -190,15 +188,6 @@ class TraceBatch:
         """The true limiter of the op slice at local index ``local``."""
         self.truth_ops.append((local, self.intern(limiter)))
 
-    def add_counters(self, track: int, ts_ns: np.ndarray, values: np.ndarray, ascending: bool = False) -> None:
-        """Samples of one counter track (as the builder's ``add_counters``; written by :meth:`flush`).
-        ``ascending``: the caller guarantees ``ts_ns`` never decreases (window starts), so when
-        every track's samples come so, in increasing track order, the builder need not check."""
-        if len(ts_ns) != len(values):
-            raise ValueError(f"{len(ts_ns)} timestamps for {len(values)} counter values")
-        self.counters.append((track, np.asarray(ts_ns), np.asarray(values)))
-        self._counters_ordered &= ascending and (len(self.counters) == 1 or self.counters[-2][0] < track)
-
     def add_instant(self, track: int, ts_ns: int, name: str, category: str = "",
                     args: Mapping[str, Any] | None = None) -> None:
         """An instant event."""
@@ -221,7 +210,6 @@ class TraceBatch:
             ids = np.empty(0, np.int64)
         self._ids = ids
         self._flush_args()
-        self._flush_counters()
         if self.instants["track"]:
             b.add_rows("instants", {k: np.asarray(v) for k, v in self.instants.items()})
         flows = [np.asarray(self.flows, dtype=np.int64).reshape(-1, 3).T, *self.flow_chunks]
@@ -246,19 +234,3 @@ class TraceBatch:
         if listed:
             self.b.add_rows("args", {name: np.asarray(col, dtype=dtype) for (name, dtype), col in zip(
                 ARG_DTYPES, zip(*listed, strict=True), strict=True)}, copy=False)
-
-    def _flush_counters(self) -> None:
-        """Every counter sample into one set of counters columns, allocated once."""
-        if not self.counters:
-            return
-        lens = [len(ts) for _, ts, _ in self.counters]
-        total = sum(lens)
-        track = np.repeat(np.array([t for t, _, _ in self.counters], dtype=np.int32), lens)
-        ts, value = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.float64)
-        at = 0
-        for (_, t, v), n in zip(self.counters, lens, strict=True):
-            ts[at:at + n] = t  # float times truncated, as the builder's add_counters does
-            value[at:at + n] = v
-            at += n
-        self.b.add_rows("counters", {"track": track, "ts_ns": ts, "value": value}, copy=False,
-                        ordered=self._counters_ordered)
