@@ -88,3 +88,15 @@ def test_a_helper_that_fails_leaves_the_rows_to_this_process(monkeypatch: pytest
 
     monkeypatch.setattr(sampled, "compute", failing_in_the_helper)
     _same(here, _build(monkeypatch, fork=True))
+
+
+def test_no_process_to_fork_leaves_the_columns_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_fork() -> int:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    made = offload.Offload({"x": (np.int64, 300_000)}, lambda out: out["x"].__setitem__(slice(None), 7), fork=True)
+    assert made.forked and np.all(made.result()["x"] == 7)
+    monkeypatch.setattr(offload.os, "fork", no_fork)
+    failed = offload.Offload({"x": (np.int64, 300_000)}, lambda out: out["x"].__setitem__(slice(None), 7), fork=True)
+    assert not failed.forked and np.all(failed.result()["x"] == 7)
+    forking.reap(block=True)

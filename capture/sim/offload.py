@@ -36,7 +36,7 @@ class Offload:
         self._pid, self._pipe, self._shm = 0, -1, None
         if fork is None:
             fork = sum(n for _, n in self.shapes.values()) >= MIN_ROWS and fork_safe()
-        self.forked = fork  # whether a helper process was asked to make the columns
+        self.forked = False  # whether a helper process was asked to make the columns
         if fork:
             self._start()
 
@@ -44,7 +44,12 @@ class Offload:
         size = sum(dtype.itemsize * n for dtype, n in self.shapes.values())
         shm = mmap.mmap(-1, max(1, size))  # shared with the helper, anonymous
         r, w = os.pipe()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to be had (a limit, memory): result() makes the columns here
+            os.close(r)
+            os.close(w)
+            return
         if pid == 0:  # the helper: fill the shared columns, say so, leave without the parent's exit handlers
             ok = b"\0"
             try:
@@ -59,6 +64,7 @@ class Offload:
                     os._exit(0)
         os.close(w)
         self._pid, self._pipe, self._shm = pid, r, shm
+        self.forked = True
 
     def _views(self, shm: mmap.mmap) -> Columns:
         out, at = {}, 0
