@@ -77,7 +77,7 @@ class DetailsPanel(QTreeView):
         if args:
             top = _row(self.items, "Args", str(len(args)))
             for k, v in args.items():
-                _row(top, k, f"{v:,}" if isinstance(v, int) else str(v))
+                _row(top, k, _argument(v))
             self.expand(top.index())
         if len(st.chain) > 1:
             top = _row(self.items, "Chain", f"{len(st.chain)} slices  ([ / ] to step)")
@@ -91,3 +91,13 @@ class DetailsPanel(QTreeView):
         if sid is not None and sid != self.state.selected:
             self.state.select(int(sid))
             self.state.fit_selection()
+
+
+def _argument(v: object) -> str:
+    """An argument's value as the panel shows it: numbers with thousands separators (a whole
+    float too: FLOPs), other floats to six significant digits."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return str(v)
+    if isinstance(v, float) and not (v.is_integer() and abs(v) < 1e15):
+        return f"{v:,.6g}"
+    return f"{int(v):,}"

@@ -9,8 +9,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np
 import pytest
+from accelview.app.details import DetailsPanel
 from accelview.app.main import make_main_window
 from accelview.app.paint import GUTTER_W, RULER_H
+from accelview.app.state import ViewState
+from accelview.capture import sim
 from accelview.capture.synthetic import demo_trace
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QMouseEvent, QPainter, QWheelEvent
@@ -310,3 +313,25 @@ def test_a_fan_of_flows_to_one_lane_is_one_arrow_and_a_bracket(win, qtbot, monke
     win.timeline.grab()
     assert len(st.chain_flows) == FAN + 6
     assert len(arrows) == 3  # one to the first matrix node, one to each vector op
+
+
+def test_details_show_an_ops_counters_among_its_arguments(qtbot):
+    """A simulated op's hardware counters (the op_counters table) are listed with its arguments,
+    numbers with separators (FLOPs too, though stored as a float)."""
+    with sim.session(seed=1) as s:
+        sim.device(0).launch("gemm", m=64, n=4096, k=4096)
+        sim.device(0).synchronize()
+    trace = s.trace()
+    state = ViewState()
+    panel = DetailsPanel(state)
+    qtbot.addWidget(panel)
+    state.set_trace(trace)
+    sid = int(np.flatnonzero(trace.slices.name == trace.strings.lookup("gemm"))[0])
+    state.select(sid)
+    top = [panel.items.item(i, 0) for i in range(panel.items.rowCount())]
+    args = next(item for item in top if item.text() == "Args")
+    shown = {args.child(r, 0).text(): args.child(r, 1).text() for r in range(args.rowCount())}
+    counters = trace.slice_args(sid)
+    assert shown["m"] == "64" and shown["elapsed_cycles"] == f"{counters['elapsed_cycles']:,}"
+    assert shown["flops"] == f"{int(counters['flops']):,}" and "," in shown["flops"]
+    assert 0 < float(shown["burst_efficiency"]) <= 1
