@@ -1,6 +1,7 @@
 """The tracer inside the profiled process: records, and hands the records over; nothing more.
 
-The recorder hooks every runtime API call (:attr:`HostLog.hook`): it notes the user's call
+The recorder hooks every runtime API call (it records the session's calls in place of
+:meth:`HostLog.record`): it notes the user's call
 site, and every ``flush_events`` calls or ``flush_ms`` it *drains* the session
 (:func:`accelview.capture.sim.drain.drain`) and sends what finished since the last drain as
 one ``RECS`` frame of packed raw records (:mod:`.records`). Turning records into the
@@ -34,6 +35,7 @@ from .sim import graph as sim_graph
 from .sim import hostlog as sim_hostlog
 from .sim import runtime as sim_runtime
 from .sim.drain import drain
+from .sim.hostlog import HostLog
 from .sim.runtime import Simulator
 
 Send = Callable[[bytes, Mapping[str, Any], Mapping[str, np.ndarray] | None], None]
@@ -47,7 +49,8 @@ def _user_frame() -> tuple[FrameType | None, int]:
     """For the recorder's hook (called by the hook's helper), its call site: the first frame
     outside the runtime's files from the hook's caller outwards (None: none), and that frame's
     depth as ``sys._getframe`` counts it in the hook."""
-    f: FrameType | None = _getframe(4)  # the hook's caller (depth 1) is HostLog.record: the runtime's
+    # depth 1 is the hook's caller (the runtime's submit, or HostLog.call): the walk starts past it
+    f: FrameType | None = _getframe(4)
     depth = 2
     while f is not None and f.f_code.co_filename in RUNTIME_FILES:
         f = f.f_back
@@ -86,12 +89,14 @@ class Recorder:
 
     def install(self) -> None:
         """Start seeing every API call of the session (and the timer of ``flush_ms``)."""
-        self.sim.log.hook = self._hook()
+        log = self.sim.log
+        log.record = self._hook(log)  # type: ignore[method-assign]  # this log's calls go through the hook
         threading.Thread(target=self._ticker, name="accelview flush timer", daemon=True).start()
 
-    def _hook(self) -> Callable[[str], None]:
-        """The function called after every API call (with its name): its call site, and a drain
-        when one is due. A closure over what it uses, for it runs on every call.
+    def _hook(self, log: HostLog) -> Callable[[int, int, str, int, dict[str, Any]], None]:
+        """What records every API call of ``log`` in place of :meth:`HostLog.record`: the call's
+        entry, then its call site, and a drain when one is due. A closure over what it uses, for
+        it runs on every call (one function where a hook called from ``record`` was two calls).
 
         The call site is the first frame outside the runtime's files. Walking there with
         ``f_back`` makes a frame object of every runtime frame on the way (microseconds per
@@ -113,6 +118,7 @@ class Recorder:
         compares with, to 0, so a call reads no clock."""
         sites = self.sites
         append, site_ids, codes, new_sites = sites.append, self._site_ids, self._codes, self._new_sites
+        ints, objects = log.call_ints.extend, log.call_objects.extend  # drains empty these lists, never replace them
         due = self._due
         cells: dict[str, list[Any]] = {}  # call name → its kind's cell
         # kind → its cell: [depth of its last call site, that depth's table, kind]; a table maps an
@@ -148,7 +154,9 @@ class Recorder:
             cell[1][lasti] = (code, site)
             return site
 
-        def on_call(name: str) -> None:
+        def on_call(start_ns: int, end_ns: int, name: str, cid: int, args: dict[str, Any]) -> None:
+            ints((start_ns, end_ns, cid))
+            objects((name, args))
             cell = cell_get(name) or cell_of(name)
             try:
                 f = _getframe(cell[0])
@@ -160,7 +168,9 @@ class Recorder:
             if len(sites) >= due[0]:
                 self.drain()
 
-        def on_call_without_site(name: str) -> None:
+        def on_call_without_site(start_ns: int, end_ns: int, name: str, cid: int, args: dict[str, Any]) -> None:
+            ints((start_ns, end_ns, cid))
+            objects((name, args))
             append(-1)
             if len(sites) >= due[0]:
                 self.drain()
@@ -208,7 +218,7 @@ class Recorder:
 
     def finish(self, exit_code: int, error: str = "") -> None:
         """Last drain (the devices finish their queued work), then the END frame."""
-        self.sim.log.hook = None
+        self.sim.log.__dict__.pop("record", None)  # the log records on its own again
         self._stopped.set()
         self.drain(final=True)
         self.send(wire.END, {"exit_code": exit_code, "error": error, "events": self.events}, None)
