@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
 
 from . import hbm
+from .frozen import quick_init
 from .opcounters import REAL_COUNTERS, counter_columns
 from .ops import OpWork, op_work
 from .specs import DeviceSpec
@@ -38,7 +38,8 @@ from .specs import DeviceSpec
 Limiter = Literal["compute", "memory", "latency"]
 
 
-@dataclass(frozen=True)
+@quick_init
+@dataclass(frozen=True, slots=True)
 class OpCost:
     """One op's cost on one device; times in nanoseconds, counters as the hardware reports them."""
 
@@ -55,9 +56,9 @@ class OpCost:
     ideal_ns: float = 0.0  # the FLOPs at 100% of the unit's peak
     clock_hz: float = 1e9  # core clock the cycle counters count
 
-    @cached_property
+    @property
     def counters(self) -> dict[str, int | float]:
-        """Per-op hardware counters (see :mod:`.opcounters`), computed on first use."""
+        """Per-op hardware counters (see :mod:`.opcounters`), computed at each use."""
         cols = counter_columns([self])
         return {k: (float(v[0]) if k in REAL_COUNTERS else int(v[0])) for k, v in cols.items()}
 
@@ -131,7 +132,8 @@ def _jitter(spec: DeviceSpec, rng: np.random.Generator | None) -> float:
     return 1.0 + min(3 * sigma, max(-3 * sigma, sigma * float(rng.standard_normal())))
 
 
-@dataclass(frozen=True)
+@quick_init
+@dataclass(frozen=True, slots=True)
 class CostTerms:
     """The jitter-free part of an op's cost (what a cache may keep per shape)."""
 

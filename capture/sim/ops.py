@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .frozen import quick_init
 from .hbm import SEQUENTIAL, AccessPattern
 
 UnitKind = Literal["matrix", "vector", "dma", "collective"]
@@ -22,7 +23,8 @@ DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp32": 4}
 VECTOR_BLOCK_BYTES = 16384  # bytes one vector unit processes as one work item
 
 
-@dataclass(frozen=True)
+@quick_init
+@dataclass(frozen=True, slots=True)
 class OpWork:
     """What one op has to do, independent of the device."""
 
