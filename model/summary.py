@@ -45,6 +45,7 @@ def summarize(trace: Trace) -> dict[str, Any]:
         "flows": len(trace.flows),
         "counter_samples": len(trace.counters),
         "instants": len(trace.instants),
+        "op_counters": len(trace.tables["op_counters"]),
         "per_track_kind": per_kind,
         "metadata": trace.metadata,
     }
@@ -72,7 +73,8 @@ def format_summary(s: dict[str, Any]) -> str:
         f"  hosts      {', '.join(s['hosts']) or '-'}",
         f"  devices    {', '.join(map(str, s['devices'])) or '-'}",
         f"  tracks {s['tracks']:,}  slices {s['slices']:,}  flows {s['flows']:,}  "
-        f"counter samples {s['counter_samples']:,}  instants {s['instants']:,}",
+        f"counter samples {s['counter_samples']:,}  instants {s['instants']:,}"
+        + (f"  ops with counters {s['op_counters']:,}" if s.get("op_counters") else ""),
         "",
         f"  {'track kind':<16}{'tracks':>8}{'slices':>14}{'flows':>12}{'counters':>14}",
     ]

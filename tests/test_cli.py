@@ -28,6 +28,7 @@ def test_info_json_counts_per_track_kind(tmp_path, capsys):
     assert main(["info", str(path), "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["slices"] == 6 and s["flows"] == 3 and s["counter_samples"] == 10 and s["instants"] == 1
+    assert s["op_counters"] == 0  # a capture from another tool: no device-reported op counters
     assert s["devices"] == [0] and s["hosts"] == ["hôst-α"]
     assert s["per_track_kind"]["runtime API"] == {"tracks": 1, "slices": 3, "flows": 2, "counter_samples": 0}
     assert s["per_track_kind"]["counter"]["counter_samples"] == 10
@@ -70,3 +71,12 @@ def test_render_writes_a_png_without_a_display(tmp_path, capsys):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "paint ms per frame" in capsys.readouterr().out
     assert main(["render", str(src), "--out", str(out), "--window", "5:1"]) == 2
+
+
+def test_info_counts_the_ops_a_device_reported_counters_for(capsys):
+    demo = demo_capture()
+    assert main(["info", str(demo), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["op_counters"] == s["per_track_kind"]["exec unit"]["slices"] > 0  # every op on a unit
+    assert main(["info", str(demo)]) == 0
+    assert f"ops with counters {s['op_counters']:,}" in capsys.readouterr().out
