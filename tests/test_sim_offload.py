@@ -100,3 +100,38 @@ def test_no_process_to_fork_leaves_the_columns_to_this_process(monkeypatch: pyte
     failed = offload.Offload({"x": (np.int64, 300_000)}, lambda out: out["x"].__setitem__(slice(None), 7), fork=True)
     assert not failed.forked and np.all(failed.result()["x"] == 7)
     forking.reap(block=True)
+
+
+def test_a_big_process_or_a_small_capture_makes_the_columns_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(offload, "fork_safe", lambda: True)
+    fill = lambda out: out["x"].fill(3)  # noqa: E731
+    forked = offload.Offload({"x": (np.int64, offload.MIN_ROWS)}, fill)
+    assert forked.forked and np.all(forked.result()["x"] == 3)
+    assert not offload.Offload({"x": (np.int64, offload.MIN_ROWS - 1)}, fill).forked
+    monkeypatch.setattr(offload, "MAX_RSS", 1 << 20)  # this test process is bigger than 1 MiB
+    big = offload.Offload({"x": (np.int64, offload.MIN_ROWS)}, fill)
+    assert not big.forked and np.all(big.result()["x"] == 3)
+    forking.reap(block=True)
+
+
+def test_an_error_while_building_lets_the_helper_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer fails after forking: the helper's pipe is closed and the helper reaped, not leaked."""
+    made: list[offload.Offload] = []
+
+    def recording(*args, **kwargs):
+        made.append(OFFLOAD(*args, **kwargs))
+        return made[-1]
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("writer failed")
+
+    monkeypatch.setattr(offload, "MIN_ROWS", 0)
+    monkeypatch.setattr(offload, "fork_safe", lambda: True)
+    monkeypatch.setattr(tracewriter, "Offload", recording)
+    monkeypatch.setattr(tracewriter, "_calls", failing)
+    fds = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(RuntimeError, match="writer failed"):
+        _session().trace()
+    assert made[0].forked and len(os.listdir("/proc/self/fd")) == fds
+    forking.reap(block=True)
+    assert not forking._unreaped

@@ -7,7 +7,8 @@ replays' per-op counters. The trace writer (:mod:`.tracewriter`) says which colu
 (dtype and length each) and how to fill them; :class:`Offload` forks a helper that fills them
 in shared memory, and :meth:`Offload.result` takes them when the writer gets there. Where
 forking is not safe (:func:`~accelview.model.forking.fork_safe`: another thread running, not
-Linux, one CPU) or not worth it (a small capture), or the helper fails, ``result`` fills them
+Linux, one CPU) or not worth it (a small capture, or a process so big that forking it costs
+more than the helper saves), or the helper fails, ``result`` fills them
 in this process: the columns are the same either way (tested).
 """
 
@@ -22,7 +23,17 @@ import numpy as np
 from accelview.model.forking import fork_safe, release
 
 MIN_ROWS = 200_000  # columns of fewer rows than this are made in this process (a fork costs a few ms)
+MAX_RSS = 4 << 30  # nor in a process this big: copying its page tables would cost what the helper saves
 Columns = dict[str, np.ndarray]
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory (0 where /proc cannot tell)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 class Offload:
@@ -35,7 +46,7 @@ class Offload:
         self._make = make
         self._pid, self._pipe, self._shm = 0, -1, None
         if fork is None:
-            fork = sum(n for _, n in self.shapes.values()) >= MIN_ROWS and fork_safe()
+            fork = sum(n for _, n in self.shapes.values()) >= MIN_ROWS and _resident_bytes() <= MAX_RSS and fork_safe()
         self.forked = False  # whether a helper process was asked to make the columns
         if fork:
             self._start()
@@ -66,6 +77,14 @@ class Offload:
         self._pid, self._pipe, self._shm = pid, r, shm
         self.forked = True
 
+    def close(self) -> None:
+        """Stop listening to the helper (it finishes on its own and is reaped later); safe to
+        call more than once. ``result`` calls it; call it when the columns are not wanted."""
+        if self._pid > 0:
+            os.close(self._pipe)
+            release(self._pid)
+            self._pid = 0
+
     def _views(self, shm: mmap.mmap) -> Columns:
         out, at = {}, 0
         for name, (dtype, n) in self.shapes.items():
@@ -79,9 +98,7 @@ class Offload:
             try:
                 ok = os.read(self._pipe, 1) == b"\1"  # b"" when the helper died
             finally:
-                os.close(self._pipe)
-                release(self._pid)
-                self._pid = 0
+                self.close()
             if ok and self._shm is not None:
                 return self._views(self._shm)
         out = {name: np.empty(n, dtype=dtype) for name, (dtype, n) in self.shapes.items()}

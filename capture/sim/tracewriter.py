@@ -75,23 +75,23 @@ def build_trace(sim: Simulator) -> Trace:
     subs = sim.log.submissions
     tracks = sampled.plan(sim, list(dict.fromkeys((s.device, s.stream) for s in subs)))
     helper = _offload(sim, edges, clocks, replays, tracks)
-    api_ids = _calls(batch, sim.log, api, thread)
-    queues: dict[tuple[int, int], int] = {}
-    sub_ids: dict[tuple[int, int, int], int] = {}
-    _submissions(b, batch, subs, api_ids, proc, queues, sub_ids)
-    track_ids, nodes = [], []
-    for dev, clock, columns in zip(sim.devices, clocks, replays, strict=True):
-        top, clock_id, local = _device(b, batch, sim, dev, sub_ids, clock, columns)
-        nodes.append(local)
-        for t in tracks:
-            if t.device == dev.index:
-                queue = t.stream >= 0  # a queue's depth: on the host's clock, under its queue
-                track_ids.append(b.add_counter_track(t.name, t.unit, t.block, t.description,
-                                                     queues[(t.device, t.stream)] if queue else top,
-                                                     HOST_NAME if queue else "", t.device, -1 if queue else clock_id))
-    batch.flush()
-    trace = b.build(source="simulator")
-    made = helper.result()
+    try:
+        api_ids = _calls(batch, sim.log, api, thread)
+        queues: dict[tuple[int, int], int] = {}
+        sub_ids: dict[tuple[int, int, int], int] = {}
+        _submissions(b, batch, subs, api_ids, proc, queues, sub_ids)
+        track_ids, nodes = [], []
+        for dev, clock, columns in zip(sim.devices, clocks, replays, strict=True):
+            top, clock_id, local = _device(b, batch, sim, dev, sub_ids, clock, columns)
+            nodes.append(local)
+            for t in tracks:
+                if t.device == dev.index:
+                    track_ids.append(_counter_track(b, t, top, clock_id, queues))
+        batch.flush()
+        trace = b.build(source="simulator")
+        made = helper.result()
+    finally:
+        helper.close()  # after an error above: the helper's columns are not wanted
     for d, local in enumerate(nodes):
         if len(local):
             b.add_rows_after_build(trace, "op_counters", {"slice": batch.slice_ids(local), **{
@@ -100,6 +100,16 @@ def build_trace(sim: Simulator) -> Trace:
     b.add_rows_after_build(trace, "counters", {"track": np.repeat(np.array(track_ids, dtype=np.int32), len(edges) - 1),
                                                "ts_ns": made["ts_ns"], "value": made["value"]})
     return trace
+
+
+def _counter_track(b: TraceBuilder, t: sampled.CounterTrack, top: int, clock: int,
+                   queues: dict[tuple[int, int], int]) -> int:
+    """The track of a sampled counter: under its device, on its clock; a queue's depth under
+    its queue, on the host's clock."""
+    if t.stream >= 0:
+        return b.add_counter_track(t.name, t.unit, t.block, t.description, queues[(t.device, t.stream)], HOST_NAME,
+                                   t.device)
+    return b.add_counter_track(t.name, t.unit, t.block, t.description, top, "", t.device, clock)
 
 
 def _offload(sim: Simulator, edges: np.ndarray, clocks: list[_DeviceClock], replays: list[ReplayColumns | None],
