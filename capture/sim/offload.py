@@ -14,6 +14,7 @@ in this process: the columns are the same either way (tested).
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import mmap
 import os
@@ -23,8 +24,21 @@ import numpy as np
 from accelview.model.forking import fork_safe, release
 
 MIN_ROWS = 200_000  # columns of fewer rows than this are made in this process (a fork costs a few ms)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
 MAX_RSS = 4 << 30  # nor in a process this big: copying its page tables would cost what the helper saves
 Columns = dict[str, np.ndarray]
+
+
+def _keep_freed_memory() -> None:
+    """In the helper (short-lived, its own allocator): glibc keeps memory that is freed instead of
+    returning it to the kernel, so the next temporary reuses those pages instead of faulting in
+    fresh ones (a quarter of the helper's page faults, ~5 ms). Nothing where there is no glibc."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
+        libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)  # glibc's largest
+    except (AttributeError, OSError):
+        pass
 
 
 def _resident_bytes() -> int:
@@ -65,6 +79,7 @@ class Offload:
             ok = b"\0"
             try:
                 gc.disable()  # short-lived: a collection would walk (and copy, page by page) the parent's heap
+                _keep_freed_memory()
                 os.close(r)
                 self._make(self._views(shm))
                 ok = b"\1"
