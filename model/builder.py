@@ -243,13 +243,23 @@ class TraceBuilder:
         if by_slice:
             rows["slice"] = self.final_slice_ids[rows["slice"]]
         if not len(old):
-            if by_slice:
+            if by_slice and not _ascending(rows["slice"]):  # rows that come in slice order stay as they are
                 rows = Table(sch, rows).take(np.argsort(rows["slice"], kind="stable")).columns()
             tables[table] = Table(sch, rows)
             return
-        merged = Table(sch, {c: np.concatenate([old[c], rows[c]]) for c in sch.names})
-        order = np.argsort(merged["slice"], kind="stable") if by_slice else np.lexsort((merged.ts_ns, merged.track))
-        tables[table] = merged.take(order)
+        keys = [np.concatenate([old["slice"], rows["slice"]])] if by_slice else \
+            [np.concatenate([old.ts_ns, rows["ts_ns"]]), np.concatenate([old.track, rows["track"]])]
+        order = np.argsort(keys[0], kind="stable") if by_slice else np.lexsort(keys)
+        at = np.empty(len(order), dtype=np.int64)  # each row's place in the merged table
+        at[order] = np.arange(len(order))
+        k = len(old)
+        merged = {}
+        for c in sch.names:  # each column written once, old and new rows scattered to their places
+            col = np.empty(len(order), dtype=sch.dtype(c))
+            col[at[:k]] = old[c]
+            col[at[k:]] = rows[c]
+            merged[c] = col
+        tables[table] = Table(sch, merged)
 
     def tables_so_far(self) -> dict[str, Table]:
         """The rows added so far per non-empty table, unsorted, in provisional-id order."""

@@ -23,7 +23,7 @@ from . import sampled
 from .batch import TraceBatch
 from .clocksync import estimate, take_samples, true_alignment
 from .engine import Command
-from .graph import ReplayColumns
+from .graph import UNITS, ReplayColumns
 from .graphrows import add_graph_slices, replay_counters
 from .hostlog import CALL_INTS
 from .offload import Offload
@@ -92,10 +92,12 @@ def build_trace(sim: Simulator) -> Trace:
         made = helper.result()
     finally:
         helper.close()  # after an error above: the helper's columns are not wanted
-    for d, local in enumerate(nodes):
-        if len(local):
-            b.add_rows_after_build(trace, "op_counters", {"slice": batch.slice_ids(local), **{
-                c: made[f"device {d} {c}"] for c, _ in OP_COUNTER_COLUMNS}})
+    counted = [(d, local) for d, local in enumerate(nodes) if len(local)]
+    if counted:  # rows in the order of their slices in the capture, as the helper wrote them
+        parts = [{"slice": batch.slice_ids(local)[made[f"device {d} order"]],
+                  **{c: made[f"device {d} {c}"] for c, _ in OP_COUNTER_COLUMNS}} for d, local in counted]
+        b.add_rows_after_build(trace, "op_counters", parts[0] if len(parts) == 1 else {
+            c: np.concatenate([p[c] for p in parts]) for c in parts[0]})
     # in track order, each track's samples in time order (window starts, through monotonic clock maps)
     b.add_rows_after_build(trace, "counters", {"track": np.repeat(np.array(track_ids, dtype=np.int32), len(edges) - 1),
                                                "ts_ns": made["ts_ns"], "value": made["value"]})
@@ -114,21 +116,50 @@ def _counter_track(b: TraceBuilder, t: sampled.CounterTrack, top: int, clock: in
 
 def _offload(sim: Simulator, edges: np.ndarray, clocks: list[_DeviceClock], replays: list[ReplayColumns | None],
              tracks: list[sampled.CounterTrack]) -> Offload:
-    """The columns a helper makes: the sampled counters' samples, and per device with graph
-    replays its nodes' per-op counters (``device D <counter>``, in node order)."""
+    """The columns a helper makes: the sampled counters' samples, and per device with ops the
+    counters of its ops and its replays' nodes (``device D <counter>``, see :func:`_op_rows`)."""
     rows = len(tracks) * (len(edges) - 1)
     shapes: dict[str, tuple[Any, int]] = {"ts_ns": (np.int64, rows), "value": (np.float64, rows)}
+    ops = [_ops(dev.engine.finished) for dev in sim.devices]
     for d, columns in enumerate(replays):
-        if columns is not None:
-            shapes.update({f"device {d} {c}": (dtype, len(columns.start)) for c, dtype in OP_COUNTER_COLUMNS})
+        n = len(ops[d]) + (len(columns.start) if columns is not None else 0)
+        if n:
+            shapes.update({f"device {d} {c}": (dtype, n) for c, dtype in OP_COUNTER_COLUMNS})
+            shapes[f"device {d} order"] = (np.int64, n)
 
     def make(out: dict[str, np.ndarray]) -> None:
         for d, columns in enumerate(replays):
-            if columns is not None:
-                replay_counters(columns, {c: out[f"device {d} {c}"] for c, _ in OP_COUNTER_COLUMNS})
+            if f"device {d} order" in out:
+                _op_rows(ops[d], columns, {k[len(f"device {d} "):]: v for k, v in out.items()
+                                           if k.startswith(f"device {d} ")})
         sampled.compute(sim, edges, [c.to_ref for c in clocks], replays, tracks, out["ts_ns"], out["value"])
 
     return Offload(shapes, make)
+
+
+def _ops(cmds: list[Command]) -> list[Command]:
+    """A device's ops (not replays), in finishing order: the order their slices are added."""
+    return [c for c in cmds if c.kind == "op" and c.cost is not None]
+
+
+def _op_rows(ops: list[Command], columns: ReplayColumns | None, out: dict[str, np.ndarray]) -> None:
+    """The counters of a device's ``ops`` and replay nodes (``columns``) into ``out``'s columns,
+    in the order their slices will have in the capture: by unit, then start time (how the
+    builder sorts slices that never overlap on a unit's track: one op at a time); ``out["order"]``
+    gets each row's place among the ops-then-nodes (as :func:`_device` adds their slices). The
+    writer checks that order against the built capture and sorts where it differs."""
+    parts = [counter_columns([c.cost for c in ops if c.cost is not None],
+                             np.array([c.end_ns - c.start_ns for c in ops]))] if ops else []
+    start = [np.array([c.start_ns for c in ops], dtype=np.float64)]
+    rank = [np.array([UNITS.index(c.cost.unit) for c in ops if c.cost is not None], dtype=np.int64)]
+    if columns is not None:
+        parts.append(replay_counters(columns))
+        start.append(columns.start)
+        rank.append(columns.units.astype(np.int64))
+    order = np.lexsort((np.concatenate(start), np.concatenate(rank)))
+    out["order"][:] = order
+    for c, _ in OP_COUNTER_COLUMNS:
+        np.take(parts[0][c] if len(parts) == 1 else np.concatenate([p[c] for p in parts]), order, out=out[c])
 
 
 class _DeviceClock:
@@ -210,9 +241,9 @@ def _submissions(b: TraceBuilder, batch: TraceBatch, subs: list[Submission], api
 
 def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub_ids: dict, clk: _DeviceClock,
             columns: ReplayColumns | None) -> tuple[int, int, np.ndarray]:
-    """A device's tracks, slices, flows and truth (its sampled counters and its replays' per-op
-    counters are made apart, see :func:`_offload`); returns its top track, its clock and the
-    local indices of its replays' node slices."""
+    """A device's tracks, slices, flows and truth (its sampled counters and its ops' counters
+    are made apart, see :func:`_offload`); returns its top track, its clock and the local
+    indices of its op slices: its ops', then its replays' nodes' (as :func:`_op_rows` lists them)."""
     cmds = dev.engine.finished
     samples, est, to_ref = clk.samples, clk.estimate, clk.to_ref
     clock = b.add_clock(f"device {dev.index} timer", False, est.offset_ns, est.drift_ppm, est.error_ns)
@@ -266,7 +297,7 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
             continue
         if sub is not None:
             batch.add_flow(sub, sid, "execute")
-    _add_ops(batch, ops, units, starts, ends)
+    counted = [_add_ops(batch, ops, units, starts, ends)]
     graphs = [c for c, _ in replays]
     nodes = add_graph_slices(batch, graphs, units.__getitem__, to_ref, True, columns, counters=False)
     linked = [(sub, local) for (_, sub), local in zip(replays, nodes, strict=True) if sub is not None]
@@ -274,15 +305,16 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
         batch.add_flow_columns(np.repeat([sub for sub, _ in linked], [len(local) for _, local in linked]),
                                np.concatenate([local for _, local in linked]), "execute")
     _idle_truth(b, sim, top, busy, to_ref)
-    return top, clock, np.concatenate(nodes) if nodes else np.empty(0, np.int64)
+    return top, clock, np.concatenate(counted + nodes)
 
 
 def _add_ops(batch: TraceBatch, ops: list[tuple[int, Command, int | None]], units: dict[str, int],
-             starts: np.ndarray, ends: np.ndarray) -> None:
+             starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Op slices (``ops``: index into the converted times, command, submission) with their
-    arguments (shared by ops of one shape), per-op counters, truth and flows."""
+    arguments (shared by ops of one shape), truth and flows; returns their local indices (their
+    counters are made apart, see :func:`_offload`)."""
     if not ops:
-        return
+        return np.empty(0, np.int64)
     cmds = [c for _, c, _ in ops]
     costs = [c.cost for c in cmds if c.cost is not None]
     index = np.array([i for i, _, _ in ops])
@@ -295,11 +327,11 @@ def _add_ops(batch: TraceBatch, ops: list[tuple[int, Command, int | None]], unit
                                     np.array([intern(c.name) for c in cmds], dtype=np.int32), "op",
                                     np.array([c.cid for c in cmds], dtype=np.int64), sets)
     local = first + np.arange(len(cmds))
-    batch.add_op_counters(local, counter_columns(costs, np.array([c.end_ns - c.start_ns for c in cmds])))
     batch.add_truth_op_columns(local, np.array([intern(c.limiter) for c in costs], dtype=np.int64))
     subs = np.array([-1 if sub is None else sub for _, _, sub in ops], dtype=np.int64)
     linked = subs >= 0
     batch.add_flow_columns(subs[linked], local[linked], "execute")
+    return local
 
 
 def _idle_truth(b: TraceBuilder, sim: Simulator, track: int, ops: list[Command], to_ref: Any) -> None:
