@@ -9,7 +9,7 @@ Both the whole-run writer (:mod:`.tracewriter`) and the streaming tracer
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -79,7 +79,6 @@ def add_graph_slices(batch: TraceBatch, cmds: Sequence[Command], unit_track: Cal
     return [local[a:z] for a, z in itertools.pairwise(cols.bounds.tolist())]
 
 
-def replay_counters(columns: ReplayColumns, out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
-    """The per-op counters of every node of the replays in ``columns``, in node order (written
-    into ``out``'s columns, if given)."""
-    return counter_columns(columns.costs, out=out)
+def replay_counters(columns: ReplayColumns) -> dict[str, np.ndarray]:
+    """The per-op counters of every node of the replays in ``columns``, in node order."""
+    return counter_columns(columns.costs)

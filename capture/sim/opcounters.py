@@ -11,7 +11,7 @@ stall cycles. Busy + stalls == active and dispatch + active == elapsed (± 1 cyc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
@@ -71,11 +71,10 @@ class CostColumns:
         return len(self.launch_ns)
 
 
-def counter_columns(costs: Sequence[OpCost] | CostColumns, actual_ns: np.ndarray | None = None,
-                    out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+def counter_columns(costs: Sequence[OpCost] | CostColumns, actual_ns: np.ndarray | None = None
+                    ) -> dict[str, np.ndarray]:
     """Counters of each op in ``costs`` as columns; ``actual_ns`` the ops' real durations
-    (default: their standalone durations). ``out``: columns to write them into (one per
-    counter, of the ops' length; returned), instead of new ones."""
+    (default: their standalone durations)."""
     c = costs if isinstance(costs, CostColumns) else CostColumns.of(costs)
     n = len(c)
     # Few temporaries, worked on in place: tens of thousands of ops make each one 0.6 MB of
@@ -125,18 +124,9 @@ def counter_columns(costs: Sequence[OpCost] | CostColumns, actual_ns: np.ndarray
         stall_cycles[0] += lost
         cycles["elapsed_cycles"] += lost
         cycles["active_cycles"] += lost
-    values = {**cycles, **{f"stall_{r}_cycles": stall_cycles[i] for i, r in enumerate(STALL_REASONS)}}
+    out = {k: v.astype(np.int64) for k, v in cycles.items()}
+    out.update({f"stall_{r}_cycles": stall_cycles[i].astype(np.int64) for i, r in enumerate(STALL_REASONS)})
     dram = (dram_r + dram_w).astype(np.float64)
-    if out is None:
-        made = {k: v.astype(np.int64) for k, v in values.items()}
-        made.update(flops=c.flops, hbm_read_bytes=dram_r, hbm_write_bytes=dram_w,
-                    burst_efficiency=np.divide(useful, dram, out=np.ones(n), where=dram > 0))
-        return made
-    for k, v in values.items():
-        np.copyto(out[k], v, casting="unsafe")  # integral already: exact
-    for k, v in (("flops", c.flops), ("hbm_read_bytes", dram_r), ("hbm_write_bytes", dram_w)):
-        np.copyto(out[k], v, casting="unsafe")
-    burst = out["burst_efficiency"]
-    burst[:] = 1.0
-    np.divide(useful, dram, out=burst, where=dram > 0)
-    return dict(out)
+    out.update(flops=c.flops, hbm_read_bytes=dram_r, hbm_write_bytes=dram_w,
+               burst_efficiency=np.divide(useful, dram, out=np.ones(n), where=dram > 0))
+    return out

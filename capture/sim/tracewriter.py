@@ -66,8 +66,8 @@ def build_trace(sim: Simulator) -> Trace:
     api = b.add_track("runtime API", TrackKind.RUNTIME_API, parent=thread, host=HOST_NAME)
     end = max([sim.clock.now, *(c.end_ns for d in sim.devices for c in d.engine.finished)])
     edges = window_edges(sim.clock.start_ns, end, sim.counter_period_ns)
-    # What the sampled counters and the replays' per-op counters need (clock estimates, replays
-    # as columns), then those columns themselves, by a helper on a second core (.offload) while
+    # What the sampled counters and the ops' counters need (clock estimates, replays as
+    # columns), then those columns themselves, by a helper on a second core (.offload) while
     # this one makes the other rows, builds, and only then takes them.
     rng = np.random.default_rng([sim.seed, 2])
     clocks = [_DeviceClock(dev, edges, sim.clock.start_ns, rng) for dev in sim.devices]
