@@ -2,14 +2,14 @@
 makes the rest.
 
 A simulated capture's heaviest columns depend on the finished session alone, not on the rows
-the writer makes around them: the devices' sampled counters (:mod:`.sampled`) and the graph
-replays' per-op counters. The trace writer (:mod:`.tracewriter`) says which columns it needs
-(dtype and length each) and how to fill them; :class:`Offload` forks a helper that fills them
-in shared memory, and :meth:`Offload.result` takes them when the writer gets there. Where
-forking is not safe (:func:`~accelview.model.forking.fork_safe`: another thread running, not
-Linux, one CPU) or not worth it (a small capture, or a process so big that forking it costs
-more than the helper saves), or the helper fails, ``result`` fills them
-in this process: the columns are the same either way (tested).
+the writer makes around them: the devices' sampled counters (:mod:`.sampled`) and every op's
+counters. The trace writer (:mod:`.tracewriter`) says which columns it needs (dtype and length
+each) and how to fill them; :class:`Offload` forks a helper that fills them in shared memory,
+and :meth:`Offload.result` takes them when the writer gets there. Where forking is not safe
+(:func:`~accelview.model.forking.fork_safe`: another thread running, not Linux, one CPU) or not
+worth it (a small capture, or a process so big that forking it costs more than the helper
+saves), or the fork or the helper fails, ``result`` fills them in this process: the columns are
+the same either way (tested).
 """
 
 from __future__ import annotations
