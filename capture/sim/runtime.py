@@ -87,7 +87,8 @@ class Simulator:
         return self.clock.now
 
     def trace(self) -> Trace:
-        """Finish and build the capture as a ``Trace`` (see :mod:`.tracewriter`)."""
+        """Finish and build the capture as a ``Trace`` (see :mod:`.tracewriter`; a big capture's
+        counters may be made by a short-lived forked helper, :mod:`.offload`)."""
         from .tracewriter import build_trace
 
         self.finish()
