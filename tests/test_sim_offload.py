@@ -11,6 +11,8 @@ import pytest
 from accelview.capture import sim
 from accelview.capture.sim import offload, sampled, tracewriter
 from accelview.model import forking
+from accelview.model.capture_reader import load_capture
+from accelview.model.capture_writer import write_capture
 
 OFFLOAD = offload.Offload
 
@@ -61,10 +63,12 @@ def _same(a, b) -> None:
         assert table.equals(b.truth[name]), name
 
 
-def test_a_helper_and_this_process_make_the_same_capture(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_helper_and_this_process_make_the_same_capture(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     here = _build(monkeypatch, fork=False)
     helped = _build(monkeypatch, fork=True)
     _same(here, helped)
+    write_capture(helped, tmp_path / "helped.h5")  # columns in shared memory write like any others
+    _same(here, load_capture(tmp_path / "helped.h5"))
     names = [here.strings[n] for n in here.tracks.name[np.unique(here.counters.track)]]
     assert names[:2] == ["device 0 matrix busy", "device 0 vector busy"]
     assert "device 0 queue 1 depth" in names and names.index("device 0 queue 1 depth") < names.index(
