@@ -29,35 +29,13 @@ class CounterSeries:
     values: np.ndarray
 
 
-class _Acc:
-    """Intervals with amounts, gathered per counter (one at a time, or as arrays)."""
-
-    def __init__(self) -> None:
-        self.s: list[float] = []
-        self.e: list[float] = []
-        self.a: list[float] = []
-        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-
-    def add(self, s: float, e: float, a: float) -> None:
-        self.s.append(s)
-        self.e.append(e)
-        self.a.append(a)
-
-    def extend(self, s: np.ndarray, e: np.ndarray, a: np.ndarray) -> None:
-        self.chunks.append((s, e, a))
-
-    def sums(self, edges: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        parts = [(np.array(self.s), np.array(self.e), np.array(self.a)), *self.chunks]
-        s, e, a = (np.concatenate([p[k] for p in parts]) for k in range(3))
-        return window_sums(s, e, a, edges, out)
-
-
 class _Joint:
-    """Amounts of several counters moved over intervals they share, gathered together: an op's
-    body moves HBM bytes read and written, a copy's data phase moves bytes and TLPs both ways,
-    each op keeps one unit busy. When the intervals are disjoint the windows are found once
-    for all of them (:func:`~.sampling.serial_window_sums`); otherwise each counter is summed
-    over its own intervals (``members``), as :func:`~.sampling.window_sums` would alone."""
+    """Intervals with the amounts one or more counters move over them (one at a time, or as
+    arrays), gathered together: an op's body moves HBM bytes read and written, a copy's data
+    phase moves bytes and TLPs both ways, each op keeps one unit busy. When the intervals are
+    disjoint the windows are found once for all of them (:func:`~.sampling.serial_window_sums`);
+    otherwise each counter is summed over its own intervals (``members``), as
+    :func:`~.sampling.window_sums` would alone."""
 
     def __init__(self, k: int) -> None:
         self.k = k
@@ -118,10 +96,10 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
     ``replays``: the graph replays among ``commands`` as columns, if the caller made them already;
     ``out``: where to write the values, ``(len(SERIES), windows)`` (each series' values a row of it)."""
     busy = _Joint(2)  # matrix, vector
-    dma = _Acc()
+    dma = _Joint(1)
     hbm = _Joint(2)  # read, written
     link = _Joint(4)  # bytes on the wire H2D, TLPs H2D, the same D2H
-    stall = {"h2d": _Acc(), "d2h": _Acc()}
+    stall = {"h2d": _Joint(1), "d2h": _Joint(1)}
     cycles_per_ns = spec.clock_hz * 1e-9
     graphs: list[Command] = []
     for c in commands:
@@ -138,7 +116,7 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
                 hbm.add(t0, t1, (c.cost.dram_read_bytes * progressed / body_ns,
                                  c.cost.dram_write_bytes * progressed / body_ns))
         elif c.kind == "copy":
-            dma.add(c.start_ns, c.end_ns, (c.end_ns - c.start_ns) / spec.pcie.dma_engines)
+            dma.add(c.start_ns, c.end_ns, ((c.end_ns - c.start_ns) / spec.pcie.dma_engines,))
             nbytes = int(c.args.get("bytes", 0))
             if c.direction == "d2d":
                 hbm.add(c.start_ns, c.end_ns, (nbytes, nbytes))
@@ -160,17 +138,17 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
                 back = (job.reverse_wire_bytes * f, job.reverse_tlps * f)
                 link.add(t0, t1, (*there, *back) if h2d else (*back, *there))
                 if sharers > 1:
-                    stall[c.direction].add(t0, t1, (t1 - t0) * (1 - 1 / sharers) * cycles_per_ns)
+                    stall[c.direction].add(t0, t1, ((t1 - t0) * (1 - 1 / sharers) * cycles_per_ns,))
     if graphs:
         if replays is None:
             replays = ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
         _graphs(replays, busy, hbm)
     period = float(edges[1] - edges[0]) if len(edges) > 1 else 1.0
     rows: list[np.ndarray | None] = [None] * len(SERIES) if out is None else list(out)
-    values = [*busy.sums(edges, rows[0:2]), dma.sums(edges, rows[2]), *hbm.sums(edges, rows[3:5])]
+    values = [*busy.sums(edges, rows[0:2]), *dma.sums(edges, rows[2:3]), *hbm.sums(edges, rows[3:5])]
     wire_h2d, tlps_h2d, wire_d2h, tlps_d2h = link.sums(edges, [rows[5], rows[6], rows[8], rows[9]])
-    values += [wire_h2d, tlps_h2d, stall["h2d"].sums(edges, rows[7]), wire_d2h, tlps_d2h,
-               stall["d2h"].sums(edges, rows[10])]
+    values += [wire_h2d, tlps_h2d, *stall["h2d"].sums(edges, rows[7:8]), wire_d2h, tlps_d2h,
+               *stall["d2h"].sums(edges, rows[10:11])]
     for v in values[:3]:  # busy time as % of each window
         v /= period
         v *= 100
