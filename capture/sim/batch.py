@@ -13,10 +13,8 @@ from typing import Any
 
 import numpy as np
 from accelview.model import ArgKind, TraceBuilder
-from accelview.model.schema import OP_COUNTER_COLUMNS
+from accelview.model.schema import ARGS, OP_COUNTER_COLUMNS
 
-ARG_DTYPES = (("set", np.int32), ("key", np.int32), ("kind", np.uint8), ("int", np.int64), ("real", np.float64),
-              ("str", np.int32))
 CATEGORIES = ("runtime", "host memcpy", "driver", "op", "copy", "pcie", "sync")
 _INT, _REAL, _STR = int(ArgKind.INT), int(ArgKind.REAL), int(ArgKind.STR)
 
@@ -233,4 +231,4 @@ class TraceBatch:
         listed = self.arg_rows
         if listed:
             self.b.add_rows("args", {name: np.asarray(col, dtype=dtype) for (name, dtype), col in zip(
-                ARG_DTYPES, zip(*listed, strict=True), strict=True)}, copy=False)
+                ARGS.columns, zip(*listed, strict=True), strict=True)}, copy=False)
