@@ -27,7 +27,7 @@ import pickle
 from array import array
 from collections.abc import Sequence
 from itertools import chain, compress, repeat
-from operator import attrgetter, is_not, not_
+from operator import attrgetter, is_, is_not, not_
 from typing import Any
 
 import numpy as np
@@ -115,10 +115,11 @@ class RecordPacker:
         cmds = list(chain.from_iterable(d.commands))
         cols["k_count"] = np.array(list(map(len, d.commands)), dtype=np.int64)
         costs = list(map(_COST, cmds))
-        is_op = list(map(is_not, costs, repeat(None)))
-        if all(is_op):
+        # every command an op: one C scan and no list (``None in costs`` would call OpCost.__eq__)
+        if not any(map(is_, costs, repeat(None))):
             ops, others = cmds, []
         else:  # copies, events, graph replays (and an op without a cost): rare, sent whole with their place
+            is_op = list(map(is_not, costs, repeat(None)))
             others = [(i, cmds[i]) for i in compress(range(len(cmds)), map(not_, is_op))]
             ops, costs = list(compress(cmds, is_op)), list(compress(costs, is_op))
         works = self.works.numbers(list(map(_WORK, costs)))
