@@ -1,8 +1,8 @@
 """The simulator's raw records as they travel from the profiled child to the service.
 
 The child does as little as it can per record. A drain's host calls and submissions
-(:class:`~.sim.drain.Drained`) are logged as columns already: their integers cross as two
-numpy columns, each made from the log's list in one C loop. An op's fields are
+(:class:`~.sim.drain.Drained`) are logged as columns already: their integers cross as the
+log's two lists in one ``marshal``. An op's fields are
 read with one ``map`` each (a command with a cost is an op: the runtime gives costs to ops
 only), and only those the service cannot know otherwise: its stream and name are its
 submission's (the service keeps the submissions of commands not finished yet, by correlation
@@ -108,9 +108,9 @@ class RecordPacker:
         command's submission to the device and its entry in the host log left an op that no
         logged submission names)."""
         cols: dict[str, np.ndarray] = {}
-        # the host log's integers as they are (each record's back to back): one column each, in one C loop
-        cols["calls"] = np.frombuffer(array("q", d.call_ints), dtype=np.int64)
-        cols["submissions"] = np.frombuffer(array("q", d.submission_ints), dtype=np.int64)
+        # the host log's integers as they are (each record's back to back), in one marshal: less than
+        # half the cost of making an array('q') of them
+        cols["host"] = np.frombuffer(marshal.dumps((d.call_ints, d.submission_ints), 2), dtype=np.uint8)
         cols["c_site"] = np.frombuffer(array("i", sites if sites is not None else [-1] * d.n_calls), dtype=np.int32)
         cmds = list(chain.from_iterable(d.commands))
         cols["k_count"] = np.array(list(map(len, d.commands)), dtype=np.int64)
@@ -163,7 +163,8 @@ class RecordUnpacker:
         self.costs.update(side["costs"])
         calls, submissions, *op_objects = _load(cols["objects"])
         calls[1::2] = map(dict, calls[1::2])  # a call's own arguments (the collector adds its call site)
-        subs = cols["submissions"].reshape(-1, SUBMISSION_INTS)
+        call_ints, submission_ints = marshal.loads(cols["host"].tobytes())
+        subs = np.array(submission_ints, dtype=np.int64).reshape(-1, SUBMISSION_INTS)
         if len(subs) != len(submissions):  # a signal stopped the script between a submission's integers and its name
             subs = subs[:min(len(subs), len(submissions))]
             del submissions[len(subs):]
@@ -172,7 +173,7 @@ class RecordUnpacker:
             subs[whole, _S_STREAM].tolist(), compress(submissions, whole.tolist()), strict=True), strict=True))
         cmds = self._commands(marshal.loads(cols["numbers"].tobytes()), op_objects, side["others"], side["named"])
         bounds = np.cumsum([0, *cols["k_count"].tolist()])
-        d = Drained(cols["calls"].tolist(), calls, subs.ravel().tolist(), submissions,
+        d = Drained(call_ints, calls, subs.ravel().tolist(), submissions,
                     waits=[tuple(w) for w in meta["waits"]],
                     memcpys=[ApiCall(s, e, n, c, a) for s, e, n, c, a in side["memcpys"]],
                     ranges=[ApiCall(s, e, n, -1, {}) for s, e, n in side["ranges"]],
