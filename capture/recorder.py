@@ -13,6 +13,7 @@ only marks a ``flush_ms`` drain due; the drains run on the script's thread, betw
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import pickle
 import socket
@@ -218,7 +219,9 @@ class Recorder:
 
     def finish(self, exit_code: int, error: str = "") -> None:
         """Last drain (the devices finish their queued work), then the END frame."""
-        self.sim.log.__dict__.pop("record", None)  # the log records on its own again
+        # the log records on its own again (del, not __dict__: reading that would slow every attribute load)
+        with contextlib.suppress(AttributeError):
+            del self.sim.log.record
         self._stopped.set()
         self.drain(final=True)
         self.send(wire.END, {"exit_code": exit_code, "error": error, "events": self.events}, None)

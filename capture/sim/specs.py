@@ -20,7 +20,7 @@ DTYPES = ("bf16", "fp8", "fp32")
 _PRESET_PACKAGE = "accelview.resources"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ComputeSpec:
     """Execution units and their peak throughput."""
 
@@ -39,7 +39,7 @@ class ComputeSpec:
     vector_efficiency: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MemorySpec:
     """HBM: size, bandwidth and what access patterns do to it."""
 
@@ -52,7 +52,7 @@ class MemorySpec:
     saturation_fraction: float  # fraction of engines that must be active to saturate HBM
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PcieSpec:
     """The PCIe link and the device's DMA engines."""
 
@@ -69,7 +69,7 @@ class PcieSpec:
     max_descriptor_bytes: int  # a DMA engine splits a copy into descriptors this large
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TimingSpec:
     """Device clocks and fixed latencies."""
 
@@ -81,7 +81,7 @@ class TimingSpec:
     jitter: float  # relative standard deviation of op durations
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HostSpec:
     """What the host side (CPU, driver, runtime) costs."""
 
@@ -95,7 +95,7 @@ class HostSpec:
     event_api_ns: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeviceSpec:
     """One device preset, checked on load. See docs/SIMULATOR.md."""
 
