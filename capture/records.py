@@ -6,15 +6,17 @@ log's two lists in one ``marshal``. An op's fields are
 read with one ``map`` each (a command with a cost is an op: the runtime gives costs to ops
 only), and only those the service cannot know otherwise: its stream and name are its
 submission's (the service keeps the submissions of commands not finished yet, by correlation
-id; the last drain sends them too, see :meth:`RecordPacker.pack`). Its cost goes as a
-template number (one template per op shape, by identity: the first op's cost, sent once per
-capture) and its jitter. Numbers cross in one ``marshal`` (no memo: cheaper than a pickle, and the child and
-the service run the same Python); names and argument dicts in one pickle, where a name or an
+id; the last drain sends them too, see :meth:`RecordPacker.pack`). Its cost goes as its
+shape's number (``OpCost.shape``, given by the runtime's cost cache; the first op's cost of a
+shape is sent once per capture as the shape's template) and its jitter; an op the runtime
+did not cache gets a template of its own, for that frame only. Numbers cross in one
+``marshal`` (no memo: cheaper than a pickle, and the child and the service run the same
+Python); names and argument dicts in one pickle, where a name or an
 argument dict that comes back again in a frame (a stream's call arguments, an op shape's
 cached arguments) is pickled once and referred to after that. What is rare goes whole in
 ``side``: DMA jobs, graph replays, events, memcpys, ranges. The service rebuilds the records
 and turns them into the capture's rows (:mod:`.collector`) on its own core.
-``RecordPacker`` (child) and ``RecordUnpacker`` (service) keep the template numbering and
+``RecordPacker`` (child) and ``RecordUnpacker`` (service) keep the templates sent and
 the unfinished submissions in step; each ``pack`` depends on the ones before it, as frames do.
 """
 
@@ -41,64 +43,16 @@ from .sim.hostlog import SUBMISSION_INTS, ApiCall
 _S_STREAM, _S_CID, _S_CHUNK = 1, 4, 5
 # an op's fields the service needs from the child (its stream and name are its submission's), each read with one map
 _STREAM_NAME = attrgetter("stream", "name")
-_COST, _CID, _ARGS, _START, _END, _CAUSE, _SEGMENTS, _WORK, _JITTER = map(attrgetter, (
-    "cost", "cid", "args", "start_ns", "end_ns", "cause", "segments", "work", "jitter"))
-
-
-class _ByIdentity:
-    """Numbers objects by identity (the new ones are collected for the next frame), keeping them
-    alive so that an id stays its object's."""
-
-    def __init__(self) -> None:
-        self.by_id: dict[int, int] = {}  # id(object) → number
-        self._alive: list[Any] = []
-        self.next = 0
-        self.new: list[tuple[int, Any]] = []
-
-    def numbers(self, values: Sequence[Any]) -> list[int]:
-        """The number of each value."""
-        by_id = self.by_id
-        if len(by_id) > 50_000:  # objects that never come back: forget them
-            by_id.clear()
-            self._alive.clear()
-        ids = list(map(id, values))
-        out = list(map(by_id.get, ids, repeat(-1)))  # all in C
-        unknown = out.count(-1)
-        if not unknown:
-            return out
-        if unknown > 64:  # many new values (the first frames): number each distinct one, then all in C again
-            first = dict(zip(compress(ids, map((-1).__eq__, out)), compress(values, map((-1).__eq__, out)),
-                             strict=True))
-            for i, v in first.items():
-                self._number(i, v)
-            return list(map(by_id.__getitem__, ids))
-        i = out.index(-1)  # a few: each place of a new value, maybe many times
-        while True:
-            n = by_id.get(ids[i], -1)
-            out[i] = n if n >= 0 else self._number(ids[i], values[i])
-            try:
-                i = out.index(-1, i + 1)
-            except ValueError:
-                return out
-
-    def _number(self, key: int, value: Any) -> int:
-        n, self.next = self.next, self.next + 1
-        self.by_id[key] = n
-        self._alive.append(value)
-        self.new.append((n, value))
-        return n
-
-    def take_new(self) -> list[tuple[int, Any]]:
-        """The values numbered since the last call."""
-        new, self.new = self.new, []
-        return new
+_COST, _CID, _ARGS, _START, _END, _CAUSE, _SEGMENTS, _SHAPE, _JITTER = map(attrgetter, (
+    "cost", "cid", "args", "start_ns", "end_ns", "cause", "segments", "shape", "jitter"))
 
 
 class RecordPacker:
     """The child's side: ``pack(drained)`` → (frame metadata, columns)."""
 
     def __init__(self) -> None:
-        self.works = _ByIdentity()  # an op's cost template: one per OpWork (the runtime caches one per shape)
+        self.sent: set[int] = set()  # the shapes whose cost has been sent (OpCost.shape)
+        self.uncached = -1  # the number of the last cost sent whole (an op with no shape: negative numbers)
 
     def pack(self, d: Drained, sites: Sequence[int] | None = None, named: bool = False) -> tuple[
             dict[str, Any], dict[str, np.ndarray]]:
@@ -122,8 +76,8 @@ class RecordPacker:
             is_op = list(map(is_not, costs, repeat(None)))
             others = [(i, cmds[i]) for i in compress(range(len(cmds)), map(not_, is_op))]
             ops, costs = list(compress(cmds, is_op)), list(compress(costs, is_op))
-        works = self.works.numbers(list(map(_WORK, costs)))
-        templates = [(n, costs[works.index(n)]) for n, _ in self.works.take_new()]  # a new one: its first op's cost
+        works = list(map(_SHAPE, costs))
+        templates = self._templates(works, costs)
         cols["numbers"] = np.frombuffer(marshal.dumps((
             works, list(map(_JITTER, costs)), list(map(_CID, ops)), list(map(_START, ops)), list(map(_END, ops)),
             list(map(_SEGMENTS, ops))), 2), dtype=np.uint8)
@@ -138,6 +92,27 @@ class RecordPacker:
             c.records for _, c in others)
         meta = {"waits": d.waits, "horizon_ns": d.horizon_ns, "host_now_ns": d.host_now_ns, "events": events}
         return meta, cols
+
+    def _templates(self, works: list[int], costs: list[OpCost]) -> list[tuple[int, OpCost]]:
+        """The costs the service has not seen, by number: a new shape's first op's cost. An op
+        whose shape the runtime did not cache (-1) gets its own negative number in ``works``."""
+        new = set(works).difference(self.sent)
+        if not new:
+            return []
+        out = [(n, costs[works.index(n)]) for n in new if n >= 0]
+        self.sent.update(new)
+        if -1 in new:
+            self.sent.discard(-1)
+            i = works.index(-1)
+            while True:
+                self.uncached -= 1
+                works[i] = self.uncached
+                out.append((self.uncached, costs[i]))
+                try:
+                    i = works.index(-1, i + 1)
+                except ValueError:
+                    return out
+        return out
 
 
 def _dump(value: Any) -> np.ndarray:
@@ -172,6 +147,9 @@ class RecordUnpacker:
         self.submitted.update(zip(subs[whole, _S_CID].tolist(), zip(
             subs[whole, _S_STREAM].tolist(), compress(submissions, whole.tolist()), strict=True), strict=True))
         cmds = self._commands(marshal.loads(cols["numbers"].tobytes()), op_objects, side["others"], side["named"])
+        for n, _ in side["costs"]:
+            if n < 0:  # the cost of an op with no shape: this frame's only
+                del self.costs[n]
         bounds = np.cumsum([0, *cols["k_count"].tolist()])
         d = Drained(call_ints, calls, subs.ravel().tolist(), submissions,
                     waits=[tuple(w) for w in meta["waits"]],

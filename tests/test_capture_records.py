@@ -16,6 +16,7 @@ from accelview.capture.sim import api
 from accelview.capture.sim.costs import op_cost
 from accelview.capture.sim.drain import drain
 from accelview.capture.sim.engine import Command
+from accelview.capture.sim.specs import load_spec
 
 
 def _session_in_drains(every: int = 40) -> list:
@@ -62,6 +63,7 @@ def _same_command(a, b) -> None:
         assert x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y)), (field, x, y)
     if a.cost is not None:
         assert b.cost == a.cost  # the template with this op's jitter is the op's cost
+        assert b.cost.shape == a.cost.shape
     if a.job is not None:
         assert b.job == a.job and b.direction == a.direction and b.engine == a.engine
         assert b.data_start_ns == a.data_start_ns and b.data_end_ns == a.data_end_ns
@@ -91,7 +93,28 @@ def test_every_record_arrives_as_it_was_recorded() -> None:
                 _same_command(a, b)
                 kinds.add(a.kind)
     assert kinds == {"op", "copy", "record", "wait", "graph"}
-    assert len(unpacker.costs) == packer.works.next  # each cost template crossed once
+    assert len(unpacker.costs) == len(packer.sent)  # each shape's cost crossed once
+    assert sorted(unpacker.costs) == list(range(len(unpacker.costs)))  # the runtime numbers shapes 0, 1, ...
+
+
+def test_ops_whose_shape_was_not_cached_arrive_with_their_own_costs() -> None:
+    """An op made without the runtime's cost cache (shape -1) cannot refer to a shape's template:
+    its cost crosses whole, and the service keeps it for that frame only."""
+    drains = _session_in_drains()
+    packer, unpacker = RecordPacker(), RecordUnpacker()
+    changed = 0
+    for d in drains:
+        ops = [c for cmds in d.commands for c in cmds if c.kind == "op" and c.cost is not None]
+        if not changed and len(ops) >= 3:  # three ops of one drain, each of its own size
+            for c, m in zip(ops, (8, 16, 32), strict=False):
+                c.cost = op_cost(load_spec("gen5x16-141g"), "gemm", None, m=m, n=64, k=64)
+            changed = 3
+        got, _ = unpacker.unpack(*_through_the_wire(wire.RECORDS, *packer.pack(d)))
+        theirs = [c for cmds in got.commands for c in cmds if c.kind == "op" and c.cost is not None]
+        assert [c.cost for c in theirs] == [c.cost for c in ops]
+        assert [c.cost.shape for c in theirs] == [c.cost.shape for c in ops]
+    assert changed
+    assert all(n >= 0 for n in unpacker.costs) and -1 not in packer.sent
 
 
 def test_a_bad_records_frame_is_skipped_and_reported_the_rest_is_kept() -> None:

@@ -24,7 +24,7 @@ measured against.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -55,6 +55,9 @@ class OpCost:
     dram_write_bytes: int
     ideal_ns: float = 0.0  # the FLOPs at 100% of the unit's peak
     clock_hz: float = 1e9  # core clock the cycle counters count
+    # the runtime's number of the cached shape the cost was made from (-1: none); costs of one
+    # shape differ only in jitter, so a tracer sends a shape's cost once and then its number
+    shape: int = field(default=-1, compare=False)
 
     @property
     def counters(self) -> dict[str, int | float]:
@@ -145,10 +148,12 @@ class CostTerms:
     limiter: Limiter
     dram_read_bytes: int
     dram_write_bytes: int
+    shape: int = -1  # the number a cache of terms gave them (see OpCost.shape)
 
 
-def cost_terms(spec: DeviceSpec, work: OpWork) -> CostTerms:
-    """Compute, memory and floor terms of ``work`` on ``spec``, and the limiter among them."""
+def cost_terms(spec: DeviceSpec, work: OpWork, shape: int = -1) -> CostTerms:
+    """Compute, memory and floor terms of ``work`` on ``spec``, and the limiter among them;
+    ``shape``: the number a cache keeps them under."""
     compute_ns, util, active, ideal_ns = _compute(spec, work)
     memory_ns = hbm.memory_time_ns(spec, work.bytes_read, work.read_pattern, active) + hbm.memory_time_ns(
         spec, work.bytes_written, work.write_pattern, active)
@@ -157,7 +162,7 @@ def cost_terms(spec: DeviceSpec, work: OpWork) -> CostTerms:
     limiter: Limiter = max(terms, key=terms.__getitem__)  # type: ignore[assignment]
     return CostTerms(compute_ns, memory_ns, floor_ns, util, ideal_ns, limiter,
                      hbm.dram_bytes(work.bytes_read, spec, work.read_pattern),
-                     hbm.dram_bytes(work.bytes_written, spec, work.write_pattern))
+                     hbm.dram_bytes(work.bytes_written, spec, work.write_pattern), shape)
 
 
 def cost(spec: DeviceSpec, work: OpWork, rng: np.random.Generator | None = None,
@@ -166,7 +171,8 @@ def cost(spec: DeviceSpec, work: OpWork, rng: np.random.Generator | None = None,
     ``terms`` may come from a cache of :func:`cost_terms` for the same work and spec."""
     t = terms or cost_terms(spec, work)
     return OpCost(work, spec.timing.op_launch_ns, t.compute_ns, t.memory_ns, t.floor_ns, _jitter(spec, rng),
-                  t.limiter, t.utilisation, t.dram_read_bytes, t.dram_write_bytes, t.ideal_ns, spec.clock_hz)
+                  t.limiter, t.utilisation, t.dram_read_bytes, t.dram_write_bytes, t.ideal_ns, spec.clock_hz,
+                  t.shape)
 
 
 def op_cost(spec: DeviceSpec, op: str, rng: np.random.Generator | None = None, **shapes: Any) -> OpCost:

@@ -21,6 +21,7 @@ host). Host waits on the device advance host time virtually (see :mod:`.hostcloc
 
 from __future__ import annotations
 
+import itertools
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +62,7 @@ class Simulator:
         self.counter_period_ns = int(counter_period_ns)
         self.log = HostLog()
         self._cid = 0
+        self.shapes = itertools.count()  # numbers the devices' caches give the op shapes they cost (OpCost.shape)
         clock_rng = np.random.default_rng([seed, 1])
         self.devices = [Device(self, i, clock_rng) for i in range(devices)]
 
@@ -196,13 +198,15 @@ class Device:
 
     def _cached(self, op: str, dims: dict[str, Any]) -> tuple[OpWork, CostTerms, dict[str, Any]]:
         """Cost and the trace arguments of a launch of ``op`` with ``dims``, computed once per
-        shape (the arguments are one shared dict: recorders can number them by identity)."""
+        shape (the arguments are one shared dict: recorders can number them by identity; the
+        terms carry the shape's number, which its costs keep)."""
         key = (op, *sorted(dims.items()))
         try:
             return self._costs[key]
         except KeyError:
             work = op_work(op, **dims)
-            return self._costs.setdefault(key, (work, cost_terms(self.spec, work), {"op": op, **dims}))
+            terms = cost_terms(self.spec, work, next(self.sim.shapes))
+            return self._costs.setdefault(key, (work, terms, {"op": op, **dims}))
         except TypeError:  # unhashable shape values: no caching
             work = op_work(op, **dims)
             return work, cost_terms(self.spec, work), {"op": op, **dims}
