@@ -11,17 +11,18 @@ shape's number (``OpCost.shape``, given by the runtime's cost cache; the first o
 shape is sent once per capture as the shape's template) and its jitter; an op the runtime
 did not cache gets a template of its own, for that frame only. Numbers cross in one
 ``marshal`` (no memo: cheaper than a pickle, and the child and the service run the same
-Python); names and argument dicts in one pickle, where a name or an
-argument dict that comes back again in a frame (a stream's call arguments, an op shape's
-cached arguments) is pickled once and referred to after that. What is rare goes whole in
-``side``: DMA jobs, graph replays, events, memcpys, ranges. The service rebuilds the records
-and turns them into the capture's rows (:mod:`.collector`) on its own core.
+Python); names and argument dicts in one pickle, where a name or an argument dict that comes
+back again in a frame (a stream's call arguments, an op shape's cached arguments) is pickled
+once and referred to after that. What is rare goes whole in ``side``: copies, graph replays,
+events (as tuples of their fields), memcpys, ranges. The service rebuilds the records and
+turns them into the capture's rows (:mod:`.collector`) on its own core.
 ``RecordPacker`` (child) and ``RecordUnpacker`` (service) keep the templates sent and
 the unfinished submissions in step; each ``pack`` depends on the ones before it, as frames do.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import marshal
 import math
@@ -29,7 +30,7 @@ import pickle
 from array import array
 from collections.abc import Sequence
 from itertools import chain, compress, repeat
-from operator import attrgetter, is_, is_not, not_
+from operator import attrgetter, is_
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,9 @@ _S_STREAM, _S_CID, _S_CHUNK = 1, 4, 5
 _STREAM_NAME = attrgetter("stream", "name")
 _COST, _CID, _ARGS, _START, _END, _CAUSE, _SEGMENTS, _SHAPE, _JITTER = map(attrgetter, (
     "cost", "cid", "args", "start_ns", "end_ns", "cause", "segments", "shape", "jitter"))
+# a command that is not an op (rare) crosses as all its fields, read in C (pickling a slotted
+# dataclass whole walks dataclasses.fields in Python)
+_COMMAND = attrgetter(*(f.name for f in dataclasses.fields(Command)))
 
 
 class RecordPacker:
@@ -70,12 +74,17 @@ class RecordPacker:
         cols["k_count"] = np.array(list(map(len, d.commands)), dtype=np.int64)
         costs = list(map(_COST, cmds))
         # every command an op: one C scan and no list (``None in costs`` would call OpCost.__eq__)
-        if not any(map(is_, costs, repeat(None))):
-            ops, others = cmds, []
-        else:  # copies, events, graph replays (and an op without a cost): rare, sent whole with their place
-            is_op = list(map(is_not, costs, repeat(None)))
-            others = [(i, cmds[i]) for i in compress(range(len(cmds)), map(not_, is_op))]
-            ops, costs = list(compress(cmds, is_op)), list(compress(costs, is_op))
+        others: list[tuple[int, Command]] = []
+        if any(map(is_, costs, repeat(None))):  # copies, events, graph replays: rare, sent whole with their place
+            flags = list(map(is_, costs, repeat(None)))
+            i = -1
+            with contextlib.suppress(ValueError):  # each found by a C scan from the one before
+                while True:
+                    i = flags.index(True, i + 1)
+                    others.append((i, cmds[i]))
+            for i, _ in reversed(others):
+                del cmds[i], costs[i]
+        ops = cmds
         works = list(map(_SHAPE, costs))
         templates = self._templates(works, costs)
         cols["numbers"] = np.frombuffer(marshal.dumps((
@@ -83,7 +92,7 @@ class RecordPacker:
             list(map(_SEGMENTS, ops))), 2), dtype=np.uint8)
         # names and argument dicts: the same few objects again and again, each pickled once per frame
         cols["objects"] = _dump([d.call_objects, d.submission_names, list(map(_ARGS, ops)), list(map(_CAUSE, ops))])
-        cols["side"] = _dump({"costs": templates, "others": others,
+        cols["side"] = _dump({"costs": templates, "others": [(i, _COMMAND(c)) for i, c in others],
                               "named": list(map(_STREAM_NAME, ops)) if named else None,
                               "memcpys": [(m.start_ns, m.end_ns, m.name, m.cid, m.args) for m in d.memcpys],
                               "ranges": [(r.start_ns, r.end_ns, r.name) for r in d.ranges]})
@@ -146,7 +155,8 @@ class RecordUnpacker:
         whole = subs[:, _S_CHUNK] < 0
         self.submitted.update(zip(subs[whole, _S_CID].tolist(), zip(
             subs[whole, _S_STREAM].tolist(), compress(submissions, whole.tolist()), strict=True), strict=True))
-        cmds = self._commands(marshal.loads(cols["numbers"].tobytes()), op_objects, side["others"], side["named"])
+        others = [(i, Command(*fields)) for i, fields in side["others"]]
+        cmds = self._commands(marshal.loads(cols["numbers"].tobytes()), op_objects, others, side["named"])
         for n, _ in side["costs"]:
             if n < 0:  # the cost of an op with no shape: this frame's only
                 del self.costs[n]

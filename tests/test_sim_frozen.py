@@ -36,8 +36,11 @@ def test_quick_init_gives_the_same_object_as_the_generated_one() -> None:
 
 def test_costs_keep_their_dataclass_behaviour() -> None:
     cost = op_cost(load_spec("gen5x16-141g"), "gemm", None, m=64, n=1024, k=1024)
+    cost = dataclasses.replace(cost, shape=7)
     back = pickle.loads(pickle.dumps(cost, protocol=pickle.HIGHEST_PROTOCOL))  # as the tracer sends it
     assert back == cost and back.work == cost.work and dataclasses.replace(cost, jitter=1.1).jitter == 1.1
+    assert back.shape == 7  # every field crosses, those left out of equality too
+    assert cost.__reduce__() == (OpCost, tuple(getattr(cost, f.name) for f in dataclasses.fields(OpCost)))
     assert cost.counters["elapsed_cycles"] > 0
     assert [f.name for f in dataclasses.fields(CostTerms)][:3] == ["compute_ns", "memory_ns", "floor_ns"]
     assert OpCost.__init__.__qualname__ == "OpCost.__init__"

@@ -3,14 +3,17 @@
 A ``@dataclass(frozen=True)`` instance is made by an ``__init__`` that sets each field with
 ``object.__setattr__`` (its own ``__setattr__`` refuses): 3.2 µs for a dozen fields on this
 machine, against 0.55 µs for a plain class. :func:`quick_init` gives a frozen, slotted
-dataclass an ``__init__`` that sets its slots through their descriptors instead; everything
-else (refusing assignment, equality, hashing, ``dataclasses.replace``, pickling) stays the
-dataclass's own.
+dataclass an ``__init__`` that sets its slots through their descriptors instead, and a
+``__reduce__`` that pickles the fields as one tuple read in C (a slotted dataclass's own
+``__getstate__`` walks ``dataclasses.fields`` in Python: ~15 µs for an op's cost); everything
+else (refusing assignment, equality, hashing, ``dataclasses.replace``) stays the dataclass's
+own.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from operator import attrgetter
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -19,7 +22,7 @@ T = TypeVar("T")
 def quick_init(cls: type[T]) -> type[T]:
     """Replace the ``__init__`` of ``cls`` (a ``@dataclass(frozen=True, slots=True)`` whose
     fields have plain defaults, no factories, no ``__post_init__``) with one that sets the slots
-    directly; same signature, same result."""
+    directly, same signature, same result; and pickle it as ``cls(*fields)``."""
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
     if not getattr(cls, "__dataclass_params__").frozen or "__slots__" not in cls.__dict__:  # noqa: B009
         raise TypeError(f"{cls.__name__}: quick_init wants a frozen, slotted dataclass")
@@ -40,4 +43,11 @@ def quick_init(cls: type[T]) -> type[T]:
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__doc__ = cls.__init__.__doc__
     cls.__init__ = init  # type: ignore[misc]
+    state = attrgetter(*(f.name for f in fields)) if len(fields) > 1 else (
+        lambda self: (getattr(self, fields[0].name),) if fields else ())
+
+    def __reduce__(self: Any) -> tuple[Any, tuple[Any, ...]]:
+        return cls, state(self)
+
+    cls.__reduce__ = __reduce__  # type: ignore[assignment,method-assign]
     return cls

@@ -29,7 +29,7 @@ PatternKind = Literal["sequential", "strided", "random"]
 _ROW_BASE = {"sequential": 1.0, "strided": 0.6, "random": 0.3}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AccessPattern:
     """How an op walks HBM: the kind of walk and the contiguous run length in bytes."""
 

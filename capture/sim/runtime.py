@@ -161,7 +161,9 @@ class Device:
         self.hbm_used = 0
         self._next_address = 1 << 20
         self._costs: dict[tuple, tuple[OpWork, CostTerms, dict[str, Any]]] = {}  # per (op, shapes)
-        self._api_names: dict[str, str] = {}  # op name → its launch call's name (one string per name)
+        # op name → (that name, its launch call's name): one string object per name however the script
+        # builds it (an f-string per launch makes a new one), which a tracer pickles once per frame
+        self._names: dict[str, tuple[str, str]] = {}
         self.capturing: Graph | None = None  # the graph that launches go into, inside ``with dev.graph()``
 
     def __repr__(self) -> str:
@@ -227,12 +229,12 @@ class Device:
         cost_ = cost(self.spec, work, self.sim.rng, terms)
         if described:
             args = {**args, **described}
-        name = name or op
-        api_name = self._api_names.get(name)
-        if api_name is None:
-            if len(self._api_names) > 100_000:  # a script that names every launch differently
-                self._api_names.clear()
-            api_name = self._api_names[name] = f"launch {name}"
+        names = self._names.get(name or op)
+        if names is None:
+            if len(self._names) > 100_000:  # a script that names every launch differently
+                self._names.clear()
+            names = self._names[name or op] = (name or op, f"launch {name or op}")
+        name, api_name = names
         self.submit("op", stream or self.default_stream, name, self.spec.host.launch_api_ns, cost=cost_, args=args,
                     api_name=api_name)
 

@@ -30,7 +30,7 @@ from .specs import DeviceSpec
 COMPLETION_RECORD_BYTES = 16
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DmaJob:
     """One DMA engine command, timed alone on the link. Times are nanoseconds."""
 
