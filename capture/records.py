@@ -28,7 +28,6 @@ import dataclasses
 import marshal
 import math
 import pickle
-from array import array
 from collections.abc import Sequence
 from itertools import chain, compress, repeat
 from operator import attrgetter, is_
@@ -58,15 +57,15 @@ class RecordPacker:
     def pack(self, d: Drained, sites: Sequence[int] | None = None, named: bool = False) -> tuple[
             dict[str, Any], dict[str, np.ndarray]]:
         """One drain as frame metadata (JSON-able) and columns; ``sites``: a call-site id per call
-        (a list or an ``array('i')``, turned into a column in one C loop). ``named``: the ops carry
+        (-1: none; None: no sites at all). ``named``: the ops carry
         their own streams and names too (the last drain: a script stopped by a signal between a
         command's submission to the device and its entry in the host log left an op that no
         logged submission names)."""
         cols: dict[str, np.ndarray] = {}
         # the host log's integers as they are (each record's back to back), in one marshal: less than
-        # half the cost of making an array('q') of them
-        cols["host"] = np.frombuffer(marshal.dumps((d.call_ints, d.submission_ints), 2), dtype=np.uint8)
-        cols["c_site"] = np.frombuffer(array("i", sites if sites is not None else [-1] * d.n_calls), dtype=np.int32)
+        # half the cost of making an array('q') of them; each call's site id goes with them
+        sites = [-1] * d.n_calls if sites is None else sites if isinstance(sites, list) else list(sites)
+        cols["host"] = np.frombuffer(marshal.dumps((d.call_ints, d.submission_ints, sites), 2), dtype=np.uint8)
         cmds = list(chain.from_iterable(d.commands))
         cols["k_count"] = np.array(list(map(len, d.commands)), dtype=np.int64)
         costs = [c.cost for c in cmds]
@@ -144,7 +143,7 @@ class RecordUnpacker:
         self.costs.update(side["costs"])
         calls, submissions, *op_objects = _load(cols["objects"])
         calls[1::2] = map(dict, calls[1::2])  # a call's own arguments (the collector adds its call site)
-        call_ints, submission_ints = marshal.loads(cols["host"].tobytes())
+        call_ints, submission_ints, sites = marshal.loads(cols["host"].tobytes())
         subs = np.array(submission_ints, dtype=np.int64).reshape(-1, SUBMISSION_INTS)
         if len(subs) != len(submissions):  # a signal stopped the script between a submission's integers and its name
             subs = subs[:min(len(subs), len(submissions))]
@@ -164,7 +163,7 @@ class RecordUnpacker:
                     ranges=[ApiCall(s, e, n, -1, {}) for s, e, n in side["ranges"]],
                     commands=[cmds[a:z] for a, z in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)],
                     horizon_ns=list(meta["horizon_ns"]), host_now_ns=int(meta["host_now_ns"]))
-        return d, cols["c_site"]
+        return d, np.array(sites, dtype=np.int32)
 
     def _commands(self, numbers: list[Any], objects: list[Any], others: list[tuple[int, Command]],
                   named: list[tuple[int, str]] | None) -> list[Command]:
