@@ -29,8 +29,8 @@ import marshal
 import math
 import pickle
 from collections.abc import Sequence
-from itertools import chain, compress, repeat
-from operator import attrgetter, is_
+from itertools import chain, compress
+from operator import attrgetter, not_
 from typing import Any
 
 import numpy as np
@@ -69,10 +69,11 @@ class RecordPacker:
         cmds = list(chain.from_iterable(d.commands))
         cols["k_count"] = np.array(list(map(len, d.commands)), dtype=np.int64)
         costs = [c.cost for c in cmds]
-        # every command an op: one C scan and no list (``None in costs`` would call OpCost.__eq__)
+        # every command an op: one C scan of truth values, no list (a cost is always true; ``None in
+        # costs`` would call OpCost.__eq__ on each)
         others: list[tuple[int, Command]] = []
-        if any(map(is_, costs, repeat(None))):  # copies, events, graph replays: rare, sent whole with their place
-            flags = list(map(is_, costs, repeat(None)))
+        if not all(costs):  # copies, events, graph replays: rare, sent whole with their place
+            flags = list(map(not_, costs))
             i = -1
             with contextlib.suppress(ValueError):  # each found by a C scan from the one before
                 while True:
