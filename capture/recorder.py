@@ -119,7 +119,6 @@ class Recorder:
         compares with, to 0, so a call reads no clock."""
         sites = self.sites
         append, site_ids, codes, new_sites = sites.append, self._site_ids, self._codes, self._new_sites
-        ints, objects = log.call_ints.extend, log.call_objects.extend  # drains empty these lists, never replace them
         due = self._due
         cells: dict[str, list[Any]] = {}  # call name → its kind's cell
         # kind → its cell: [depth of its last call site, that depth's table, kind]; a table maps an
@@ -156,8 +155,8 @@ class Recorder:
             return site
 
         def on_call(start_ns: int, end_ns: int, name: str, cid: int, args: dict[str, Any]) -> None:
-            ints((start_ns, end_ns, cid))
-            objects((name, args))
+            log.call_ints.extend((start_ns, end_ns, cid))  # the log's lists: a drain replaces them
+            log.call_objects.extend((name, args))
             cell = cell_get(name) or cell_of(name)
             try:
                 f = _getframe(cell[0])
@@ -170,8 +169,8 @@ class Recorder:
                 self.drain()
 
         def on_call_without_site(start_ns: int, end_ns: int, name: str, cid: int, args: dict[str, Any]) -> None:
-            ints((start_ns, end_ns, cid))
-            objects((name, args))
+            log.call_ints.extend((start_ns, end_ns, cid))
+            log.call_objects.extend((name, args))
             append(-1)
             if len(sites) >= due[0]:
                 self.drain()
