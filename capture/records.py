@@ -45,6 +45,8 @@ _S_STREAM, _S_CID, _S_CHUNK = 1, 4, 5
 # a command that is not an op (rare) crosses as all its fields, read in C (pickling a slotted
 # dataclass whole walks dataclasses.fields in Python)
 _COMMAND = attrgetter(*(f.name for f in dataclasses.fields(Command)))
+_COST_FIELDS = attrgetter(*(f.name for f in dataclasses.fields(OpCost)))
+_JITTER_AT = [f.name for f in dataclasses.fields(OpCost)].index("jitter")
 
 
 class RecordPacker:
@@ -134,6 +136,9 @@ class RecordUnpacker:
 
     def __init__(self) -> None:
         self.costs: dict[int, OpCost] = {}
+        # each template's fields, to make an op's cost with its own jitter (dataclasses.replace,
+        # which works through the fields in Python, cost ~8 us an op)
+        self.fields: dict[int, list[Any]] = {}
         # the stream and name of each command submitted and not finished yet, by correlation id (a
         # chunked copy's chunks share one: it comes whole, and needs none)
         self.submitted: dict[int, tuple[int, str]] = {}
@@ -142,6 +147,7 @@ class RecordUnpacker:
         """The records of one packed drain and each call's site id (-1: none)."""
         side = _load(cols["side"])
         self.costs.update(side["costs"])
+        self.fields.update((n, list(_COST_FIELDS(c))) for n, c in side["costs"])
         calls, submissions, *op_objects = _load(cols["objects"])
         calls[1::2] = map(dict, calls[1::2])  # a call's own arguments (the collector adds its call site)
         call_ints, submission_ints, sites = marshal.loads(cols["host"].tobytes())
@@ -156,7 +162,7 @@ class RecordUnpacker:
         cmds = self._commands(marshal.loads(cols["numbers"].tobytes()), op_objects, others, side["named"])
         for n, _ in side["costs"]:
             if n < 0:  # the cost of an op with no shape: this frame's only
-                del self.costs[n]
+                del self.costs[n], self.fields[n]
         bounds = np.cumsum([0, *cols["k_count"].tolist()])
         d = Drained(call_ints, calls, subs.ravel().tolist(), submissions,
                     waits=[tuple(w) for w in meta["waits"]],
@@ -168,7 +174,7 @@ class RecordUnpacker:
 
     def _commands(self, numbers: list[Any], objects: list[Any], others: list[tuple[int, Command]],
                   named: list[tuple[int, str]] | None) -> list[Command]:
-        costs, submitted = self.costs, self.submitted
+        costs, fields, submitted = self.costs, self.fields, self.submitted
         ops = []
         works, jitters, cids, starts, ends, segments_ = numbers
         args_, causes = objects
@@ -176,7 +182,9 @@ class RecordUnpacker:
                 works, jitters, cids, args_, starts, ends, causes, segments_, strict=True)):
             c = costs[work]
             if jitter != c.jitter:
-                c = dataclasses.replace(c, jitter=jitter)
+                f = fields[work]
+                f[_JITTER_AT] = jitter
+                c = OpCost(*f)
             try:
                 stream, name = submitted.pop(cid) if named is None else named[j]
             except KeyError:
