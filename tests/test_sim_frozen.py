@@ -22,6 +22,17 @@ Quick = quick_init(dataclasses.make_dataclass("Quick", [("a", int), ("b", str, "
                                               frozen=True, slots=True))
 
 
+@quick_init
+@dataclasses.dataclass(frozen=True, slots=True)
+class One:
+    a: int
+
+
+def test_quick_init_classes_pickle_as_their_fields() -> None:
+    assert pickle.loads(pickle.dumps(One(3), protocol=pickle.HIGHEST_PROTOCOL)) == One(3)
+    assert One(3).__reduce__() == (One, (3,))  # one field: still a tuple of the arguments
+
+
 def test_quick_init_gives_the_same_object_as_the_generated_one() -> None:
     for args, kwargs in (((1,), {}), ((1, "y"), {}), ((1,), {"c": 7.0}), ((), {"a": 3, "b": "z", "c": 0.0})):
         q, p = Quick(*args, **kwargs), Plain(*args, **kwargs)

@@ -43,11 +43,13 @@ def quick_init(cls: type[T]) -> type[T]:
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__doc__ = cls.__init__.__doc__
     cls.__init__ = init  # type: ignore[misc]
-    state = attrgetter(*(f.name for f in fields)) if len(fields) > 1 else (
-        lambda self: (getattr(self, fields[0].name),) if fields else ())
+    names = [f.name for f in fields]
+    get = attrgetter(*names) if names else None  # a tuple when there are two or more names
 
     def __reduce__(self: Any) -> tuple[Any, tuple[Any, ...]]:
-        return cls, state(self)
+        if len(names) > 1:
+            return cls, get(self)  # type: ignore[misc]
+        return cls, tuple(getattr(self, n) for n in names)
 
     cls.__reduce__ = __reduce__  # type: ignore[assignment,method-assign]
     return cls
