@@ -5,9 +5,9 @@ The child does as little as it can per record. A drain's host calls and submissi
 log's two lists in one ``marshal``. An op's fields are read with one list comprehension
 each (its attribute loads specialise to slot reads: 2.4x faster than a ``map`` of an
 ``attrgetter``, which looks each one up the generic way; a command with a cost is an op,
-the runtime gives costs to ops only), and only those the service cannot know otherwise: its stream and name are its
-submission's (the service keeps the submissions of commands not finished yet, by correlation
-id; the last drain sends them too, see :meth:`RecordPacker.pack`). Its cost goes as its
+the runtime gives costs to ops only), and only those the service cannot know otherwise:
+its stream and name are its submission's (the service keeps the submissions of commands not
+finished yet, by correlation id; the last drain sends them too, see :meth:`RecordPacker.pack`). Its cost goes as its
 shape's number (``OpCost.shape``, given by the runtime's cost cache; the first op's cost of a
 shape is sent once per capture as the shape's template) and its jitter; an op the runtime
 did not cache gets a template of its own, for that frame only. Numbers cross in one
@@ -45,7 +45,6 @@ _S_STREAM, _S_CID, _S_CHUNK = 1, 4, 5
 # a command that is not an op (rare) crosses as all its fields, read in C (pickling a slotted
 # dataclass whole walks dataclasses.fields in Python)
 _COMMAND = attrgetter(*(f.name for f in dataclasses.fields(Command)))
-_COST_FIELDS = attrgetter(*(f.name for f in dataclasses.fields(OpCost)))
 _JITTER_AT = [f.name for f in dataclasses.fields(OpCost)].index("jitter")
 
 
@@ -147,7 +146,7 @@ class RecordUnpacker:
         """The records of one packed drain and each call's site id (-1: none)."""
         side = _load(cols["side"])
         self.costs.update(side["costs"])
-        self.fields.update((n, list(_COST_FIELDS(c))) for n, c in side["costs"])
+        self.fields.update((n, list(c.__reduce__()[1])) for n, c in side["costs"])  # quick_init's field tuple
         calls, submissions, *op_objects = _load(cols["objects"])
         calls[1::2] = map(dict, calls[1::2])  # a call's own arguments (the collector adds its call site)
         call_ints, submission_ints, sites = marshal.loads(cols["host"].tobytes())
