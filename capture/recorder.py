@@ -160,11 +160,12 @@ class Recorder:
             cell = cell_get(name) or cell_of(name)
             try:
                 f = _getframe(cell[0])
-            except ValueError:  # the stack is not that deep
-                append(site_of(cell))
-            else:
-                found = cell[1].get(f.f_lasti)
-                append(found[1] if found is not None and found[0] is f.f_code else site_of(cell))
+                code, site = cell[1][f.f_lasti]
+                if code is not f.f_code:
+                    site = site_of(cell)
+            except (KeyError, ValueError):  # an instruction not seen yet; the stack not that deep
+                site = site_of(cell)
+            append(site)
             if len(sites) >= due[0]:
                 self.drain()
 
