@@ -39,7 +39,7 @@ from .sim.drain import drain
 from .sim.hostlog import HostLog
 from .sim.runtime import Simulator
 
-Send = Callable[[bytes, Mapping[str, Any], Mapping[str, np.ndarray] | None], None]
+Send = Callable[[bytes, Mapping[str, Any], Mapping[str, np.ndarray | bytes] | None], None]
 # Frames inside these files are the runtime's, not the user's: a call site is the first frame outside.
 RUNTIME_FILES = frozenset(m.__file__ for m in (sim_api, sim_runtime, sim_copies, sim_graph, sim_hostlog)) | {
     __file__}

@@ -31,7 +31,7 @@ import marshal
 import math
 import pickle
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import chain, compress
 from operator import attrgetter, not_
 from typing import Any
@@ -42,6 +42,8 @@ from .sim.costs import OpCost
 from .sim.drain import Drained
 from .sim.engine import Command
 from .sim.hostlog import SUBMISSION_INTS, ApiCall
+
+Buffer = bytes | np.ndarray  # a column: its bytes, or a uint8 array of them
 
 # where a submission's stream, cid and chunk are among its integers (HostLog.submission_ints)
 _S_STREAM, _S_CID, _S_CHUNK = 1, 4, 5
@@ -59,13 +61,14 @@ class RecordPacker:
         self.uncached = -1  # the number of the last cost sent whole (an op with no shape: negative numbers)
 
     def pack(self, d: Drained, sites: Sequence[int] | None = None, named: bool = False) -> tuple[
-            dict[str, Any], dict[str, np.ndarray]]:
-        """One drain as frame metadata (JSON-able) and columns; ``sites``: a call-site id per call
+            dict[str, Any], dict[str, bytes]]:
+        """One drain as frame metadata (JSON-able) and columns, each as its bytes (the wire sends
+        them as ``uint8`` columns: no numpy in the child's path); ``sites``: a call-site id per call
         (-1: none; None: no sites at all). ``named``: the ops carry
         their own streams and names too (the last drain: a script stopped by a signal between a
         command's submission to the device and its entry in the host log left an op that no
         logged submission names)."""
-        cols: dict[str, np.ndarray] = {}
+        cols: dict[str, bytes] = {}
         # the host log's integers as they are (each record's back to back), and each call's site id:
         # struct.pack of the list (13 ns an integer, marshal 25, array('q') 38)
         sites = [-1] * d.n_calls if sites is None else sites
@@ -73,7 +76,7 @@ class RecordPacker:
         cols["submission_ints"] = _int64s(d.submission_ints)
         cols["sites"] = _int64s(sites)
         cmds = list(chain.from_iterable(d.commands))
-        cols["k_count"] = np.array(list(map(len, d.commands)), dtype=np.int64)
+        cols["k_count"] = _int64s(list(map(len, d.commands)))
         costs = [c.cost for c in cmds]
         # every command an op: one C scan of truth values, no list (a cost is always true; ``None in
         # costs`` would call OpCost.__eq__ on each)
@@ -92,7 +95,7 @@ class RecordPacker:
         templates = self._templates(works, costs)
         cols["op_ints"] = _int64s(works, [c.cid for c in ops])
         cols["op_floats"] = _float64s([c.jitter for c in costs], [c.start_ns for c in ops], [c.end_ns for c in ops])
-        cols["segments"] = np.frombuffer(marshal.dumps([c.segments for c in ops], 2), dtype=np.uint8)
+        cols["segments"] = marshal.dumps([c.segments for c in ops], 2)
         # names and argument dicts: the same few objects again and again, each pickled once per frame
         cols["objects"] = _dump([d.call_objects, d.submission_names, [c.args for c in ops], [c.cause for c in ops]])
         cols["side"] = _dump({"costs": templates, "others": [(i, _COMMAND(c)) for i, c in others],
@@ -127,22 +130,26 @@ class RecordPacker:
         return out
 
 
-def _int64s(*lists: list[int]) -> np.ndarray:
+def _int64s(*lists: list[int]) -> bytes:
     """Lists of integers, one after the other, as int64 (each packed in C as it is)."""
-    return np.frombuffer(b"".join([struct.pack(f"<{len(v)}q", *v) for v in lists]), dtype="<i8")
+    return b"".join([struct.pack(f"<{len(v)}q", *v) for v in lists])
 
 
-def _float64s(*lists: list[float]) -> np.ndarray:
+def _float64s(*lists: list[float]) -> bytes:
     """Lists of numbers, one after the other, as float64."""
-    return np.frombuffer(b"".join([struct.pack(f"<{len(v)}d", *v) for v in lists]), dtype="<f8")
+    return b"".join([struct.pack(f"<{len(v)}d", *v) for v in lists])
 
 
-def _dump(value: Any) -> np.ndarray:
-    return np.frombuffer(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
+def _dump(value: Any) -> bytes:
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _load(data: np.ndarray) -> Any:
-    return pickle.loads(data.tobytes())
+def _load(data: Buffer) -> Any:
+    return pickle.loads(data)
+
+
+def _ints(data: Buffer) -> np.ndarray:
+    return np.frombuffer(data, dtype="<i8")
 
 
 class RecordUnpacker:
@@ -157,14 +164,15 @@ class RecordUnpacker:
         # chunked copy's chunks share one: it comes whole, and needs none)
         self.submitted: dict[int, tuple[int, str]] = {}
 
-    def unpack(self, meta: dict[str, Any], cols: dict[str, np.ndarray]) -> tuple[Drained, np.ndarray]:
-        """The records of one packed drain and each call's site id (-1: none)."""
+    def unpack(self, meta: dict[str, Any], cols: Mapping[str, Buffer]) -> tuple[Drained, np.ndarray]:
+        """The records of one packed drain (columns as ``pack`` made them, or as the wire
+        delivers them: ``uint8`` arrays) and each call's site id (-1: none)."""
         side = _load(cols["side"])
         self.costs.update(side["costs"])
         self.fields.update((n, list(c.__reduce__()[1])) for n, c in side["costs"])  # quick_init's field tuple
         calls, submissions, *op_objects = _load(cols["objects"])
         calls[1::2] = map(dict, calls[1::2])  # a call's own arguments (the collector adds its call site)
-        subs = cols["submission_ints"].astype(np.int64).reshape(-1, SUBMISSION_INTS)
+        subs = _ints(cols["submission_ints"]).reshape(-1, SUBMISSION_INTS)
         if len(subs) != len(submissions):  # a signal stopped the script between a submission's integers and its name
             subs = subs[:min(len(subs), len(submissions))]
             del submissions[len(subs):]
@@ -172,21 +180,21 @@ class RecordUnpacker:
         self.submitted.update(zip(subs[whole, _S_CID].tolist(), zip(
             subs[whole, _S_STREAM].tolist(), compress(submissions, whole.tolist()), strict=True), strict=True))
         others = [(i, Command(*fields)) for i, fields in side["others"]]
-        segments = marshal.loads(cols["segments"].tobytes())
-        works, cids = cols["op_ints"].reshape(2, len(segments)).tolist()
-        jitters, starts, ends = cols["op_floats"].reshape(3, len(segments)).tolist()
+        segments = marshal.loads(cols["segments"])
+        works, cids = _ints(cols["op_ints"]).reshape(2, len(segments)).tolist()
+        jitters, starts, ends = np.frombuffer(cols["op_floats"], dtype="<f8").reshape(3, len(segments)).tolist()
         cmds = self._commands([works, jitters, cids, starts, ends, segments], op_objects, others, side["named"])
         for n, _ in side["costs"]:
             if n < 0:  # the cost of an op with no shape: this frame's only
                 del self.costs[n], self.fields[n]
-        bounds = np.cumsum([0, *cols["k_count"].tolist()])
-        d = Drained(cols["call_ints"].tolist(), calls, subs.ravel().tolist(), submissions,
+        bounds = np.cumsum([0, *_ints(cols["k_count"]).tolist()])
+        d = Drained(_ints(cols["call_ints"]).tolist(), calls, subs.ravel().tolist(), submissions,
                     waits=[tuple(w) for w in meta["waits"]],
                     memcpys=[ApiCall(s, e, n, c, a) for s, e, n, c, a in side["memcpys"]],
                     ranges=[ApiCall(s, e, n, -1, {}) for s, e, n in side["ranges"]],
                     commands=[cmds[a:z] for a, z in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)],
                     horizon_ns=list(meta["horizon_ns"]), host_now_ns=int(meta["host_now_ns"]))
-        return d, cols["sites"].astype(np.int32)
+        return d, _ints(cols["sites"]).astype(np.int32)
 
     def _commands(self, numbers: list[Any], objects: list[Any], others: list[tuple[int, Command]],
                   named: list[tuple[int, str]] | None) -> list[Command]:

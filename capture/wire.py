@@ -35,23 +35,31 @@ HELLO, STRINGS, ROWS, CLOCKS, STATS, END = b"HELO", b"STRS", b"ROWS", b"CLCK", b
 SESSION, RECORDS = b"SESS", b"RECS"
 KINDS = (HELLO, STRINGS, ROWS, CLOCKS, STATS, END, SESSION, RECORDS)
 _IOV_MAX = 512  # buffers per writev, below every system's IOV_MAX
+_JSON = json.JSONEncoder(separators=(",", ":")).encode  # one encoder (json.dumps with options makes one a call)
 
 
-def encode(kind: bytes, meta: Mapping[str, Any], columns: Mapping[str, np.ndarray] | None = None) -> list[Buffer]:
+def encode(kind: bytes, meta: Mapping[str, Any], columns: Mapping[str, np.ndarray | bytes] | None = None) -> list[
+        Buffer]:
     """One frame as a list of buffers (write them in order): the header, the JSON part, and each
-    column's bytes as a view of the array (no copy; little-endian, as this machine's are)."""
+    column's bytes as a view of the array (no copy; little-endian, as this machine's are). A
+    column given as ``bytes`` goes as they are, a ``uint8`` column (the child's packed records:
+    no numpy on its path)."""
     head = dict(meta)
     payload: list[Buffer] = []
     if columns:
         specs = []
         for k, v in columns.items():
+            if type(v) is bytes:
+                specs.append([k, "|u1", len(v)])
+                payload.append(v)
+                continue
             v = np.ascontiguousarray(v)
             if v.dtype.byteorder not in _NATIVE:
                 v = v.astype(v.dtype.newbyteorder("<"))
             specs.append([k, v.dtype.str, len(v)])
             payload.append(v.reshape(-1).view(np.uint8).data)
         head["columns"] = specs
-    text = json.dumps(head, separators=(",", ":")).encode()
+    text = _JSON(head).encode()
     return [HEADER.pack(kind, len(text), sum(map(len, payload))), text, *payload]
 
 
@@ -76,7 +84,8 @@ class FrameWriter:
         self.broken = False
         self.on_broken = on_broken  # called once when the reader has gone
 
-    def send(self, kind: bytes, meta: Mapping[str, Any], columns: Mapping[str, np.ndarray] | None = None) -> None:
+    def send(self, kind: bytes, meta: Mapping[str, Any], columns: Mapping[str, np.ndarray | bytes] | None = None
+             ) -> None:
         """Send one frame; after the reader has gone (EPIPE) frames are discarded and ``on_broken`` runs.
         The frame's buffers go to the pipe as they are (``writev``), not joined into one copy first."""
         if self.broken:
