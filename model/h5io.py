@@ -152,10 +152,7 @@ class H5File:
     def append(self, name: str, data: np.ndarray, chunk_rows: int) -> None:
         """Append rows to a column, creating it on first use."""
         if name not in self._f:
-            self._f.create_dataset(
-                name, shape=(0,), dtype=data.dtype, maxshape=(None,), chunks=(chunk_rows,),
-                compression="gzip", compression_opts=1, shuffle=True,
-            )
+            self._f.create_dataset(name, shape=(0,), dtype=data.dtype, maxshape=(None,), chunks=(chunk_rows,))
         ds = self._f[name]
         n = ds.shape[0]
         ds.resize((n + len(data),))
