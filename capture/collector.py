@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Mapping
+from operator import sub
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from .records import RecordUnpacker
 from .sim.batch import TraceBatch
 from .sim.clocksync import true_alignment
 from .sim.drain import Drained
+from .sim.hostlog import CALL_INTS, SUBMISSION_INTS
 from .sim.runtime import Simulator
 from .sim.tracewriter import _metadata as sim_metadata
 from .windows import QueueDepth
@@ -64,6 +66,7 @@ class Collector:
         self.calls = 0
         self.max_end = float(sim.clock.start_ns)
         self.sites: dict[int, tuple[str, str]] = {}  # call-site id → (file:line, function)
+        self._submit_names: dict[str, int] = {}  # a submission's name → its slice name's string id
         self._metrics: HostMetrics | None = None
         if host_metrics is not None:
             self._metrics = HostMetrics(self.meta, self.proc, self.host)
@@ -82,11 +85,6 @@ class Collector:
              host_metrics: dict[str, Any] | None = None) -> None:
         """Convert and send one drain's records (``final``: the run is over); ``sites``: each call's
         call-site id (see ``sites``), ``host_metrics``: the OS's sample of the profiled process."""
-        calls = d.calls
-        if sites is not None and len(sites):
-            for call, site in zip(calls, sites.tolist(), strict=True):
-                if site >= 0:
-                    call.args["site"], call.args["function"] = self.sites[site]
         cfg = self.config
         b = TraceBuilder(self.strings)
         batch = TraceBatch(b)
@@ -102,40 +100,28 @@ class Collector:
             else:
                 flows.append((src, dst, intern(name)))
 
+        # the host's records as the log's columns (no record objects: tens of thousands a second)
+        ints, objects = d.call_ints, d.call_objects
+        cids = ints[2::CALL_INTS]
         api_ids: dict[int, int] = {}
         if cfg.on("runtime"):
-            first = base + batch.add_slice_rows([self.api] * len(calls), [c.start_ns for c in calls],
-                                                [c.end_ns - c.start_ns for c in calls], [c.name for c in calls],
-                                                "runtime", [c.cid for c in calls],
-                                                [batch.add_args(c.args) for c in calls])
-            for j, c in enumerate(calls):
-                if c.cid > 0:
-                    api_ids[c.cid] = first + j
-                    if self.call_waiting:
-                        for sub in self.call_waiting.pop(c.cid, ()):
-                            flow(first + j, sub, "submit")
+            starts, ends = ints[0::CALL_INTS], ints[1::CALL_INTS]
+            site_ids = sites.tolist() if sites is not None and len(sites) else [-1] * len(cids)
+            first = base + batch.add_slice_rows([self.api] * len(cids), starts, list(map(sub, ends, starts)),
+                                                objects[0::2], "runtime", cids,
+                                                self._call_args(batch, objects[1::2], site_ids))
+            api_ids = {cid: first + j for j, cid in enumerate(cids) if cid > 0}
+            if self.call_waiting:  # submissions that came in a drain before their call
+                submit = intern("submit")
+                for cid in self.call_waiting.keys() & api_ids.keys():
+                    flows.extend((api_ids[cid], gid, submit) for gid in self.call_waiting.pop(cid))
             for r in d.ranges:
                 batch.add_slice(self.thread, r.start_ns, r.end_ns - r.start_ns, r.name, "user")
             for mc in d.memcpys:
                 batch.add_slice(self.api, mc.start_ns, mc.end_ns - mc.start_ns, mc.name, "host memcpy",
                                 correlation=mc.cid, args=mc.args)
         if cfg.on("driver"):
-            subs = d.submissions
-            tracks = [self._queue(s.device, s.stream) for s in subs]
-            first = base + batch.add_slice_rows([t[0] for t in tracks], [s.submit_ns for s in subs],
-                                                [s.visible_ns - s.submit_ns for s in subs],
-                                                [f"submit {s.name}" for s in subs], "driver", [s.cid for s in subs],
-                                                [batch.add_args({"chunk": s.chunk}) if s.chunk >= 0 else -1
-                                                 for s in subs])
-            for j, (s, (_, _, depth)) in enumerate(zip(subs, tracks, strict=True)):
-                gid = first + j
-                depth.ups.append(s.submit_ns)
-                if cfg.on("device"):
-                    self.exec_of[(s.device, s.cid, s.chunk)] = gid
-                if s.cid in api_ids:
-                    flow(api_ids[s.cid], gid, "submit")
-                elif cfg.on("runtime"):
-                    self.call_waiting.setdefault(s.cid, []).append(gid)
+            self._submissions(d, batch, base, api_ids, flows)
 
         def sub_of(device: int, cid: int, chunk: int) -> int:
             return self.exec_of.pop((device, cid, chunk), -1)
@@ -173,6 +159,52 @@ class Collector:
             b.add_rows("flows", {"src": f[0], "dst": f[1], "name": f[2].astype(np.int32)})
         self.events += len(d)
         self._send_rows(b, base, batch.arg_sets)
+
+    def _call_args(self, batch: TraceBatch, argses: list[dict[str, Any]], sites: list[int]) -> list[int]:
+        """Each call's argument set (its arguments, and its call site): one set made per argument
+        dict and site (a stream's calls share their arguments' dict), not one per call."""
+        made: dict[tuple[int, int], int] = {}
+        out = []
+        for args, site in zip(argses, sites, strict=True):
+            key = (id(args), site)  # the dicts live as long as the drain: their ids are theirs
+            set_id = made.get(key)
+            if set_id is None:
+                if site >= 0:
+                    args = {**args, "site": self.sites[site][0], "function": self.sites[site][1]}
+                set_id = made[key] = batch.add_args(args)
+            out.append(set_id)
+        return out
+
+    def _submissions(self, d: Drained, batch: TraceBatch, base: int, api_ids: dict[int, int],
+                     flows: list[tuple[int, int, int]]) -> None:
+        """Driver submissions as slices on their queues' tracks, each joined to its API call."""
+        ints, names = d.submission_ints, d.submission_names
+        n = SUBMISSION_INTS
+        devices, streams, submits, visibles, cids, chunks = (ints[i::n] for i in range(n))
+        keys = list(zip(devices, streams, strict=True))
+        queues = {key: self._queue(*key) for key in set(keys)}
+        named = self._submit_names
+        for name in set(names).difference(named):
+            named[name] = self.strings.intern(f"submit {name}")
+        first = base + batch.add_slice_ids([queues[k][0] for k in keys], submits, list(map(sub, visibles, submits)),
+                                           [named[x] for x in names], "driver", cids,
+                                           [batch.add_args({"chunk": c}) if c >= 0 else -1 for c in chunks])
+        gids = range(first, first + len(cids))
+        if len(queues) == 1:
+            next(iter(queues.values()))[2].ups.extend(submits)
+        else:
+            for key, t in zip(keys, submits, strict=True):
+                queues[key][2].ups.append(t)
+        if self.config.on("device"):
+            self.exec_of.update(zip(zip(devices, cids, chunks, strict=True), gids, strict=True))
+        submit = self.strings.intern("submit")
+        waiting = self.config.on("runtime")
+        for cid, gid in zip(cids, gids, strict=True):
+            api = api_ids.get(cid)
+            if api is not None:
+                flows.append((api, gid, submit))
+            elif waiting:
+                self.call_waiting.setdefault(cid, []).append(gid)
 
     def _queue(self, device: int, stream: int) -> tuple[int, int, QueueDepth]:
         key = (device, stream)

@@ -171,7 +171,6 @@ class RecordUnpacker:
         self.costs.update(side["costs"])
         self.fields.update((n, list(c.__reduce__()[1])) for n, c in side["costs"])  # quick_init's field tuple
         calls, submissions, *op_objects = _load(cols["objects"])
-        calls[1::2] = map(dict, calls[1::2])  # a call's own arguments (the collector adds its call site)
         subs = _ints(cols["submission_ints"]).reshape(-1, SUBMISSION_INTS)
         if len(subs) != len(submissions):  # a signal stopped the script between a submission's integers and its name
             subs = subs[:min(len(subs), len(submissions))]

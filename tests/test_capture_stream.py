@@ -107,6 +107,23 @@ def test_streamed_counters_add_up_like_the_whole_run(pair) -> None:
         assert a[name] == pytest.approx(b[name], rel=1e-9, abs=1e-6), name
 
 
+def _op_details(trace: Trace) -> dict[tuple[int, str], dict]:
+    """Each op slice's arguments and counters (call sites aside), by (correlation, name)."""
+    ops = np.flatnonzero(trace.slices.category == trace.strings.lookup("op"))
+    out = {}
+    for i in ops.tolist():
+        args = {k: v for k, v in trace.slice_args(i).items() if k not in ("site", "function")}
+        out[(int(trace.slices.correlation[i]), trace.strings[int(trace.slices.name[i])])] = args
+    return out
+
+
+def test_streamed_ops_carry_the_same_arguments_and_counters_as_the_whole_run(pair) -> None:
+    streamed, whole = pair
+    a, b = _op_details(streamed), _op_details(whole)
+    assert len(a) == len(b) > 20
+    assert a == b
+
+
 def test_every_launch_and_copy_is_linked_call_submission_execution_transfer(pair) -> None:
     trace, _ = pair
     succ: dict[int, list[int]] = {}
