@@ -79,6 +79,31 @@ SERIES: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
+def _ops(ops: list[Command], busy: _Joint, hbm: _Joint) -> None:
+    """Ops, as columns: busy time per unit (every unit but the matrix unit counts as the vector
+    unit), HBM bytes spread over the body as it progressed (at its end when it has no body)."""
+    costs = [c.cost for c in ops]
+    start = np.array([c.start_ns for c in ops], dtype=np.float64)
+    end = np.array([c.end_ns for c in ops], dtype=np.float64)
+    matrix = np.array([c.unit == "matrix" for c in costs], dtype=bool)  # type: ignore[union-attr]
+    vector = ~matrix
+    length = end - start
+    busy.extend(start, end, [np.where(matrix, length, 0.0), np.where(vector, length, 0.0)], [matrix, vector])
+    read = np.array([c.dram_read_bytes for c in costs], dtype=np.float64)  # type: ignore[union-attr]
+    written = np.array([c.dram_write_bytes for c in costs], dtype=np.float64)  # type: ignore[union-attr]
+    body = np.array([c.body_ns for c in costs], dtype=np.float64)  # type: ignore[union-attr]
+    segments = [c.segments for c in ops]
+    counts = np.array(list(map(len, segments)), dtype=np.int64)
+    at_end = (body <= 0) | (counts == 0)
+    if at_end.any():
+        hbm.extend(end[at_end], end[at_end], [read[at_end], written[at_end]])
+    if counts.any():  # bytes follow the body's progress
+        flat = np.array([s for segs in segments for s in segs], dtype=np.float64).reshape(-1, 4)
+        owner = np.repeat(np.arange(len(ops)), counts)
+        share = flat[:, 2] / body[owner]
+        hbm.extend(flat[:, 0], flat[:, 1], [read[owner] * share, written[owner] * share])
+
+
 def _graphs(cols: ReplayColumns, busy: _Joint, hbm: _Joint) -> None:
     """Replays' nodes: busy time per unit; HBM bytes spread over each body (nothing shares HBM)."""
     start, body, end = cols.start, cols.body, cols.end
@@ -102,19 +127,12 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
     stall = {"h2d": _Joint(1), "d2h": _Joint(1)}
     cycles_per_ns = spec.clock_hz * 1e-9
     graphs: list[Command] = []
+    ops: list[Command] = []
     for c in commands:
         if c.kind == "graph" and c.graph is not None:
             graphs.append(c)
         elif c.kind == "op" and c.cost is not None:
-            length = c.end_ns - c.start_ns
-            matrix = c.cost.unit == "matrix"  # every other unit's time counts as the vector unit's
-            busy.add(c.start_ns, c.end_ns, (length, 0.0) if matrix else (0.0, length), (matrix, not matrix))
-            body_ns = c.cost.body_ns
-            if body_ns <= 0 or not c.segments:
-                hbm.add(c.end_ns, c.end_ns, (c.cost.dram_read_bytes, c.cost.dram_write_bytes))
-            for t0, t1, progressed, _ in c.segments:  # bytes follow the body's progress
-                hbm.add(t0, t1, (c.cost.dram_read_bytes * progressed / body_ns,
-                                 c.cost.dram_write_bytes * progressed / body_ns))
+            ops.append(c)
         elif c.kind == "copy":
             dma.add(c.start_ns, c.end_ns, ((c.end_ns - c.start_ns) / spec.pcie.dma_engines,))
             nbytes = int(c.args.get("bytes", 0))
@@ -139,6 +157,8 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
                 link.add(t0, t1, (*there, *back) if h2d else (*back, *there))
                 if sharers > 1:
                     stall[c.direction].add(t0, t1, ((t1 - t0) * (1 - 1 / sharers) * cycles_per_ns,))
+    if ops:
+        _ops(ops, busy, hbm)
     if graphs:
         if replays is None:
             replays = ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
