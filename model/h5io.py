@@ -67,6 +67,7 @@ class H5File:
         except (OSError, ValueError) as e:
             raise CaptureError(path, _describe_open_error(path, e)) from None
         self._datasets: dict[str, h5py.Dataset] = {}  # group look-ups cost more than a chunk read
+        self._appending: dict[str, h5py.Dataset] = {}  # the columns append() has written to
 
     # -- context and lifetime ---------------------------------------------------------------
     def __enter__(self) -> H5File:
@@ -150,10 +151,12 @@ class H5File:
         return out
 
     def append(self, name: str, data: np.ndarray, chunk_rows: int) -> None:
-        """Append rows to a column, creating it on first use."""
-        if name not in self._f:
-            self._f.create_dataset(name, shape=(0,), dtype=data.dtype, maxshape=(None,), chunks=(chunk_rows,))
-        ds = self._f[name]
+        """Append rows to a column, creating it on first use (uncompressed: see FORMAT.md)."""
+        ds = self._appending.get(name)  # h5py's group look-ups cost ~0.2 ms each, per column per flush
+        if ds is None:
+            if name not in self._f:
+                self._f.create_dataset(name, shape=(0,), dtype=data.dtype, maxshape=(None,), chunks=(chunk_rows,))
+            ds = self._appending[name] = self._f[name]
         n = ds.shape[0]
         ds.resize((n + len(data),))
         ds[n:] = data

@@ -27,6 +27,14 @@ class StringTable:
             self._ids[s] = i
         return i
 
+    def intern_many(self, strings: list[str]) -> list[int]:
+        """The ids of ``strings`` (``intern`` of each; one dictionary look-up each when known)."""
+        get = self._ids.get
+        ids = [get(s, -1) for s in strings]
+        if -1 in ids:
+            ids = [i if i >= 0 else self.intern(s) for i, s in zip(ids, strings, strict=True)]
+        return ids
+
     def lookup(self, s: str) -> int:
         """The id of ``s``, or -1 when the table does not hold it."""
         return self._ids.get(s, -1)

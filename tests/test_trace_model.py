@@ -52,6 +52,15 @@ def test_assign_depths_never_overlaps_within_a_depth():
             assert (s[1:] >= e[:-1]).all()
 
 
+def test_interning_many_strings_gives_each_the_id_interning_it_alone_would():
+    from accelview.model.strings import StringTable
+    t = StringTable(["a", "b"])
+    ids = t.intern_many(["b", "c", "a", "c", "", "d"])
+    assert ids == [2, 3, 1, 3, 0, 4]
+    assert [t[i] for i in ids] == ["b", "c", "a", "c", "", "d"]
+    assert t.intern_many([]) == [] and len(t) == 5
+
+
 def test_args_round_trip_types():
     t = tiny_trace()
     sid = [t.strings[n] for n in t.slices.name].index("memcpyAsync")

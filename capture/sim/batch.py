@@ -137,8 +137,8 @@ class TraceBatch:
         intern = self.intern
         s["track"].extend(track)
         s["start_ns"].extend(start_ns)
-        s["dur_ns"].extend(max(0, d) for d in dur_ns)
-        s["name"].extend(intern(x) for x in names)
+        s["dur_ns"].extend([d if d > 0 else 0 for d in dur_ns])
+        s["name"].extend(self.b.strings.intern_many(list(names)))
         s["category"].extend([intern(category)] * n)
         s["correlation"].extend(correlation)
         s["args"].extend([args] * n if isinstance(args, int) else args)
