@@ -1,4 +1,4 @@
-"""``accelview profile``: tracing overhead and the capture service's memory.
+"""``accelview profile``: tracing overhead, the capture service's memory, and whether it keeps up.
 
 (a) An API-heavy script (the llm workload's decode loop launched op by op, ``graphs=false``:
     ~300 launches and a D2H copy per token) runs as ``python script.py`` (capture off) and
@@ -14,10 +14,16 @@
     peak RSS while closing (the sort into the capture layout, ``CaptureWriter.close``; the
     kernel's high-water mark is restarted when it begins, from the RSS printed in brackets),
     and the time of each.
+(c) Whether the capture service keeps up: the same loop, longer (``--service-tokens``), recorded in
+    one process with the frames kept in memory, then replayed through the service's conversion
+    (collector) and writing (``CaptureWriter``). Printed: events per second the traced script
+    produces, and events per second the service converts and writes. A service slower than the
+    script falls behind; once it holds ``MAX_BUFFERED`` bytes the script waits for it.
 
 Targets (issue 4): ≤ 1.10× wall time, ≤ 1 µs per event, flat memory.
 
-Run: .venv/bin/python benchmarks/bench_profile.py [--tokens 16] [--events 1000000 10000000]
+Run: .venv/bin/python benchmarks/bench_profile.py [--tokens 16] [--service-tokens 96]
+     [--events 1000000 10000000]
 """
 
 from __future__ import annotations
@@ -98,6 +104,41 @@ SERVICE = textwrap.dedent("""\
 """)
 
 
+SERVICE_RATE = textwrap.dedent("""\
+    import json, sys, tempfile, time
+    from pathlib import Path
+    from accelview.capture import recorder, wire
+    from accelview.capture.collector import RecordSink
+    from accelview.capture.config import CaptureConfig
+    from accelview.capture.ingest import Ingest
+    from accelview.capture.service import FLUSH_ROWS
+    from accelview.capture.sim import api, workloads
+    from accelview.model.capture_writer import CaptureWriter
+    frames = []
+    def keep(kind, meta, cols=None):  # what the pipe would carry, as the service's reader decodes it
+        frames.extend(wire.FrameReader().feed(b"".join(wire.encode(kind, meta, cols))))
+    rec = recorder.traced_simulator(CaptureConfig(deterministic=True), keep)
+    api.set_profiler(lambda asked: rec.sim)
+    t = time.perf_counter()
+    workloads.run("llm", [f"tokens={sys.argv[1]}", "prompt=128", "upload=false", "graphs=false"])
+    script_s = time.perf_counter() - t
+    rec.finish(0)
+    with tempfile.TemporaryDirectory() as d:
+        writer = CaptureWriter(Path(d) / "c.h5", flush_rows=FLUSH_ROWS)
+        ingest = Ingest(writer)
+        sink = RecordSink(ingest.handle)
+        t = time.perf_counter()
+        for kind, meta, cols in frames:
+            sink.handle(kind, meta, cols)
+        stream_s = time.perf_counter() - t
+        t = time.perf_counter()
+        ingest.close(True, "")
+        close_s = time.perf_counter() - t
+    print(json.dumps({"events": rec.events, "script_s": script_s, "stream_s": stream_s, "close_s": close_s,
+                      "error": sink.error}))
+""")
+
+
 def _run(cmd: list[str], cwd: Path) -> str:
     return subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, text=True).stdout
 
@@ -137,6 +178,19 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
     print(f"    whole `accelview profile` run (child start-up, finalizing the file): {min(total):.2f} s")
 
 
+def service_rate(tokens: int, d: Path) -> None:
+    """(c): the rate the traced script produces events at, and the rate the service converts them at."""
+    (d / "rate.py").write_text(SERVICE_RATE)
+    r = json.loads(_run([sys.executable, str(d / "rate.py"), str(tokens)], d))
+    if r["error"]:
+        raise SystemExit(f"service_rate: the service could not convert a frame: {r['error']}")
+    made, taken = r["events"] / r["script_s"], r["events"] / r["stream_s"]
+    print(f"(c) capture service throughput, llm decode loop, {tokens} tokens: {r['events']:,} events")
+    print(f"    traced script produces {made:,.0f} events/s; the service converts and writes {taken:,.0f} events/s "
+          f"({r['stream_s'] / r['events'] * 1e6:.1f} us an event) -> {'keeps up' if taken >= made else 'falls behind'}"
+          f" ({taken / made:.2f}x); closing the file then takes {r['close_s']:.2f} s")
+
+
 def memory(counts: list[int], d: Path) -> None:
     """(b): the service's peak RSS while streaming ``counts`` events, and while closing."""
     (d / "producer.py").write_text(PRODUCER)
@@ -156,6 +210,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tokens", type=int, default=16)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--service-tokens", type=int, default=96, help="tokens of the run in (c); 0 skips (c)")
     ap.add_argument("--events", type=int, nargs="*", default=[1_000_000, 10_000_000])
     args = ap.parse_args()
     machine_speed.compile_accelview()  # the child and the service import it as an installed package
@@ -164,6 +219,8 @@ def main() -> None:
         d = Path(tmp)
         overhead(args.tokens, args.repeat, d)
         memory(args.events, d)
+        if args.service_tokens:
+            service_rate(args.service_tokens, d)
 
 
 if __name__ == "__main__":
