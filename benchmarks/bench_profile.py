@@ -3,8 +3,8 @@
 (a) An API-heavy script (the llm workload's decode loop launched op by op, ``graphs=false``:
     ~300 launches and a D2H copy per token) runs as ``python script.py`` (capture off) and
     under ``accelview profile`` (capture on). Printed: the script's own wall time both ways
-    (best of ``--repeat``), their ratio, the extra ns per recorded event, and the end-to-end
-    time of the profile run (child start, finalizing the file). Capture on runs with
+    (best of ``--repeat``), their ratio, the extra ns per recorded event (also without call
+    sites), and the end-to-end time of the profile run (child start, finalizing the file). Capture on runs with
     ``--deterministic``: the simulator then models host time as a plain run does, so the
     difference is the tracer's alone; the profile's default (measured host time) is printed
     beside it.
@@ -153,7 +153,7 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
     script.write_text(SCRIPT)
     from accelview.model.capture_reader import load_capture
 
-    off, on, measured, total, events, rows = [], [], [], [], 0, 0
+    off, on, bare, measured, total, events, rows = [], [], [], [], [], 0, 0
     for i in range(repeat):
         off.append(_script_s(_run([sys.executable, str(script), str(tokens)], d)))
         out = d / f"on{i}.h5"
@@ -165,6 +165,7 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
         events = trace.metadata["capture"]["events"]
         rows = sum(len(t) for t in trace.tables.values()) + sum(len(t) for t in trace.truth.values())
         measured.append(_script_s(_run([*profile, "--force"], d)))
+        bare.append(_script_s(_run([*profile, "--force", "--deterministic", "--no-call-sites"], d)))
     best_off, best_on = min(off), min(on)
     print(f"(a) tracing overhead, llm decode loop, {tokens} tokens: {events:,} recorded events, {rows:,} rows "
           f"written (slices, args, counter samples ...), best of {repeat}")
@@ -173,6 +174,8 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
     print(f"    extra per recorded event: {(best_on - best_off) / events * 1e9:,.0f} ns (target <= 1,000 ns), "
           f"per row written {(best_on - best_off) / rows * 1e9:,.0f} ns; simulator alone: "
           f"{best_off / events * 1e9:,.0f} ns per event")
+    print(f"    without call sites (--no-call-sites): {(min(bare) - best_off) / events * 1e9:,.0f} ns per event, "
+          f"{min(bare) / best_off:.3f}x")
     print(f"    profile's default, measured host time instead of the plain run's modelled time: "
           f"{min(measured) / best_off:.3f}x (the simulator's own cost of the real clock included)")
     print(f"    whole `accelview profile` run (child start-up, finalizing the file): {min(total):.2f} s")
