@@ -18,6 +18,7 @@ import numpy as np
 from .sim.devcounters import CounterSeries, device_counters
 from .sim.engine import Command
 from .sim.specs import DeviceSpec
+from .sim.tracewriter import wait_cover
 
 
 class CounterWindows:
@@ -91,13 +92,14 @@ class IdleTruth:
         ready = sorted((c for c in self.pending if c.start_ns < horizon), key=lambda c: c.start_ns)
         self.pending = [c for c in self.pending if c.start_ns >= horizon]
         out: list[tuple[float, float, str]] = []
+        waited = wait_cover(self.waits)  # not a scan of every wait per gap: a sync per op made that quadratic
         for c in ready:
             if self.busy_until is None:
                 self.busy_until = c.end_ns
                 continue
             if c.start_ns > self.busy_until:
                 cause = c.cause if c.cause in ("host", "pcie", "sync") else "sync"
-                if cause == "host" and any(ws <= c.start_ns and we >= self.busy_until for ws, we in self.waits):
+                if cause == "host" and waited(self.busy_until, c.start_ns):
                     cause = "sync"
                 out.append((self.busy_until, c.start_ns, cause))
             self.busy_until = max(self.busy_until, c.end_ns)

@@ -41,7 +41,7 @@ def _script(dev_count: int = 1) -> None:
     dev.synchronize()
 
 
-def _streamed(tmp_path: Path, **cfg) -> tuple[Trace, Ingest]:
+def _streamed(tmp_path: Path, script=_script, **cfg) -> tuple[Trace, Ingest]:
     """Run ``_script`` under the collector, frames through the wire into a capture file."""
     reader, path = wire.FrameReader(), tmp_path / "s.h5"
     ingest = Ingest(CaptureWriter(path))
@@ -54,7 +54,7 @@ def _streamed(tmp_path: Path, **cfg) -> tuple[Trace, Ingest]:
     col = traced_simulator(CaptureConfig(deterministic=True, **cfg), send)
     api._stack.append(col.sim)
     try:
-        _script()
+        script()
     finally:
         api._stack.remove(col.sim)
     col.finish(0)
@@ -62,9 +62,9 @@ def _streamed(tmp_path: Path, **cfg) -> tuple[Trace, Ingest]:
     return load_capture(path), ingest
 
 
-def _whole_run() -> Trace:
+def _whole_run(script=_script) -> Trace:
     with api.session(seed=0) as s:
-        _script()
+        script()
     return s.trace()
 
 
@@ -87,6 +87,11 @@ def test_streamed_capture_has_the_same_records_as_the_whole_run(pair) -> None:
     assert len(streamed.instants) == len(whole.instants)
     assert len(streamed.truth["truth_ops"]) == len(whole.truth["truth_ops"])
     assert len(streamed.truth["truth_idle"]) == len(whole.truth["truth_idle"])
+
+    def causes(trace: Trace) -> Counter:
+        return Counter(trace.strings[int(c)] for c in trace.truth["truth_idle"].cause)
+
+    assert causes(streamed) == causes(whole)
     host = streamed.tracks.kind[streamed.slices.track] <= TrackKind.DRIVER_QUEUE  # host clock: identical times
     whole_host = whole.tracks.kind[whole.slices.track] <= TrackKind.DRIVER_QUEUE
     assert np.array_equal(np.sort(streamed.slices.start_ns[host]), np.sort(whole.slices.start_ns[whole_host]))
@@ -122,6 +127,23 @@ def test_streamed_ops_carry_the_same_arguments_and_counters_as_the_whole_run(pai
     a, b = _op_details(streamed), _op_details(whole)
     assert len(a) == len(b) > 20
     assert a == b
+
+
+def test_idle_gaps_the_host_waited_through_are_blamed_on_the_sync_as_in_the_whole_run(tmp_path) -> None:
+    def syncs() -> None:  # a host synchronize after every op (the sync-heavy workload)
+        dev = api.device(0)
+        for i in range(60):
+            dev.launch("gemm", m=256 + i % 3, n=256, k=256)
+            dev.synchronize()
+
+    streamed, _ = _streamed(tmp_path, syncs, flush_events=9)
+    whole = _whole_run(syncs)
+
+    def causes(trace: Trace) -> Counter:
+        return Counter(trace.strings[int(c)] for c in trace.truth["truth_idle"].cause)
+
+    assert causes(streamed) == causes(whole)
+    assert causes(whole)["sync"] >= 50
 
 
 def test_every_launch_and_copy_is_linked_call_submission_execution_transfer(pair) -> None:

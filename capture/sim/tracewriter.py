@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -339,7 +339,7 @@ def _idle_truth(b: TraceBuilder, sim: Simulator, track: int, ops: list[Command],
     if not ops:
         return
     ops = sorted(ops, key=lambda c: c.start_ns)
-    waited = _waited(sim.log.waits)
+    waited = wait_cover(sim.log.waits)
     gaps: list[tuple[float, float, str]] = []
     busy_until = ops[0].end_ns
     for c in ops[1:]:
@@ -358,9 +358,9 @@ def _idle_truth(b: TraceBuilder, sim: Simulator, track: int, ops: list[Command],
             b.add_truth_idle(track, a, z, cause)
 
 
-def _waited(waits: list[tuple[int, int]]) -> Callable[[float, float], bool]:
+def wait_cover(waits: Sequence[tuple[int, int]]) -> Callable[[float, float], bool]:
     """``waited(a, b)``: whether the host was blocked in a wait that began by ``b`` and lasted
-    until ``a`` or later (a wait covering a gap [a, b) on the device)."""
+    until ``a`` or later (a wait covering a gap [a, b) on the device); a binary search a question."""
     if not waits:
         return lambda a, b: False
     w = np.array(waits, dtype=np.float64).reshape(-1, 2)
