@@ -14,11 +14,12 @@
     peak RSS while closing (the sort into the capture layout, ``CaptureWriter.close``; the
     kernel's high-water mark is restarted when it begins, from the RSS printed in brackets),
     and the time of each.
-(c) Whether the capture service keeps up: the same loop, longer (``--service-tokens``), recorded in
-    one process with the frames kept in memory, then replayed through the service's conversion
-    (collector) and writing (``CaptureWriter``). Printed: events per second the traced script
-    produces, and events per second the service converts and writes. A service slower than the
-    script falls behind; once it holds ``MAX_BUFFERED`` bytes the script waits for it.
+(c) Whether the capture service keeps up: the same loop, longer (``--service-tokens``), and three
+    other built-in workloads (tiny kernels, small pageable copies, a sync per op), each recorded
+    in one process with the frames kept in memory, then replayed through the service's
+    conversion (collector) and writing (``CaptureWriter``). Printed: events per second the
+    traced script produces, and events per second the service converts and writes. A service
+    slower than the script falls behind; once it holds ``MAX_BUFFERED`` bytes the script waits.
 
 Targets (issue 4): ≤ 1.10× wall time, ≤ 1 µs per event, flat memory.
 
@@ -120,7 +121,7 @@ SERVICE_RATE = textwrap.dedent("""\
     rec = recorder.traced_simulator(CaptureConfig(deterministic=True), keep)
     api.set_profiler(lambda asked: rec.sim)
     t = time.perf_counter()
-    workloads.run("llm", [f"tokens={sys.argv[1]}", "prompt=128", "upload=false", "graphs=false"])
+    workloads.run(sys.argv[1], sys.argv[2:])
     script_s = time.perf_counter() - t
     rec.finish(0)
     with tempfile.TemporaryDirectory() as d:
@@ -181,17 +182,28 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
     print(f"    whole `accelview profile` run (child start-up, finalizing the file): {min(total):.2f} s")
 
 
+RATE_RUNS = (  # workload, params: about 1-2 s of script each
+    ("llm", ["prompt=128", "upload=false", "graphs=false"]),
+    ("launch-bound", ["count=30000"]),
+    ("pageable-small", ["count=10000"]),
+    ("sync-heavy", ["count=8000"]),
+)
+
+
 def service_rate(tokens: int, d: Path) -> None:
-    """(c): the rate the traced script produces events at, and the rate the service converts them at."""
+    """(c): the rate each traced script produces events at, and the rate the service converts them at."""
     (d / "rate.py").write_text(SERVICE_RATE)
-    r = json.loads(_run([sys.executable, str(d / "rate.py"), str(tokens)], d))
-    if r["error"]:
-        raise SystemExit(f"service_rate: the service could not convert a frame: {r['error']}")
-    made, taken = r["events"] / r["script_s"], r["events"] / r["stream_s"]
-    print(f"(c) capture service throughput, llm decode loop, {tokens} tokens: {r['events']:,} events")
-    print(f"    traced script produces {made:,.0f} events/s; the service converts and writes {taken:,.0f} events/s "
-          f"({r['stream_s'] / r['events'] * 1e6:.1f} us an event) -> {'keeps up' if taken >= made else 'falls behind'}"
-          f" ({taken / made:.2f}x); closing the file then takes {r['close_s']:.2f} s")
+    print("(c) capture service throughput: events/s the traced script produces -> events/s the service converts "
+          "and writes")
+    for name, params in RATE_RUNS:
+        params = [*params, f"tokens={tokens}"] if name == "llm" else params
+        r = json.loads(_run([sys.executable, str(d / "rate.py"), name, *params], d))
+        if r["error"]:
+            raise SystemExit(f"service_rate: the service could not convert a frame of {name}: {r['error']}")
+        made, taken = r["events"] / r["script_s"], r["events"] / r["stream_s"]
+        print(f"    {name:15s} {r['events']:>8,} events: {made:>7,.0f}/s -> {taken:>7,.0f}/s "
+              f"({r['stream_s'] / r['events'] * 1e6:4.1f} us an event) {taken / made:.2f}x "
+              f"{'keeps up' if taken >= made else 'FALLS BEHIND'}; then closing the file {r['close_s']:.2f} s")
 
 
 def memory(counts: list[int], d: Path) -> None:
