@@ -16,6 +16,7 @@ from accelview.capture.sim import api
 from accelview.capture.sim.costs import op_cost
 from accelview.capture.sim.drain import drain
 from accelview.capture.sim.engine import Command
+from accelview.capture.sim.hostlog import HostLog
 from accelview.capture.sim.specs import load_spec
 
 
@@ -26,12 +27,13 @@ def _session_in_drains(every: int = 40) -> list:
     with api.session(seed=3) as s:
         calls = [0]
 
-        def hook(_name: str) -> None:
+        def record(*call) -> None:  # as the recorder does: the log's own record, then a drain when due
+            HostLog.record(s.log, *call)
             calls[0] += 1
             if calls[0] % every == 0:
                 drains.append(drain(s))
 
-        s.log.hook = hook
+        s.log.record = record
         dev = s.device(0)
         w = dev.alloc((1024, 1024), "bf16")
         side = dev.stream()
@@ -46,7 +48,7 @@ def _session_in_drains(every: int = 40) -> list:
             dev.launch("attention", batch=1, heads=8, head_dim=128, q_len=1, kv_len=64)
         g.launch(kv_len=128)
         dev.copy(api.host_buffer((1024, 1024), "bf16", pinned=False), w)
-    s.log.hook = None
+    del s.log.record
     drains.append(drain(s, final=True))
     return drains
 

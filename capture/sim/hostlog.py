@@ -2,14 +2,14 @@
 
 The runtime appends here as calls happen: runtime API calls (with their correlation id),
 host staging memcpy's of pageable copies, driver submissions (ring write + doorbell) and
-the intervals in which the host thread was blocked waiting on a device. A tracer can set
-``hook`` to be called after every call is recorded and take the records in increments
+the intervals in which the host thread was blocked waiting on a device. A tracer can replace
+a log's ``record`` to see every call as it is recorded, and take the records in increments
 (:func:`.drain.drain`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -82,11 +82,8 @@ class HostRecords:
 
 @dataclass
 class HostLog(HostRecords):
-    """Everything the host side recorded during a session (and not drained yet)."""
-
-    # Called with the name of every API call after it is recorded (the tracer's hook: call sites,
-    # incremental drains).
-    hook: Callable[[str], None] | None = None
+    """Everything the host side recorded during a session (and not drained yet). A tracer sees
+    every API call by giving the log its own ``record`` (capture/recorder.py)."""
 
     def submit(self, device: int, stream: int, submit_ns: int, visible_ns: int, name: str, cid: int,
                chunk: int = -1) -> None:
@@ -102,8 +99,6 @@ class HostLog(HostRecords):
         """Record a runtime API call whose arguments are ``args`` (which may be shared, never changed)."""
         self.call_ints.extend((start_ns, end_ns, cid))
         self.call_objects.extend((name, args))
-        if self.hook is not None:
-            self.hook(name)
 
     def memcpy(self, start_ns: int, end_ns: int, cid: int, nbytes: int, chunk: int, direction: str) -> None:
         """Record a host staging memcpy of one chunk of a pageable copy."""
