@@ -4,7 +4,12 @@
     ~300 launches and a D2H copy per token) runs as ``python script.py`` (capture off) and
     under ``accelview profile`` (capture on). Printed: the script's own wall time both ways
     (best of ``--repeat``), their ratio, the extra ns per recorded event (also without call
-    sites), and the end-to-end time of the profile run (child start, finalizing the file). Capture on runs with
+    sites, and net of the garbage collector's time inside the script: a plain run keeps every
+    record, so its collections cost more the longer it runs), and the end-to-end time of the
+    profile run (child start, finalizing the file). At
+    16 tokens (~15k events, 0.25 s) and 160 (~141k events, 2.4 s): the tracer also has costs
+    paid once a run or once a name (first drains, each new launch name's call-site cell, each
+    new shape's template), which weigh more in the short run. Capture on runs with
     ``--deterministic``: the simulator then models host time as a plain run does, so the
     difference is the tracer's alone; the profile's default (measured host time) is printed
     beside it.
@@ -23,7 +28,7 @@
 
 Targets (issue 4): ≤ 1.10× wall time, ≤ 1 µs per event, flat memory.
 
-Run: .venv/bin/python benchmarks/bench_profile.py [--tokens 16] [--service-tokens 96]
+Run: .venv/bin/python benchmarks/bench_profile.py [--tokens 16 160] [--service-tokens 96]
      [--events 1000000 10000000]
 """
 
@@ -41,11 +46,18 @@ from pathlib import Path
 import machine_speed
 
 SCRIPT = textwrap.dedent("""\
-    import sys, time
+    import gc, sys, time
     from accelview.capture.sim import workloads
+    collecting = [0.0, 0.0]  # seconds spent in the garbage collector, start of the current collection
+    def timed(phase, info):
+        if phase == "start":
+            collecting[1] = time.perf_counter()
+        else:
+            collecting[0] += time.perf_counter() - collecting[1]
+    gc.callbacks.append(timed)
     t = time.perf_counter()
     workloads.run("llm", [f"tokens={sys.argv[1]}", "prompt=128", "upload=false", "graphs=false"])
-    print("SCRIPT_S", time.perf_counter() - t)
+    print("SCRIPT_S", time.perf_counter() - t, collecting[0])
 """)
 
 PRODUCER = textwrap.dedent("""\
@@ -144,8 +156,10 @@ def _run(cmd: list[str], cwd: Path) -> str:
     return subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-def _script_s(out: str) -> float:
-    return float(next(line.split()[1] for line in out.splitlines() if line.startswith("SCRIPT_S")))
+def _script_s(out: str) -> tuple[float, float]:
+    """The script's wall time and the part of it in the garbage collector."""
+    line = next(line.split() for line in out.splitlines() if line.startswith("SCRIPT_S"))
+    return float(line[1]), float(line[2])
 
 
 def overhead(tokens: int, repeat: int, d: Path) -> None:
@@ -157,7 +171,7 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
     off, on, bare, measured, total, events, rows = [], [], [], [], [], 0, 0
     for i in range(repeat):
         off.append(_script_s(_run([sys.executable, str(script), str(tokens)], d)))
-        out = d / f"on{i}.h5"
+        out = d / f"on{tokens}-{i}.h5"
         profile = [sys.executable, "-m", "accelview.app.cli", "profile", str(script), str(tokens), "-o", str(out)]
         t = time.perf_counter()
         on.append(_script_s(_run([*profile, "--deterministic"], d)))  # the simulator as a plain run sets it up
@@ -167,7 +181,7 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
         rows = sum(len(t) for t in trace.tables.values()) + sum(len(t) for t in trace.truth.values())
         measured.append(_script_s(_run([*profile, "--force"], d)))
         bare.append(_script_s(_run([*profile, "--force", "--deterministic", "--no-call-sites"], d)))
-    best_off, best_on = min(off), min(on)
+    (best_off, gc_off), (best_on, gc_on) = min(off), min(on)
     print(f"(a) tracing overhead, llm decode loop, {tokens} tokens: {events:,} recorded events, {rows:,} rows "
           f"written (slices, args, counter samples ...), best of {repeat}")
     print(f"    script wall time: capture off {best_off:.3f} s, on {best_on:.3f} s -> {best_on / best_off:.3f}x "
@@ -175,10 +189,13 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
     print(f"    extra per recorded event: {(best_on - best_off) / events * 1e9:,.0f} ns (target <= 1,000 ns), "
           f"per row written {(best_on - best_off) / rows * 1e9:,.0f} ns; simulator alone: "
           f"{best_off / events * 1e9:,.0f} ns per event")
-    print(f"    without call sites (--no-call-sites): {(min(bare) - best_off) / events * 1e9:,.0f} ns per event, "
-          f"{min(bare) / best_off:.3f}x")
+    print(f"    garbage collection inside the script: off {gc_off * 1e3:.1f} ms, on {gc_on * 1e3:.1f} ms (a plain run "
+          "keeps every record; the traced one hands them off); without it: "
+          f"{((best_on - gc_on) - (best_off - gc_off)) / events * 1e9:,.0f} ns per event")
+    print(f"    without call sites (--no-call-sites): {(min(bare)[0] - best_off) / events * 1e9:,.0f} ns per event, "
+          f"{min(bare)[0] / best_off:.3f}x")
     print(f"    profile's default, measured host time instead of the plain run's modelled time: "
-          f"{min(measured) / best_off:.3f}x (the simulator's own cost of the real clock included)")
+          f"{min(measured)[0] / best_off:.3f}x (the simulator's own cost of the real clock included)")
     print(f"    whole `accelview profile` run (child start-up, finalizing the file): {min(total):.2f} s")
 
 
@@ -223,7 +240,8 @@ def memory(counts: list[int], d: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tokens", type=int, default=16)
+    ap.add_argument("--tokens", type=int, nargs="+", default=[16, 160],
+                    help="decode steps of (a): a short run (the tracer's one-time costs weigh in) and a longer one")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--service-tokens", type=int, default=96, help="tokens of the run in (c); 0 skips (c)")
     ap.add_argument("--events", type=int, nargs="*", default=[1_000_000, 10_000_000])
@@ -232,7 +250,8 @@ def main() -> None:
     print(machine_speed.reference())
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
-        overhead(args.tokens, args.repeat, d)
+        for tokens in args.tokens:
+            overhead(tokens, args.repeat, d)
         memory(args.events, d)
         if args.service_tokens:
             service_rate(args.service_tokens, d)
