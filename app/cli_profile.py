@@ -8,7 +8,8 @@
 
 The script runs in a child process the way ``python SCRIPT ARGS`` would (its argv, the current
 directory, its exit status passed through); its ``from accelview.capture import sim`` calls
-are traced. While it runs, a progress line (elapsed, events, MB written) is shown when
+are traced. While it runs, a progress line (elapsed, events, MB written, and the MB the service
+has still to convert when it falls behind the script) is shown when
 stderr is a terminal; the last line says where the capture is and how to open it.
 """
 
@@ -149,15 +150,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 class _ProgressLine:
-    """One line on stderr rewritten in place: elapsed, events, MB written."""
+    """One line on stderr rewritten in place: elapsed, events, MB written (and the service's
+    backlog when it falls behind the script)."""
 
     def __init__(self, what: str) -> None:
         self.what = Path(what).name
         self.width = 0
 
     def update(self, p: Any) -> None:
-        text = f"accelview: profiling {self.what}: {p.elapsed_s:.1f} s, {p.events:,} events, " \
-               f"{p.bytes_written / 1e6:.1f} MB written"
+        text = f"accelview: profiling {self.what}: {p.describe()}"
         sys.stderr.write("\r" + text.ljust(self.width))
         sys.stderr.flush()
         self.width = len(text)

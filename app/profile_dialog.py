@@ -173,7 +173,7 @@ class ProfileDialog(QDialog):
             self.reject()
 
     def _show_progress(self, p: Any) -> None:
-        self.status.setText(f"{p.elapsed_s:.1f} s, {p.events:,} events, {p.bytes_written / 1e6:.1f} MB written")
+        self.status.setText(p.describe())
 
     def _done(self, result: Any) -> None:
         self.result = result

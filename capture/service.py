@@ -34,6 +34,7 @@ from .wire import FrameReader
 PIPE_BYTES = 1 << 20  # pipe buffer asked of Linux (F_SETPIPE_SZ; the default 64 KiB stalls the child)
 MAX_BUFFERED = 16 << 20  # bytes read from the child and not yet converted, at most
 FLUSH_ROWS = 1 << 16  # rows the writer holds before it appends them to the file
+BEHIND_BYTES = MAX_BUFFERED // 4  # a backlog the progress line mentions (~1.5 MB comes and goes when it keeps up)
 
 
 @dataclass
@@ -45,6 +46,16 @@ class Progress:
     bytes_received: int = 0
     bytes_written: int = 0
     dropped: int = 0
+    # read from the child and not converted yet: the service is behind the script (at
+    # MAX_BUFFERED the script waits for it)
+    backlog_bytes: int = 0
+
+    def describe(self) -> str:
+        """One line: elapsed, events, MB written, and how far behind the service is, when it is."""
+        text = f"{self.elapsed_s:.1f} s, {self.events:,} events, {self.bytes_written / 1e6:.1f} MB written"
+        if self.backlog_bytes >= BEHIND_BYTES:
+            text += f", {self.backlog_bytes / 1e6:.1f} MB still to convert"
+        return text
 
 
 @dataclass
@@ -189,7 +200,7 @@ class CaptureService:
                     last_flush = now
                 if now - last_report >= 0.1:
                     last_report = now
-                    self._report(now - t0, ingest, reader, writer)
+                    self._report(now - t0, ingest, reader, writer, pipe.buffered)
         except BaseException:
             _signal(proc, signal.SIGKILL)
             proc.wait()
@@ -237,8 +248,10 @@ class CaptureService:
             return False, f"the script exited with status {end['exit_code']}" + (f" ({error})" if error else "")
         return True, ""
 
-    def _report(self, elapsed: float, ingest: Ingest, reader: FrameReader, writer: CaptureWriter) -> None:
+    def _report(self, elapsed: float, ingest: Ingest, reader: FrameReader, writer: CaptureWriter,
+                backlog: int = 0) -> None:
         p = self.progress
+        p.backlog_bytes = backlog
         p.elapsed_s, p.events, p.bytes_received = elapsed, int(ingest.stats.get("events", 0)), reader.bytes
         p.bytes_written = cfg_size(writer.path)
         p.dropped = sum(ingest.dropped.values())

@@ -11,7 +11,7 @@ import pytest
 from accelview.app.cli import main
 from accelview.app.cli_profile import _trailing_options
 from accelview.capture.config import CaptureConfig
-from accelview.capture.service import CaptureService
+from accelview.capture.service import BEHIND_BYTES, CaptureService, Progress
 from accelview.model import TrackKind
 from accelview.model.capture_reader import load_capture
 
@@ -160,3 +160,10 @@ def test_a_time_limit_stops_the_script_and_keeps_the_capture(tmp_path) -> None:
     trace = load_capture(out)
     assert not trace.complete and trace.incomplete_reason == "time limit reached (1 s)"
     assert len(_api_slices(trace, "launch elementwise")) > 0 and trace.self_check() == []
+
+
+def test_progress_says_how_far_behind_the_service_is_only_when_it_is() -> None:
+    p = Progress(elapsed_s=2.0, events=12_345, bytes_written=3_000_000, backlog_bytes=BEHIND_BYTES - 1)
+    assert p.describe() == "2.0 s, 12,345 events, 3.0 MB written"
+    p.backlog_bytes = 6_000_000
+    assert p.describe() == "2.0 s, 12,345 events, 3.0 MB written, 6.0 MB still to convert"
