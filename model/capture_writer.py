@@ -153,9 +153,9 @@ class CaptureWriter:
         self._counts: dict[str, int] = {}
         self._strings_written = 0
         self._small_written: dict[str, int] = {}
-        # no chunk cache: staged columns are uncompressed, so an append writes straight into its
-        # chunks; a cache kept each open column's last chunks (1 MiB a column), and the service's
-        # memory grew with the run (120 MiB at 1M events, 175 MiB at 10M; 77 and 80 without)
+        # no chunk cache: appends write whole chunks (see _stage); a cache kept each open column's
+        # last chunks (1 MiB a column), and the service's memory grew with the run (120 MiB at 1M
+        # events, 175 MiB at 10M; 77 and 80 without)
         self._f: H5File | None = H5File(self.path, "w", chunk_cache_bytes=0)
         self._f.set_attrs("/", **_root_attrs(self.builder.metadata, False, "", False))
         self._f.flush()
@@ -181,19 +181,40 @@ class CaptureWriter:
         self._counts[table] = first + n
         self._pending_rows += n
         if self._pending_rows >= self._flush_rows:
-            self.flush()
+            self._stage(whole_chunks=True)
         return first
+
+    def _stage(self, whole_chunks: bool) -> None:
+        """Append the pending rows to the staging area. With ``whole_chunks`` each table's rows go
+        up to its last whole chunk only and the rest waits: a compressed chunk is then written
+        once, where a part-filled one is read back, inflated and rewritten by the next append."""
+        f = self._f
+        assert f is not None
+        left = 0
+        for table, batches in list(self._pending.items()):
+            names = S.SCHEMAS[table].names
+            cols = {c: batches[0][c] if len(batches) == 1 else np.concatenate([b[c] for b in batches]) for c in names}
+            n = len(cols[names[0]])
+            staged = self._counts[table] - n
+            k = max(0, (staged + n) // CHUNK_ROWS * CHUNK_ROWS - staged) if whole_chunks else n
+            if k:
+                for c in names:
+                    f.append(f"staging/{table}/{c}", cols[c][:k], CHUNK_ROWS)
+            if k < n:
+                self._pending[table] = [{c: v[k:] for c, v in cols.items()}]
+                left += n - k
+            else:
+                del self._pending[table]
+        self._pending_rows = left
+        if whole_chunks and left >= self._flush_rows:  # many tables, each short of a chunk
+            self._stage(whole_chunks=False)
 
     def flush(self) -> None:
         """Write everything pending to the staging area and flush the file to disk."""
         if self._f is None:
             return
         f = self._f
-        for table, batches in self._pending.items():
-            for col in S.SCHEMAS[table].names:
-                f.append(f"staging/{table}/{col}", np.concatenate([b[col] for b in batches]), CHUNK_ROWS)
-        self._pending.clear()
-        self._pending_rows = 0
+        self._stage(whole_chunks=False)
         strings = self.strings.strings()[self._strings_written:]
         if strings:
             blob, offsets = encode_strings(strings)

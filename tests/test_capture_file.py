@@ -103,6 +103,32 @@ def test_streaming_writer_round_trip(tmp_path):
     assert np.array_equal(back.counters.ts_ns, np.arange(50) * 10_000)
 
 
+def test_the_streaming_writer_stages_whole_chunks_and_keeps_every_row_in_order(tmp_path):
+    w = CaptureWriter(tmp_path / "chunks.h5", flush_rows=2 * CHUNK_ROWS)
+    track = w.builder.add_track("matrix 0", TrackKind.EXEC_UNIT, device=0)
+    sent = 0
+
+    def more(n: int) -> None:
+        nonlocal sent
+        w.append("slices", {"track": np.full(n, track), "start_ns": (sent + np.arange(n, dtype=np.int64)) * 10,
+                            "dur_ns": np.full(n, 5), "name": np.zeros(n, np.int32)})
+        sent += n
+
+    def staged() -> int:
+        return w._f.length("staging/slices/start_ns") if w._f.has("staging/slices/start_ns") else 0
+
+    for _ in range(3):
+        more(CHUNK_ROWS - 1000)
+    assert staged() == 2 * CHUNK_ROWS  # a compressed chunk written once: the rest waits for more rows
+    w.flush()  # what the service does every second: everything, a part-filled chunk too
+    assert staged() == sent
+    more(2 * CHUNK_ROWS)
+    assert staged() % CHUNK_ROWS == 0 and sent - staged() < CHUNK_ROWS  # whole chunks again from there
+    w.close()
+    back = load_capture(tmp_path / "chunks.h5")
+    assert np.array_equal(back.slices.start_ns, np.arange(sent) * 10)
+
+
 def test_a_writer_killed_mid_stream_leaves_a_readable_capture(tmp_path):
     path = tmp_path / "killed.h5"
     pid = os.fork()
