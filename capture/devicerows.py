@@ -28,10 +28,6 @@ _TRACK, _LIMITER, _ARGS, _CONSTS = range(4)
 _COST_FIELDS = ("launch_ns", "compute_ns", "memory_ns", "floor_ns", "ideal_ns", "clock_hz", "dram_read_bytes",
                 "dram_write_bytes", "useful_bytes", "latency_bound", "flops")
 
-
-def _or0(t: float) -> float:
-    return 0.0 if math.isnan(t) else t
-
 if TYPE_CHECKING:
     from .config import CaptureConfig
     from .sim.costs import OpCost
@@ -200,3 +196,8 @@ class DeviceRows:
         keep = g1 > g0
         b.add_rows("truth_idle", {"track": np.full(int(keep.sum()), self.top, np.int32), "start_ns": g0[keep],
                                   "end_ns": g1[keep], "cause": causes[keep]})
+
+
+def _or0(t: float) -> float:
+    """A time, or 0 for a phase the command never had (NaN)."""
+    return 0.0 if math.isnan(t) else t

@@ -72,11 +72,11 @@ class RecordPacker:
         # the host log's integers as they are (each record's back to back), and each call's site id:
         # struct.pack of the list (13 ns an integer, marshal 25, array('q') 38)
         sites = [-1] * d.n_calls if sites is None else sites
-        cols["call_ints"] = _int64s(d.call_ints)
-        cols["submission_ints"] = _int64s(d.submission_ints)
-        cols["sites"] = _int64s(sites)
+        cols["call_ints"] = _packed("q", d.call_ints)
+        cols["submission_ints"] = _packed("q", d.submission_ints)
+        cols["sites"] = _packed("q", sites)
         cmds = list(chain.from_iterable(d.commands))
-        cols["k_count"] = _int64s(list(map(len, d.commands)))
+        cols["k_count"] = _packed("q", list(map(len, d.commands)))
         costs = [c.cost for c in cmds]
         # every command an op: one C scan of truth values, no list (a cost is always true; ``None in
         # costs`` would call OpCost.__eq__ on each)
@@ -93,8 +93,8 @@ class RecordPacker:
         ops = cmds
         works = [c.shape for c in costs]
         templates = self._templates(works, costs)
-        cols["op_ints"] = _int64s(works, [c.cid for c in ops])
-        cols["op_floats"] = _float64s([c.jitter for c in costs], [c.start_ns for c in ops], [c.end_ns for c in ops])
+        cols["op_ints"] = _packed("q", works, [c.cid for c in ops])
+        cols["op_floats"] = _packed("d", [c.jitter for c in costs], [c.start_ns for c in ops], [c.end_ns for c in ops])
         cols["segments"] = marshal.dumps([c.segments for c in ops], 2)
         # names and argument dicts: the same few objects again and again, each pickled once per frame
         cols["objects"] = _dump([d.call_objects, d.submission_names, [c.args for c in ops], [c.cause for c in ops]])
@@ -130,14 +130,10 @@ class RecordPacker:
         return out
 
 
-def _int64s(*lists: list[int]) -> bytes:
-    """Lists of integers, one after the other, as int64 (each packed in C as it is)."""
-    return b"".join([struct.pack(f"<{len(v)}q", *v) for v in lists])
-
-
-def _float64s(*lists: list[float]) -> bytes:
-    """Lists of numbers, one after the other, as float64."""
-    return b"".join([struct.pack(f"<{len(v)}d", *v) for v in lists])
+def _packed(code: str, *lists: list[Any]) -> bytes:
+    """Lists of numbers, one after the other, as little-endian ``struct`` items of ``code``
+    ("q": int64, "d": float64), each list packed in C as it is."""
+    return b"".join([struct.pack(f"<{len(v)}{code}", *v) for v in lists])
 
 
 def _dump(value: Any) -> bytes:
