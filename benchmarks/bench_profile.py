@@ -3,10 +3,11 @@
 (a) An API-heavy script (the llm workload's decode loop launched op by op, ``graphs=false``:
     ~300 launches and a D2H copy per token) runs as ``python script.py`` (capture off) and
     under ``accelview profile`` (capture on). Printed: the script's own wall time both ways
-    (best of ``--repeat``), their ratio, the extra ns per recorded event (also without call
-    sites, and net of the garbage collector's time inside the script: a plain run keeps every
-    record, so its collections cost more the longer it runs), and the end-to-end time of the
-    profile run (child start, finalizing the file). At
+    (best of ``--repeat``), their ratio, the extra ns per recorded event (also net of the
+    garbage collector's time inside the script: a plain run keeps every record, so its
+    collections cost more the longer it runs), the same with call sites (``--call-sites``, off
+    by default), and the end-to-end time of the profile run (child start, finalizing the
+    file). At
     16 tokens (~15k events, 0.25 s) and 160 (~141k events, 2.4 s): the tracer also has costs
     paid once a run or once a name (first drains, each new launch name's call-site cell, each
     new shape's template), which weigh more in the short run. Capture on runs with
@@ -168,7 +169,7 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
     script.write_text(SCRIPT)
     from accelview.model.capture_reader import load_capture
 
-    off, on, bare, measured, total, events, rows = [], [], [], [], [], 0, 0
+    off, on, sites, measured, total, events, rows = [], [], [], [], [], 0, 0
     for i in range(repeat):
         off.append(_script_s(_run([sys.executable, str(script), str(tokens)], d)))
         out = d / f"on{tokens}-{i}.h5"
@@ -180,8 +181,12 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
         events = trace.metadata["capture"]["events"]
         rows = sum(len(t) for t in trace.tables.values()) + sum(len(t) for t in trace.truth.values())
         measured.append(_script_s(_run([*profile, "--force"], d)))
-        bare.append(_script_s(_run([*profile, "--force", "--deterministic", "--no-call-sites"], d)))
-    (best_off, gc_off), (best_on, gc_on) = min(off), min(on)
+        sites.append(_script_s(_run([*profile, "--force", "--deterministic", "--call-sites"], d)))
+    (best_off, gc_off), (best_on, gc_on), (best_sites, gc_sites) = min(off), min(on), min(sites)
+
+    def net(best: float, gc: float) -> str:  # ns per event, the garbage collector's time in each run left out
+        return f"{((best - gc) - (best_off - gc_off)) / events * 1e9:,.0f}"
+
     print(f"(a) tracing overhead, llm decode loop, {tokens} tokens: {events:,} recorded events, {rows:,} rows "
           f"written (slices, args, counter samples ...), best of {repeat}")
     print(f"    script wall time: capture off {best_off:.3f} s, on {best_on:.3f} s -> {best_on / best_off:.3f}x "
@@ -190,10 +195,9 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
           f"per row written {(best_on - best_off) / rows * 1e9:,.0f} ns; simulator alone: "
           f"{best_off / events * 1e9:,.0f} ns per event")
     print(f"    garbage collection inside the script: off {gc_off * 1e3:.1f} ms, on {gc_on * 1e3:.1f} ms (a plain run "
-          "keeps every record; the traced one hands them off); without it: "
-          f"{((best_on - gc_on) - (best_off - gc_off)) / events * 1e9:,.0f} ns per event")
-    print(f"    without call sites (--no-call-sites): {(min(bare)[0] - best_off) / events * 1e9:,.0f} ns per event, "
-          f"{min(bare)[0] / best_off:.3f}x")
+          f"keeps every record; the traced one hands them off); without it: {net(best_on, gc_on)} ns per event")
+    print(f"    with call sites (--call-sites): {(best_sites - best_off) / events * 1e9:,.0f} ns per event, "
+          f"{best_sites / best_off:.3f}x; without garbage collection {net(best_sites, gc_sites)} ns")
     print(f"    profile's default, measured host time instead of the plain run's modelled time: "
           f"{min(measured)[0] / best_off:.3f}x (the simulator's own cost of the real clock included)")
     print(f"    whole `accelview profile` run (child start-up, finalizing the file): {min(total):.2f} s")

@@ -74,7 +74,10 @@ class Recorder:
         self.events = 0
         self._flush_s = config.flush_ms / 1e3
         self._deadline = time.monotonic() + self._flush_s
-        self._due = [config.flush_events]  # the hook drains once this many calls wait (0: flush_ms has passed)
+        # the hook counts the calls waiting by its list of sites, or (no call sites) by the log's
+        # objects, two a call; it drains once ``_due[0]`` are waiting (0: flush_ms has passed)
+        self._per_call = 1 if config.call_sites else 2
+        self._due = [config.flush_events * self._per_call]
         self._stopped = threading.Event()
         self.draining = False
         self.stop_requested = False
@@ -171,9 +174,9 @@ class Recorder:
 
         def on_call_without_site(start_ns: int, end_ns: int, name: str, cid: int, args: dict[str, Any]) -> None:
             log.call_ints.extend((start_ns, end_ns, cid))
-            log.call_objects.extend((name, args))
-            append(-1)
-            if len(sites) >= due[0]:
+            objects = log.call_objects
+            objects.extend((name, args))
+            if len(objects) >= due[0]:
                 self.drain()
 
         return on_call if self.config.call_sites else on_call_without_site
@@ -194,9 +197,11 @@ class Recorder:
             d = drain(self.sim, final)
             n = d.n_calls
             self.calls += n
-            sites = self.sites[:n]
-            del self.sites[:n]  # the hook holds this list
-            sites.extend([-1] * (n - len(sites)))  # a call the script was stopped in before its hook ran
+            sites = None
+            if self.config.call_sites:
+                sites = self.sites[:n]
+                del self.sites[:n]  # the hook holds this list
+                sites.extend([-1] * (n - len(sites)))  # a call the script was stopped in before its hook ran
             collecting = gc.isenabled()
             gc.disable()  # packing makes many short-lived objects: no collections of the script's heap for them
             try:
@@ -213,7 +218,7 @@ class Recorder:
         finally:
             self.draining = False
         self._deadline = time.monotonic() + self._flush_s
-        self._due[0] = self.config.flush_events
+        self._due[0] = self.config.flush_events * self._per_call
         if self.stop_requested and self.after_drain is not None:
             self.after_drain()
 

@@ -64,17 +64,16 @@ class RecordPacker:
             dict[str, Any], dict[str, bytes]]:
         """One drain as frame metadata (JSON-able) and columns, each as its bytes (the wire sends
         them as ``uint8`` columns: no numpy in the child's path); ``sites``: a call-site id per call
-        (-1: none; None: no sites at all). ``named``: the ops carry
+        (-1: none; None: no call sites recorded, an empty column). ``named``: the ops carry
         their own streams and names too (the last drain: a script stopped by a signal between a
         command's submission to the device and its entry in the host log left an op that no
         logged submission names)."""
         cols: dict[str, bytes] = {}
         # the host log's integers as they are (each record's back to back), and each call's site id:
         # struct.pack of the list (13 ns an integer, marshal 25, array('q') 38)
-        sites = [-1] * d.n_calls if sites is None else sites
         cols["call_ints"] = _packed("q", d.call_ints)
         cols["submission_ints"] = _packed("q", d.submission_ints)
-        cols["sites"] = _packed("q", sites)
+        cols["sites"] = b"" if sites is None else _packed("q", sites)
         cmds = list(chain.from_iterable(d.commands))
         cols["k_count"] = _packed("q", list(map(len, d.commands)))
         costs = [c.cost for c in cmds]
@@ -162,7 +161,8 @@ class RecordUnpacker:
 
     def unpack(self, meta: dict[str, Any], cols: Mapping[str, Buffer]) -> tuple[Drained, np.ndarray]:
         """The records of one packed drain (columns as ``pack`` made them, or as the wire
-        delivers them: ``uint8`` arrays) and each call's site id (-1: none)."""
+        delivers them: ``uint8`` arrays) and each call's site id (-1: none; empty: no call sites
+        recorded)."""
         side = _load(cols["side"])
         self.costs.update(side["costs"])
         self.fields.update((n, list(c.__reduce__()[1])) for n, c in side["costs"])  # quick_init's field tuple

@@ -7,6 +7,7 @@ import math
 import time
 
 import numpy as np
+import pytest
 from accelview.capture import wire
 from accelview.capture.collector import RecordSink
 from accelview.capture.config import CaptureConfig
@@ -132,7 +133,7 @@ def test_call_sites_are_the_first_script_frame_whatever_the_depth() -> None:
     """The recorder remembers where on the stack a call's site was: calls of one name from other
     depths, other functions and other lines still get their own line."""
     frames: list[tuple[dict, dict]] = []
-    config = CaptureConfig(deterministic=True, flush_events=5)
+    config = CaptureConfig(deterministic=True, flush_events=5, call_sites=True)
     rec = traced_simulator(config, lambda kind, meta, cols: frames.append((meta, cols)) if kind == wire.RECORDS
                            else None)
     dev = rec.sim.device(0)
@@ -177,6 +178,28 @@ def test_a_drain_is_due_at_the_first_call_after_flush_ms() -> None:
     assert frames and not frames[0]["final"]
     rec.finish(0)
     assert frames[-1]["final"] and frames[-1]["calls"] == rec.calls
+
+
+@pytest.mark.parametrize("call_sites", [False, True])
+def test_a_drain_is_due_every_flush_events_calls(call_sites) -> None:
+    """With or without call sites (the hook counts waiting calls differently), every
+    ``flush_events`` calls make one frame, and every call crosses once."""
+    frames: list[tuple[dict, dict]] = []
+    config = CaptureConfig(deterministic=True, flush_events=4, flush_ms=60_000, call_sites=call_sites)
+    rec = traced_simulator(config, lambda kind, meta, cols: frames.append((meta, cols)) if kind == wire.RECORDS
+                           else None)
+    dev = rec.sim.device(0)
+    for _ in range(10):
+        dev.launch("gemm", m=8, n=64, k=64)
+    assert [meta["calls"] for meta, _ in frames] == [4, 8]
+    rec.finish(0)
+    unpacker, names, sites = RecordUnpacker(), [], []
+    for meta, cols in frames:
+        d, got = unpacker.unpack(meta, cols)
+        names += d.call_objects[0::2]
+        sites += got.tolist()
+    assert names == ["launch gemm"] * 10
+    assert len(sites) == (10 if call_sites else 0) and all(s >= 0 for s in sites)
 
 
 def test_a_script_stopped_between_a_submission_and_its_log_entry_loses_no_op() -> None:

@@ -109,7 +109,7 @@ def test_call_sites_point_at_the_scripts_lines(tmp_path) -> None:
     line_of = {tag: 1 + next(i for i, s in enumerate(lines) if s.endswith(f"# LINE {tag}"))
                for tag in ("copy", "launch")}
     out = tmp_path / "sites.h5"
-    assert main(["profile", str(script), "2", "-o", str(out)]) == 0
+    assert main(["profile", str(script), "2", "-o", str(out), "--call-sites"]) == 0
     trace = load_capture(out)
     for name, tag in (("launch gemm", "launch"), ("copy", "copy")):
         rows = _api_slices(trace, name)
@@ -117,6 +117,19 @@ def test_call_sites_point_at_the_scripts_lines(tmp_path) -> None:
         for row in rows:
             args = trace.args(int(trace.slices.args[row]))
             assert args["site"] == f"{script}:{line_of[tag]}" and args["function"] == "step"
+
+
+@pytest.mark.parametrize("flags", [[], ["--no-call-sites"], ["--call-sites", "--no-call-sites"]])
+def test_call_sites_are_off_unless_asked_for(tmp_path, flags) -> None:
+    """They cost about as much as the rest of the tracer: opt-in, as in Nsight Systems and the PyTorch profiler."""
+    script = _script(tmp_path)
+    out = tmp_path / "nosites.h5"
+    assert main(["profile", str(script), "1", "-o", str(out), *flags]) == 0
+    trace = load_capture(out)
+    rows = _api_slices(trace, "launch gemm")
+    assert len(rows) == 1
+    args = trace.args(int(trace.slices.args[rows[0]]))
+    assert "site" not in args and "function" not in args and args  # the call's own arguments are still there
 
 
 def test_profile_a_builtin_workload(tmp_path) -> None:

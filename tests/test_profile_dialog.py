@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 pytest.importorskip("pytestqt")
 
 from accelview.app.profile_dialog import ProfileDialog
+from accelview.model import TrackKind
 from accelview.model.capture_reader import load_capture
 
 SCRIPT = """\
@@ -44,14 +46,20 @@ def test_profiling_a_script_emits_the_capture_path(qtbot, script, tmp_path) -> N
     dialog = ProfileDialog(script=str(script), output=str(out))
     qtbot.addWidget(dialog)
     dialog.args.setText("50")
+    dialog.call_sites.setChecked(True)
     with qtbot.waitSignal(dialog.captured, timeout=30_000) as blocker:
         dialog.start()
         assert dialog.running and not dialog.start_button.isEnabled()
     assert blocker.args == [str(out)]
     dialog.wait()
     assert dialog.result.complete and dialog.result.exit_code == 0
-    assert load_capture(out).complete
+    trace = load_capture(out)
+    assert trace.complete
     assert "complete" in dialog.status.text() and dialog.start_button.isEnabled()
+    api = trace.tracks.kind[trace.slices.track] == TrackKind.RUNTIME_API
+    launches = [i for i in np.flatnonzero(api) if trace.strings[int(trace.slices.name[i])] == "launch elementwise"]
+    assert len(launches) == 50  # the box asked for call sites: each launch points at the script's line
+    assert {trace.args(int(trace.slices.args[i]))["site"] for i in launches} == {f"{script}:7"}
 
 
 def test_cancel_stops_the_script_and_keeps_the_capture(qtbot, script, tmp_path, stop_after) -> None:
