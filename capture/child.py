@@ -37,6 +37,19 @@ class Terminated(BaseException):
 
 
 _collectors: list[Recorder] = []  # the traced session's recorder, once the script has made it
+_forked = [False]  # True in a process the script forked: it runs untraced
+
+
+def _detach_after_fork(out: wire.FrameWriter) -> None:
+    """In a process the script forked (``os.fork``, multiprocessing's fork workers): no tracing,
+    no frames into the parent's stream (they would interleave with its frames), no hold on the
+    pipe, and no END of the parent's capture when it exits. Forked processes are not traced
+    (Nsight Systems and Perfetto follow them only when asked)."""
+    _forked[0] = True
+    api.set_profiler(None)
+    if _collectors:
+        _collectors[0].detach()
+    out.detach()
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -111,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = CaptureConfig.from_json(ns.config)
     # The service has gone (killed, crashed): stop the script as SIGPIPE would, rather than run untraced.
     out = wire.FrameWriter(ns.fd, on_broken=lambda: os.kill(os.getpid(), signal.SIGTERM))
+    os.register_at_fork(after_in_child=lambda: _detach_after_fork(out))
     collector = _collectors
     what = f"workload {ns.workload}" if ns.workload else " ".join(target)
     extra = {"profile": {"target": what, "argv": list(target), "cwd": os.getcwd(), "pid": os.getpid()}}
@@ -128,6 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, error = run_workload(ns.workload, target)
     else:
         code, error = run_script(target[0], target[1:])
+    if _forked[0]:  # a fork of the script returned here: the capture is its parent's to end
+        return code
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the last drain runs to its end (the service kills if need be)
     api.set_profiler(None)
     if collector:

@@ -181,6 +181,13 @@ class Recorder:
 
         return on_call if self.config.call_sites else on_call_without_site
 
+    def detach(self) -> None:
+        """Stop seeing API calls (in a process forked from the traced one: the session's log
+        records on its own again, as in an untraced run; nothing is drained or sent)."""
+        # del, not __dict__: reading that would slow every attribute load of the log
+        with contextlib.suppress(AttributeError):
+            del self.sim.log.record
+
     def _ticker(self) -> None:
         """The timer thread: makes a drain due at the first call ``flush_ms`` after the last drain."""
         while not self._stopped.wait(max(self._deadline - time.monotonic(), 0.0)):
@@ -224,9 +231,7 @@ class Recorder:
 
     def finish(self, exit_code: int, error: str = "") -> None:
         """Last drain (the devices finish their queued work), then the END frame."""
-        # the log records on its own again (del, not __dict__: reading that would slow every attribute load)
-        with contextlib.suppress(AttributeError):
-            del self.sim.log.record
+        self.detach()
         self._stopped.set()
         self.drain(final=True)
         self.send(wire.END, {"exit_code": exit_code, "error": error, "events": self.events}, None)

@@ -111,6 +111,13 @@ class FrameWriter:
         with contextlib.suppress(OSError):
             os.close(self.fd)
 
+    def detach(self) -> None:
+        """In a process forked from the writer's: close its copy of the descriptor (the reader
+        sees the end of the stream when the writer's own process ends, however long a fork
+        lives) and discard every frame it would send (it would interleave with the writer's)."""
+        self.broken, self.on_broken = True, None
+        self.close()
+
 
 class FrameReader:
     """Accumulates bytes read from the pipe and yields whole frames."""

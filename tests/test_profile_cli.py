@@ -92,6 +92,52 @@ def test_a_child_killed_with_sigkill_leaves_a_readable_incomplete_capture(tmp_pa
     assert len(_api_slices(trace, "launch gemm")) == 10 and trace.self_check() == []
 
 
+def test_a_forked_child_of_the_script_is_not_traced_and_cannot_end_the_capture(tmp_path) -> None:
+    """A forked process inherits the tracer and the pipe: it must not write frames into the
+    parent's stream (they would interleave), nor end the capture when it exits."""
+    script = _script(tmp_path, """\
+        pid = os.fork()
+        if pid == 0:  # the child makes calls enough to drain several times, then exits normally
+            for _ in range(60):
+                dev.launch("elementwise", elements=4096)
+            dev.synchronize()
+            sys.exit(0)
+        os.waitpid(pid, 0)
+        for _ in range(25):
+            dev.launch("gemm", m=64, n=64, k=64)
+        dev.synchronize()
+        sys.exit(3)
+        """)
+    out = tmp_path / "forked.h5"
+    result = CaptureService(CaptureConfig(output=str(out), flush_events=10), [str(script), "2"]).run()
+    assert result.exit_code == 3 and "status 3" in result.reason  # the parent's, not the fork's 0
+    trace = load_capture(out)
+    assert "status 3" in trace.incomplete_reason and trace.self_check() == []
+    assert len(_api_slices(trace, "launch gemm")) == 2 + 25  # every call of the traced process, in one stream
+    assert len(_api_slices(trace, "launch elementwise")) == 0  # the forked child's: not traced
+
+
+def test_the_capture_ends_with_the_script_not_with_a_fork_it_left_running(tmp_path) -> None:
+    script = _script(tmp_path, """\
+        import time
+        pid = os.fork()
+        if pid == 0:  # outlives the script: until the test says so, at most 30 s
+            for _ in range(300):
+                if os.path.exists(sys.argv[2]):
+                    break
+                time.sleep(0.1)
+            open(sys.argv[2] + ".ended", "w").close()
+            os._exit(0)
+        """)
+    out, done = tmp_path / "lingering.h5", tmp_path / "done"
+    try:
+        result = CaptureService(CaptureConfig(output=str(out)), [str(script), "1", str(done)]).run()
+        assert not (tmp_path / "done.ended").exists()  # the fork still runs
+    finally:
+        done.touch()
+    assert result.complete and load_capture(out).complete
+
+
 def test_an_existing_output_is_refused_without_force(tmp_path, capfd) -> None:
     script = _script(tmp_path)
     out = tmp_path / "exists.h5"
