@@ -18,6 +18,7 @@ sends what it recorded; so does losing the service (the pipe breaks).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import runpy
 import signal
@@ -38,6 +39,7 @@ class Terminated(BaseException):
 
 _collectors: list[Recorder] = []  # the traced session's recorder, once the script has made it
 _forked = [False]  # True in a process the script forked: it runs untraced
+_sigterm_before = [signal.SIG_DFL]  # what SIGTERM did before the child took it over
 
 
 def _detach_after_fork(out: wire.FrameWriter) -> None:
@@ -46,6 +48,9 @@ def _detach_after_fork(out: wire.FrameWriter) -> None:
     pipe, and no END of the parent's capture when it exits. Forked processes are not traced
     (Nsight Systems and Perfetto follow them only when asked)."""
     _forked[0] = True
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:  # a SIGTERM stops the fork as it would untraced
+        with contextlib.suppress(ValueError):  # (ValueError: not the main thread)
+            signal.signal(signal.SIGTERM, _sigterm_before[0])
     api.set_profiler(None)
     if _collectors:
         _collectors[0].detach()
@@ -136,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return collector[0].sim
 
     api.set_profiler(factory)
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    _sigterm_before[0] = signal.signal(signal.SIGTERM, _on_sigterm)
     if ns.workload:
         factory({})
         code, error = run_workload(ns.workload, target)

@@ -138,6 +138,25 @@ def test_the_capture_ends_with_the_script_not_with_a_fork_it_left_running(tmp_pa
     assert result.complete and load_capture(out).complete
 
 
+def test_a_fork_stopped_by_sigterm_dies_of_it_as_it_would_untraced(tmp_path) -> None:
+    """multiprocessing's Pool.terminate() sends its fork workers SIGTERM: the child's own handler
+    (stop the script, keep the capture) is not theirs."""
+    script = _script(tmp_path, """\
+        import signal, time
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        time.sleep(0.2)
+        os.kill(pid, signal.SIGTERM)
+        _, status = os.waitpid(pid, 0)
+        sys.exit(0 if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM else 5)
+        """)
+    out = tmp_path / "terminated.h5"
+    result = CaptureService(CaptureConfig(output=str(out)), [str(script), "1"]).run()
+    assert result.exit_code == 0 and result.complete
+
+
 def test_an_existing_output_is_refused_without_force(tmp_path, capfd) -> None:
     script = _script(tmp_path)
     out = tmp_path / "exists.h5"
