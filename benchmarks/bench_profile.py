@@ -3,11 +3,13 @@
 (a) An API-heavy script (the llm workload's decode loop launched op by op, ``graphs=false``:
     ~300 launches and a D2H copy per token) runs as ``python script.py`` (capture off) and
     under ``accelview profile`` (capture on). Printed: the script's own wall time both ways
-    (best of ``--repeat``), their ratio, the extra ns per recorded event (also net of the
-    garbage collector's time inside the script: a plain run keeps every record, so its
-    collections cost more the longer it runs), the same with call sites (``--call-sites``, off
-    by default), and the end-to-end time of the profile run (child start, finalizing the
-    file). At
+    (best of ``--repeat`` rounds), their ratio, the extra ns per recorded event, from the best
+    runs and paired (the median of each round's traced minus plain time: this VM's speed drifts
+    from round to round, and a best traced run from a quick minute against a best plain run
+    from another misleads by more than the tracer costs), also net of the garbage collector's
+    time inside the script (a plain run keeps every record, so its collections cost more the
+    longer it runs); the same with call sites (``--call-sites``, off by default), and the
+    end-to-end time of the profile run (child start, finalizing the file). At
     16 tokens (~15k events, 0.25 s) and 160 (~141k events, 2.4 s): the tracer also has costs
     paid once a run or once a name (first drains, each new launch name's call-site cell, each
     new shape's template), which weigh more in the short run. Capture on runs with
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -180,24 +183,30 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
         trace = load_capture(out)
         events = trace.metadata["capture"]["events"]
         rows = sum(len(t) for t in trace.tables.values()) + sum(len(t) for t in trace.truth.values())
-        measured.append(_script_s(_run([*profile, "--force"], d)))
         sites.append(_script_s(_run([*profile, "--force", "--deterministic", "--call-sites"], d)))
-    (best_off, gc_off), (best_on, gc_on), (best_sites, gc_sites) = min(off), min(on), min(sites)
+        measured.append(_script_s(_run([*profile, "--force"], d)))
+    (best_off, gc_off), (best_on, gc_on), best_sites = min(off), min(on), min(sites)[0]
 
-    def net(best: float, gc: float) -> str:  # ns per event, the garbage collector's time in each run left out
-        return f"{((best - gc) - (best_off - gc_off)) / events * 1e9:,.0f}"
+    def extra(runs: list[tuple[float, float]], without_gc: bool = False) -> str:
+        """ns per event over the plain run: the best runs', and the median of each round's difference
+        (a traced run minus the plain run of the same round: this VM's speed drifts between rounds)."""
+        def cost(run: tuple[float, float]) -> float:
+            return run[0] - run[1] if without_gc else run[0]
+        best = min(runs)
+        paired = statistics.median(cost(r) - cost(o) for r, o in zip(runs, off, strict=True))
+        return (f"{(cost(best) - cost(min(off))) / events * 1e9:,.0f} ns best runs, "
+                f"{paired / events * 1e9:,.0f} ns paired")
 
     print(f"(a) tracing overhead, llm decode loop, {tokens} tokens: {events:,} recorded events, {rows:,} rows "
-          f"written (slices, args, counter samples ...), best of {repeat}")
-    print(f"    script wall time: capture off {best_off:.3f} s, on {best_on:.3f} s -> {best_on / best_off:.3f}x "
-          "(target <= 1.10x)")
-    print(f"    extra per recorded event: {(best_on - best_off) / events * 1e9:,.0f} ns (target <= 1,000 ns), "
-          f"per row written {(best_on - best_off) / rows * 1e9:,.0f} ns; simulator alone: "
-          f"{best_off / events * 1e9:,.0f} ns per event")
+          f"written (slices, args, counter samples ...), {repeat} rounds")
+    print(f"    script wall time, best runs: capture off {best_off:.3f} s, on {best_on:.3f} s -> "
+          f"{best_on / best_off:.3f}x (target <= 1.10x)")
+    print(f"    extra per recorded event: {extra(on)} (target <= 1,000 ns); per row written "
+          f"{(best_on - best_off) / rows * 1e9:,.0f} ns; simulator alone: {best_off / events * 1e9:,.0f} ns per event")
     print(f"    garbage collection inside the script: off {gc_off * 1e3:.1f} ms, on {gc_on * 1e3:.1f} ms (a plain run "
-          f"keeps every record; the traced one hands them off); without it: {net(best_on, gc_on)} ns per event")
-    print(f"    with call sites (--call-sites): {(best_sites - best_off) / events * 1e9:,.0f} ns per event, "
-          f"{best_sites / best_off:.3f}x; without garbage collection {net(best_sites, gc_sites)} ns")
+          f"keeps every record; the traced one hands them off); without it: {extra(on, True)}")
+    print(f"    with call sites (--call-sites): {best_sites / best_off:.3f}x; {extra(sites)}; without garbage "
+          f"collection {extra(sites, True)}")
     print(f"    profile's default, measured host time instead of the plain run's modelled time: "
           f"{min(measured)[0] / best_off:.3f}x (the simulator's own cost of the real clock included)")
     print(f"    whole `accelview profile` run (child start-up, finalizing the file): {min(total):.2f} s")
