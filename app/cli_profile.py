@@ -35,8 +35,8 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--devices",), {"type": int, "help": "number of simulated devices"}),
     (("--counter-period-ns",), {"type": int, "default": 10_000, "help": "device counter sampling period"}),
     (("--call-sites",), {"action": argparse.BooleanOptionalAction, "default": False,
-                         "help": "record the script's file:line and function on every API call (about 1 us a "
-                                 "call, as much as the rest of the tracer; default: off)"}),
+                         "help": "record the script's file:line and function on every API call (about doubles "
+                                 "the tracer's cost; default: off)"}),
     (("--off",), {"action": "append", "default": [], "metavar": "SOURCE",
                   "help": "turn a source off: runtime, driver, device, pcie, counters, host_metrics, truth"}),
     (("--max-seconds",), {"type": float, "default": 0.0, "help": "stop the capture after this long"}),

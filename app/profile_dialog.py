@@ -69,9 +69,9 @@ class ProfileDialog(QDialog):
         self.args.setPlaceholderText("arguments, as on a shell command line")
         self.output = QLineEdit(output)
         self.force = QCheckBox("Overwrite an existing file")
-        self.call_sites = QCheckBox("Record each API call's file:line (slower: about 1 µs a call)")
-        self.call_sites.setToolTip("Shows where in the script every call was made. Costs about 1 µs a call, "
-                                   "as much as the rest of the tracer.")
+        self.call_sites = QCheckBox("Record each API call's file:line (about doubles the tracer's cost)")
+        self.call_sites.setToolTip("Shows where in the script every call was made, at 2-3 µs a call in the "
+                                   "benchmark: about as much as the rest of the tracer, or more.")
         self.spec = QComboBox()
         from accelview.capture.sim.specs import list_presets
 

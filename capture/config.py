@@ -12,9 +12,9 @@ it to the profiled child as JSON on its command line; both sides read the same f
                        process's CPU and RSS), ``truth`` (what only the simulator knows)
 ``counter_period_ns``  sampling period of the device counters
 ``call_sites``         record the user's file:line and function on every API call (off by
-                       default: about 1 µs a call, as much as the rest of the tracer; Nsight
-                       Systems' backtraces and the PyTorch profiler's ``with_stack`` are
-                       opt-in for the same reason)
+                       default: 2–3 µs a call in the benchmark, as much as the rest of the
+                       tracer or more; Nsight Systems' backtraces and the PyTorch profiler's
+                       ``with_stack`` are opt-in for the same reason)
 ``flush_ms``,          the child hands its finished records to the service at least every
 ``flush_events``       ``flush_ms`` or every ``flush_events`` API calls, whichever comes first
 ``ring_records``       device record ring per device: records beyond it between two drains
