@@ -8,9 +8,11 @@
 
 The script runs in a child process the way ``python SCRIPT ARGS`` would (its argv, the current
 directory, its exit status passed through); its ``from accelview.capture import sim`` calls
-are traced. While it runs, a progress line (elapsed, events, MB written, and the MB the service
-has still to convert when it falls behind the script) is shown when
-stderr is a terminal; the last line says where the capture is and how to open it.
+are traced. The service spools what the child sends and converts it into the capture once the
+script has ended (``--live``: while it runs). A progress line (elapsed, events, MB written;
+then how far the conversion is, or with ``--live`` the MB the service has still to convert
+when it falls behind the script) is shown when stderr is a terminal; the last line says where
+the capture is and how to open it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--call-sites",), {"action": argparse.BooleanOptionalAction, "default": False,
                          "help": "record the script's file:line and function on every API call (about doubles "
                                  "the tracer's cost; default: off)"}),
+    (("--live",), {"action": "store_true",
+                    "help": "convert the records into the capture while the script runs, so it is ready when the "
+                            "script ends (default: spool them and convert them after it; a conversion beside the "
+                            "script slows it on a machine with few cores)"}),
     (("--off",), {"action": "append", "default": [], "metavar": "SOURCE",
                   "help": "turn a source off: runtime, driver, device, pcie, counters, host_metrics, truth"}),
     (("--max-seconds",), {"type": float, "default": 0.0, "help": "stop the capture after this long"}),
@@ -120,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = CaptureConfig(output=args.output, overwrite=args.force, spec=args.spec, seed=args.seed,
                                devices=args.devices, counter_period_ns=args.counter_period_ns,
-                               call_sites=args.call_sites, sources={s: s not in args.off for s in SOURCES},
+                               call_sites=args.call_sites, live=args.live,
+                               sources={s: s not in args.off for s in SOURCES},
                                max_seconds=args.max_seconds, max_bytes=int(args.max_mb * 1e6),
                                # A built-in workload has no real host work of its own: its host time is modelled.
                                deterministic=args.deterministic or args.workload is not None)

@@ -2,7 +2,8 @@
 
 The capture service (:class:`accelview.capture.service.CaptureService`) runs on a worker
 ``QThread``, so the window stays responsive while the script runs in its own process.
-Cancel stops the script and keeps what was captured (marked incomplete). When the capture
+Cancel stops the script and keeps what was captured (marked incomplete); once the script has
+ended, while the service converts its records, it stops the conversion. When the capture
 is closed the dialog emits ``captured`` with its path; the main window opens it.
 """
 
@@ -166,10 +167,13 @@ class ProfileDialog(QDialog):
         self._thread.start()
 
     def cancel(self) -> None:
-        """Stop the script; what was captured so far is kept."""
+        """Stop the script (once it has ended: the conversion of its records); what was captured
+        (converted) so far is kept."""
         if self._service is not None and self.running:
+            converting = self._service.progress.phase == "converting"
             self._service.cancel()
-            self.status.setText("Stopping — keeping what was captured…")
+            self.status.setText("Stopping the conversion — keeping what was converted…" if converting
+                                else "Stopping — keeping what was captured…")
 
     def _cancel_or_close(self) -> None:
         if self.running:

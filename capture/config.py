@@ -21,6 +21,10 @@ it to the profiled child as JSON on its command line; both sides read the same f
                        are dropped and counted (as a real driver's ring would)
 ``max_seconds``,       stop the capture (the script is terminated, the capture kept, marked
 ``max_bytes``          incomplete) after this much wall time or this many bytes received
+``live``               the service converts the records into the capture while the script runs
+                       (off by default: it spools them to disk and converts them once the script
+                       has ended, as Nsight Systems processes its events after the run; on a
+                       machine with few cores a conversion beside the script slows it)
 =====================  =======================================================================
 """
 
@@ -52,6 +56,7 @@ class CaptureConfig:
     ring_records: int = 1 << 20
     max_seconds: float = 0.0  # 0: no limit
     max_bytes: int = 0  # 0: no limit
+    live: bool = False  # convert the records while the script runs (False: spool them, convert after it)
 
     def __post_init__(self) -> None:
         unknown = set(self.sources) - set(SOURCES)

@@ -220,7 +220,7 @@ class Recorder:
             if self.config.on("host_metrics") and not self.config.deterministic:
                 meta["host_metrics"] = read_sample()
             self._new_sites.clear()  # the hook holds this list
-            self.events += meta.pop("events")
+            self.events += meta["events"]  # also the service's progress while it only spools
             self.send(wire.RECORDS, meta, cols)
         finally:
             self.draining = False

@@ -20,12 +20,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from accelview.model.capture_writer import CaptureWriter
 
+from . import wire
 from .collector import RecordSink
 from .config import CaptureConfig
 from .ingest import Ingest
@@ -34,6 +36,7 @@ from .wire import FrameReader
 PIPE_BYTES = 1 << 20  # pipe buffer asked of Linux (F_SETPIPE_SZ; the default 64 KiB stalls the child)
 MAX_BUFFERED = 16 << 20  # bytes read from the child and not yet converted, at most
 FLUSH_ROWS = 1 << 16  # rows the writer holds before it appends them to the file
+REPORT_S = 0.1  # seconds between two progress reports
 BEHIND_BYTES = MAX_BUFFERED // 4  # a backlog the progress line mentions (~1.5 MB comes and goes when it keeps up)
 
 
@@ -46,13 +49,20 @@ class Progress:
     bytes_received: int = 0
     bytes_written: int = 0
     dropped: int = 0
-    # read from the child and not converted yet: the service is behind the script (at
-    # MAX_BUFFERED the script waits for it)
+    # converting while the script runs: read from the child and not converted yet, the service
+    # is behind the script (at MAX_BUFFERED the script waits for it)
     backlog_bytes: int = 0
+    # "recording" while the script runs; "converting" the spooled records once it has ended
+    phase: str = "recording"
+    converted_bytes: int = 0
 
     def describe(self) -> str:
-        """One line: elapsed, events, MB written, and how far behind the service is, when it is."""
+        """One line: elapsed, events, MB written, and how far behind the service is, when it is
+        (converting after the script: how far the conversion is)."""
         text = f"{self.elapsed_s:.1f} s, {self.events:,} events, {self.bytes_written / 1e6:.1f} MB written"
+        if self.phase == "converting":
+            done = self.converted_bytes / self.bytes_received if self.bytes_received else 1.0
+            return f"{self.elapsed_s:.1f} s, converting the records: {done:.0%} ({self.events:,} events so far)"
         if self.backlog_bytes >= BEHIND_BYTES:
             text += f", {self.backlog_bytes / 1e6:.1f} MB still to convert"
         return text
@@ -152,19 +162,23 @@ class CaptureService:
         self.stdin = stdin
         self._cancel = threading.Event()
         self.progress = Progress()
+        self._t0 = time.monotonic()
+        self._events = 0  # while spooling: events received so far
 
     def cancel(self) -> None:
         """Stop the run; what was captured so far is kept (the capture is marked incomplete)."""
         self._cancel.set()
 
     def run(self) -> ProfileResult:
-        """Run the child, stream its records into the file, close it; returns how it ended."""
+        """Run the child, stream its records into the file (or spool them and convert them once it
+        has ended), close it; returns how it ended."""
         cfg = self.config
         writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": {"service_pid": os.getpid()}},
                                flush_rows=FLUSH_ROWS)
         ingest = Ingest(writer)
         sink = RecordSink(ingest.handle)
-        reader = FrameReader()
+        spool = None if cfg.live else _Spool(writer.path)
+        reader = FrameReader(columns=spool is None)  # spooling: only each frame's JSON, for the progress line
         r, w = os.pipe()
         with contextlib.suppress(OSError, AttributeError):  # a deeper pipe: the child rarely waits for a flush
             fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
@@ -174,10 +188,12 @@ class CaptureService:
         except BaseException:
             os.close(r)
             os.close(w)
+            if spool is not None:
+                spool.remove()
             writer.close(False, "the profiled process could not be started")
             raise
         os.close(w)
-        t0 = time.monotonic()
+        self._t0 = t0 = time.monotonic()
         stop_reason, stop_at, last_flush, last_report = "", 0.0, t0, 0.0
         pipe = _PipeReader(r)  # empties the pipe as fast as the child fills it: the child never waits for us
         try:
@@ -185,8 +201,13 @@ class CaptureService:
                 data = pipe.get(0.1)
                 if data is None:
                     break
-                for kind, meta, cols in reader.feed(data):
-                    sink.handle(kind, meta, cols)
+                if spool is not None:
+                    spool.write(data)
+                    for kind, meta, _ in reader.feed(data):
+                        self._count(kind, meta)
+                else:
+                    for kind, meta, cols in reader.feed(data):
+                        sink.handle(kind, meta, cols)
                 now = time.monotonic()
                 if not stop_reason:
                     stop_reason = self._should_stop(now - t0, reader.bytes)
@@ -195,12 +216,18 @@ class CaptureService:
                         _signal(proc, signal.SIGTERM)
                 elif now - stop_at > self.grace_s:
                     _signal(proc, signal.SIGKILL)
-                if now - last_flush >= 1.0:
+                if now - last_flush >= 1.0 and spool is None:
                     writer.flush()
                     last_flush = now
-                if now - last_report >= 0.1:
+                if now - last_report >= REPORT_S:
                     last_report = now
-                    self._report(now - t0, ingest, reader, writer, pipe.buffered)
+                    self._report(ingest, reader.bytes, writer, spool, pipe.buffered)
+            rc = proc.wait()
+            torn = reader.pending
+            if spool is not None:
+                torn, stopped = self._convert(spool, sink, ingest, writer)
+                if stopped:
+                    stop_reason = stopped if not stop_reason else f"{stop_reason}; {stopped}"
         except BaseException:
             _signal(proc, signal.SIGKILL)
             proc.wait()
@@ -208,16 +235,49 @@ class CaptureService:
             raise
         finally:
             pipe.close()
-        rc = proc.wait()
+            if spool is not None:
+                spool.remove()
         exit_code = rc if rc >= 0 else 128 - rc
-        complete, reason = self._outcome(rc, stop_reason, ingest, reader.pending)
+        complete, reason = self._outcome(rc, stop_reason, ingest, torn)
         if sink.error:
             lost = f"the service could not convert {sink.lost_frames} frame(s) of records ({sink.error})"
             complete, reason = False, f"{reason}; {lost}" if reason else lost
-        self._report(time.monotonic() - t0, ingest, reader, writer)
+        self._report(ingest, reader.bytes, writer)
         ingest.close(complete, reason, {"exit_code": exit_code, "wall_s": round(time.monotonic() - t0, 3)})
         self.progress.bytes_written = cfg_size(writer.path)  # the final file (no callback: the run is over)
         return ProfileResult(writer.path, exit_code, complete, reason, self.progress, ingest.dropped)
+
+    def _count(self, kind: bytes, meta: Mapping[str, Any]) -> None:
+        """While spooling: the events a frame brings (a frame of records counts its own; a producer
+        of rows sends running totals)."""
+        if kind == wire.RECORDS:
+            self._events += int(meta.get("events", 0))
+        elif kind == wire.STATS:
+            self._events = int(meta.get("events", self._events))
+
+    def _convert(self, spool: _Spool, sink: RecordSink, ingest: Ingest, writer: CaptureWriter) -> tuple[int, str]:
+        """Convert the spooled stream into the capture, chunk by chunk (memory stays what one chunk
+        needs). Returns the bytes of a last frame cut short, and why the conversion stopped
+        early: cancelling now stops it (cancelling the script before did not: its records are
+        converted), keeping what was converted."""
+        self._cancel.clear()
+        self.progress.phase = "converting"
+        reader = FrameReader()
+        last_flush, last_report = time.monotonic(), 0.0
+        for chunk in spool.chunks():
+            for kind, meta, cols in reader.feed(chunk):
+                sink.handle(kind, meta, cols)
+            now = time.monotonic()
+            if self._cancel.is_set():
+                left = spool.size - spool.read
+                return 0, f"cancelled while converting ({left / 1e6:.1f} MB of records not converted)"
+            if now - last_flush >= 1.0:
+                writer.flush()
+                last_flush = now
+            if now - last_report >= REPORT_S:
+                last_report = now
+                self._report(ingest, spool.size, writer, spool)
+        return reader.pending, ""
 
     def _should_stop(self, elapsed: float, received: int) -> str:
         cfg = self.config
@@ -248,15 +308,52 @@ class CaptureService:
             return False, f"the script exited with status {end['exit_code']}" + (f" ({error})" if error else "")
         return True, ""
 
-    def _report(self, elapsed: float, ingest: Ingest, reader: FrameReader, writer: CaptureWriter,
+    def _report(self, ingest: Ingest, received: int, writer: CaptureWriter, spool: _Spool | None = None,
                 backlog: int = 0) -> None:
         p = self.progress
         p.backlog_bytes = backlog
-        p.elapsed_s, p.events, p.bytes_received = elapsed, int(ingest.stats.get("events", 0)), reader.bytes
-        p.bytes_written = cfg_size(writer.path)
+        p.elapsed_s, p.bytes_received = time.monotonic() - self._t0, received
+        if spool is None or p.phase == "converting":
+            p.events = int(ingest.stats.get("events", 0))
+            p.bytes_written = cfg_size(writer.path)
+        else:
+            p.events, p.bytes_written = self._events, spool.size
+        p.converted_bytes = spool.read if spool is not None else received
         p.dropped = sum(ingest.dropped.values())
         if self.on_progress:
             self.on_progress(p)
+
+
+class _Spool:
+    """The child's stream as it arrived, in a hidden file beside the capture (``.NAME.spool``):
+    written while the script runs, read back in chunks to convert once it has ended."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self, capture: Path) -> None:
+        self.path = capture.with_name(f".{capture.name}.spool")
+        self.file = open(self.path, "w+b")  # noqa: SIM115  (kept open for the run; closed by remove)
+        self.size = 0
+        self.read = 0
+
+    def write(self, data: bytes) -> None:
+        """Append bytes received from the child."""
+        self.file.write(data)
+        self.size += len(data)
+
+    def chunks(self) -> Iterator[bytes]:
+        """What was written, from the start, a chunk at a time (``read`` counts the bytes so far)."""
+        self.file.flush()
+        self.file.seek(0)
+        while chunk := self.file.read(self.CHUNK):
+            self.read += len(chunk)
+            yield chunk
+
+    def remove(self) -> None:
+        """Close and delete the spool."""
+        self.file.close()
+        with contextlib.suppress(OSError):
+            self.path.unlink()
 
 
 def cfg_size(path: Path) -> int:

@@ -120,11 +120,14 @@ class FrameWriter:
 
 
 class FrameReader:
-    """Accumulates bytes read from the pipe and yields whole frames."""
+    """Accumulates bytes read from the pipe and yields whole frames (``columns=False``: each
+    frame's kind and JSON part only, with no columns: a service that only spools the stream
+    reads no more of it than its progress needs)."""
 
-    def __init__(self) -> None:
+    def __init__(self, columns: bool = True) -> None:
         self._buf = bytearray()
         self.bytes = 0
+        self.columns = columns
 
     def feed(self, data: bytes) -> Iterator[tuple[bytes, dict[str, Any], dict[str, np.ndarray]]]:
         """Add ``data``; yield every frame now complete as (kind, meta, columns)."""
@@ -141,8 +144,10 @@ class FrameReader:
                 raise ValueError(f"capture stream: unknown frame kind {kind!r} (not an accelview child?)")
             start = pos + HEADER.size
             meta = json.loads(bytes(buf[start:start + jlen]))
-            with memoryview(buf) as view:
-                cols = decode_columns(meta, view[start + jlen:end])
+            cols: dict[str, np.ndarray] = {}
+            if self.columns:
+                with memoryview(buf) as view:
+                    cols = decode_columns(meta, view[start + jlen:end])
             yield kind, meta, cols
             pos = end
         del buf[:pos]

@@ -76,14 +76,15 @@ def test_a_script_that_raises_gives_a_capture_and_its_exit_status(tmp_path, capf
     assert trace.self_check() == []
 
 
-def test_a_child_killed_with_sigkill_leaves_a_readable_incomplete_capture(tmp_path) -> None:
+@pytest.mark.parametrize("live", [False, True], ids=["spooled", "live"])
+def test_a_child_killed_with_sigkill_leaves_a_readable_incomplete_capture(tmp_path, live) -> None:
     script = _script(tmp_path, """\
         for i in range(400):
             dev.launch("elementwise", elements=4096)
         os.kill(os.getpid(), 9)
         """)
     out = tmp_path / "killed.h5"
-    result = CaptureService(CaptureConfig(output=str(out), flush_events=100), [str(script), "10"]).run()
+    result = CaptureService(CaptureConfig(output=str(out), flush_events=100, live=live), [str(script), "10"]).run()
     assert result.exit_code == 128 + 9 and not result.complete
     trace = load_capture(out)
     assert not trace.complete and "SIGKILL" in trace.incomplete_reason
@@ -238,6 +239,58 @@ def test_a_time_limit_stops_the_script_and_keeps_the_capture(tmp_path) -> None:
     trace = load_capture(out)
     assert not trace.complete and trace.incomplete_reason == "time limit reached (1 s)"
     assert len(_api_slices(trace, "launch elementwise")) > 0 and trace.self_check() == []
+
+
+def test_converting_after_the_script_gives_the_capture_converting_live_gives(tmp_path) -> None:
+    script = _script(tmp_path)
+    traces, events, seen = [], [], []
+    for live in (False, True):
+        out = tmp_path / f"live={live}.h5"
+        result = CaptureService(CaptureConfig(output=str(out), deterministic=True, flush_events=16, live=live),
+                                [str(script), "40"], on_progress=lambda p: seen.append(p.phase)).run()
+        assert result.complete
+        traces.append(load_capture(out))
+        events.append(result.progress.events)
+    assert events[0] == events[1] == traces[0].metadata["capture"]["events"] > 200
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["live=False.h5", "live=True.h5", "work.py"]  # no spool left
+    spooled, live = traces
+    for name, table in live.tables.items():
+        for column in table.schema.names:
+            assert np.array_equal(spooled.tables[name][column], table[column]), f"{name}.{column}"
+    assert len(spooled.slices) > 200 and len(spooled.flows) >= 200 and spooled.self_check() == []
+    assert set(seen) == {"recording", "converting"}
+
+
+def test_cancelling_the_conversion_stops_it_and_keeps_what_was_converted(tmp_path, monkeypatch) -> None:
+    import accelview.capture.service as service
+
+    monkeypatch.setattr(service, "REPORT_S", 0.0)  # a progress report after every chunk converted
+    monkeypatch.setattr(service._Spool, "CHUNK", 8192)
+    script = _script(tmp_path, """\
+        for i in range(3000):
+            dev.launch("elementwise", elements=4096)
+        """)
+    out = tmp_path / "stopped.h5"
+
+    def progress(p: Progress) -> None:
+        if p.phase == "converting" and p.converted_bytes >= p.bytes_received // 2:
+            svc.cancel()
+
+    svc = CaptureService(CaptureConfig(output=str(out), flush_events=100), [str(script), "1"], on_progress=progress)
+    result = svc.run()
+    assert result.exit_code == 0 and not result.complete
+    assert result.reason.startswith("cancelled while converting (")
+    assert result.reason.endswith(" MB of records not converted)")
+    trace = load_capture(out)
+    assert not trace.complete and trace.incomplete_reason == result.reason and trace.self_check() == []
+    assert 500 < len(_api_slices(trace, "launch elementwise")) < 3000
+    assert not (tmp_path / ".stopped.h5.spool").exists()
+
+
+def test_progress_while_converting_says_how_far_it_is() -> None:
+    p = Progress(elapsed_s=4.0, events=9_000, bytes_received=8_000_000, converted_bytes=2_000_000,
+                 phase="converting")
+    assert p.describe() == "4.0 s, converting the records: 25% (9,000 events so far)"
 
 
 def test_progress_says_how_far_behind_the_service_is_only_when_it_is() -> None:
