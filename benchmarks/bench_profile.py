@@ -8,21 +8,25 @@
     from round to round, and a best traced run from a quick minute against a best plain run
     from another misleads by more than the tracer costs), also net of the garbage collector's
     time inside the script (a plain run keeps every record, so its collections cost more the
-    longer it runs); the same with call sites (``--call-sites``, off by default), and the
-    end-to-end time of the profile run (child start, finalizing the file). At
+    longer it runs); the same with call sites (``--call-sites``, off by default) and with the
+    service converting while the script runs (``--live``; by default it spools the records and
+    converts them after the script), and the end-to-end time of the profile run (child start,
+    converting, finalizing the file). At
     16 tokens (~15k events, 0.25 s) and 160 (~141k events, 2.4 s): the tracer also has costs
     paid once a run or once a name (first drains, each new launch name's call-site cell, each
     new shape's template), which weigh more in the short run. Capture on runs with
     ``--deterministic``: the simulator then models host time as a plain run does, so the
     difference is the tracer's alone; the profile's default (measured host time) is printed
     beside it.
-(b) Peak RSS of the service process while it streams 1M and 10M events into a capture, fed
+(b) Peak RSS of the service process while it takes 1M and 10M events into a capture (spooling
+    them, then converting them: "streaming"), fed
     by a synthetic producer that speaks the child's wire protocol as fast as it can (the
     simulator itself would need minutes for 10M events). Printed: peak RSS while streaming,
     peak RSS while closing (the sort into the capture layout, ``CaptureWriter.close``; the
     kernel's high-water mark is restarted when it begins, from the RSS printed in brackets),
     and the time of each.
-(c) Whether the capture service keeps up: the same loop, longer (``--service-tokens``), and three
+(c) How fast the capture service converts (with ``--live``: whether it keeps up; by default:
+    how long the user waits after the script): the same loop, longer (``--service-tokens``), and three
     other built-in workloads (tiny kernels, small pageable copies, a sync per op), each recorded
     in one process with the frames kept in memory, then replayed through the service's
     conversion (collector) and writing (``CaptureWriter``). Printed: events per second the
@@ -172,7 +176,7 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
     script.write_text(SCRIPT)
     from accelview.model.capture_reader import load_capture
 
-    off, on, sites, measured, total, events, rows = [], [], [], [], [], 0, 0
+    off, on, sites, live, measured, total, total_live, events, rows = [], [], [], [], [], [], [], 0, 0
     for i in range(repeat):
         off.append(_script_s(_run([sys.executable, str(script), str(tokens)], d)))
         out = d / f"on{tokens}-{i}.h5"
@@ -184,6 +188,9 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
         events = trace.metadata["capture"]["events"]
         rows = sum(len(t) for t in trace.tables.values()) + sum(len(t) for t in trace.truth.values())
         sites.append(_script_s(_run([*profile, "--force", "--deterministic", "--call-sites"], d)))
+        t = time.perf_counter()
+        live.append(_script_s(_run([*profile, "--force", "--deterministic", "--live"], d)))
+        total_live.append(time.perf_counter() - t)
         measured.append(_script_s(_run([*profile, "--force"], d)))
     (best_off, gc_off), (best_on, gc_on), best_sites = min(off), min(on), min(sites)[0]
 
@@ -207,9 +214,12 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
           f"keeps every record; the traced one hands them off); without it: {extra(on, True)}")
     print(f"    with call sites (--call-sites): {best_sites / best_off:.3f}x; {extra(sites)}; without garbage "
           f"collection {extra(sites, True)}")
+    print(f"    converting while the script runs (--live): {min(live)[0] / best_off:.3f}x; {extra(live)}; without "
+          f"garbage collection {extra(live, True)}")
     print(f"    profile's default, measured host time instead of the plain run's modelled time: "
           f"{min(measured)[0] / best_off:.3f}x (the simulator's own cost of the real clock included)")
-    print(f"    whole `accelview profile` run (child start-up, finalizing the file): {min(total):.2f} s")
+    print(f"    whole `accelview profile` run (child start-up, converting after the script, finalizing the file): "
+          f"{min(total):.2f} s; with --live {min(total_live):.2f} s")
 
 
 RATE_RUNS = (  # workload, params: about 1-2 s of script each
@@ -232,8 +242,9 @@ def service_rate(tokens: int, d: Path) -> None:
             raise SystemExit(f"service_rate: the service could not convert a frame of {name}: {r['error']}")
         made, taken = r["events"] / r["script_s"], r["events"] / r["stream_s"]
         print(f"    {name:15s} {r['events']:>8,} events: {made:>7,.0f}/s -> {taken:>7,.0f}/s "
-              f"({r['stream_s'] / r['events'] * 1e6:4.1f} us an event) {taken / made:.2f}x "
-              f"{'keeps up' if taken >= made else 'FALLS BEHIND'}; then closing the file {r['close_s']:.2f} s")
+              f"({r['stream_s'] / r['events'] * 1e6:4.1f} us an event) {taken / made:.2f}x: with --live it "
+              f"{'keeps up' if taken >= made else 'FALLS BEHIND'}, after the script it takes {made / taken:.2f} s "
+              f"a second of script; then closing the file {r['close_s']:.2f} s")
 
 
 def memory(counts: list[int], d: Path) -> None:

@@ -4,10 +4,11 @@ The recorder hooks every runtime API call (it records the session's calls in pla
 :meth:`HostLog.record`): it notes the user's call
 site, and every ``flush_events`` calls or ``flush_ms`` it *drains* the session
 (:func:`accelview.capture.sim.drain.drain`) and sends what finished since the last drain as
-one ``RECS`` frame of packed raw records (:mod:`.records`). Turning records into the
-capture's rows, counters, flows and truth is the service's work (:mod:`.collector`), on
-another core: the profiled program pays for the hook, reading the records into a few columns,
-a marshal and pickles, and a copy into the pipe. A timer thread (:meth:`Recorder._ticker`)
+one ``RECS`` frame of packed raw records (:mod:`.records`). Each device writes its finished
+commands into a ring of its own as they finish (:mod:`.sim.ring`), so a drain reads no cold
+records. Turning records into the capture's rows, counters, flows and truth is the service's
+work (:mod:`.collector`): the profiled program pays for the hook, the rings, packing their
+lists (``struct``, a marshal and pickles), and a copy into the pipe. A timer thread (:meth:`Recorder._ticker`)
 only marks a ``flush_ms`` drain due; the drains run on the script's thread, between two calls.
 """
 
@@ -29,7 +30,7 @@ import numpy as np
 from . import wire
 from .config import CaptureConfig
 from .hostmetrics import read_sample
-from .records import RecordPacker
+from .records import pack
 from .sim import api as sim_api
 from .sim import copies as sim_copies
 from .sim import graph as sim_graph
@@ -37,6 +38,7 @@ from .sim import hostlog as sim_hostlog
 from .sim import runtime as sim_runtime
 from .sim.drain import drain
 from .sim.hostlog import HostLog
+from .sim.ring import DeviceRing, Templates
 from .sim.runtime import Simulator
 
 Send = Callable[[bytes, Mapping[str, Any], Mapping[str, np.ndarray | bytes] | None], None]
@@ -65,7 +67,6 @@ class Recorder:
     def __init__(self, sim: Simulator, config: CaptureConfig, send: Send, process: str = "python",
                  extra_metadata: Mapping[str, Any] | None = None) -> None:
         self.sim, self.config, self.send = sim, config, send
-        self.packer = RecordPacker()
         self.sites: list[int] = []  # per call since the last drain: its call-site id (-1: none)
         self._site_ids: dict[tuple[int, int], int] = {}  # (id of a code, instruction offset) → site id
         self._codes: list[Any] = []
@@ -95,6 +96,9 @@ class Recorder:
         """Start seeing every API call of the session (and the timer of ``flush_ms``)."""
         log = self.sim.log
         log.record = self._hook(log)  # type: ignore[method-assign]  # this log's calls go through the hook
+        templates = Templates()
+        for dev in self.sim.devices:  # each device writes its finished commands into a ring of its own
+            dev.engine.finished = DeviceRing(templates)  # type: ignore[assignment]
         threading.Thread(target=self._ticker, name="accelview flush timer", daemon=True).start()
 
     def _hook(self, log: HostLog) -> Callable[[int, int, str, int, dict[str, Any]], None]:
@@ -212,7 +216,7 @@ class Recorder:
             collecting = gc.isenabled()
             gc.disable()  # packing makes many short-lived objects: no collections of the script's heap for them
             try:
-                meta, cols = self.packer.pack(d, sites, named=final)
+                meta, cols = pack(d, sites, named=final)
             finally:
                 if collecting:
                     gc.enable()

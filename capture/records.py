@@ -2,30 +2,27 @@
 
 The child does as little as it can per record. A drain's host calls and submissions
 (:class:`~.sim.drain.Drained`) are logged as columns already: their integers cross as the
-log's two lists, each packed by one ``struct.pack``. An op's fields are read with one list comprehension
-each (its attribute loads specialise to slot reads: 2.4x faster than a ``map`` of an
-``attrgetter``, which looks each one up the generic way; a command with a cost is an op,
-the runtime gives costs to ops only), and only those the service cannot know otherwise:
-its stream and name are its submission's (the service keeps the submissions of commands not
-finished yet, by correlation id; the last drain sends them too, see :meth:`RecordPacker.pack`). Its cost goes as its
-shape's number (``OpCost.shape``, given by the runtime's cost cache; the first op's cost of a
-shape is sent once per capture as the shape's template) and its jitter; an op the runtime
-did not cache gets a template of its own, for that frame only. Numbers cross as int64 and
-float64 columns, each list packed in C by ``struct.pack`` (13 ns a number; a ``marshal``
-takes 25, an ``array('q')`` 38), and an op's progress segments (a list of tuples) in one
+log's two lists, each packed by one ``struct.pack`` (13 ns a number; a ``marshal`` takes 25,
+an ``array('q')`` 38). The devices' ops were packed by their rings as each finished
+(:mod:`.sim.ring`) into one list, and cross as an int64 and a float64 column per field,
+with only what the service cannot know otherwise. An op's stream and name are its submission's (the service keeps the
+submissions of commands not finished yet, by correlation id; the last drain sends the names
+too, see :meth:`RecordPacker.pack`). Its cost goes as its shape's number (``OpCost.shape``,
+given by the runtime's cost cache; the first op's cost of a shape is sent once per capture
+as the shape's template) and its jitter; an op the runtime did not cache gets a template of
+its own, for that frame only. The progress segments of an op that has several go in one
 ``marshal`` (no memo: cheaper than a pickle, and the child and the service run the same
 Python); names and argument dicts in one pickle, where a name or an argument dict that comes
 back again in a frame (a stream's call arguments, an op shape's cached arguments) is pickled
 once and referred to after that. What is rare goes whole in ``side``: copies, graph replays,
 events (as tuples of their fields), memcpys, ranges. The service rebuilds the records and
 turns them into the capture's rows (:mod:`.collector`) on its own core.
-``RecordPacker`` (child) and ``RecordUnpacker`` (service) keep the templates sent and
-the unfinished submissions in step; each ``pack`` depends on the ones before it, as frames do.
+``RecordUnpacker`` (service) keeps the templates received and the unfinished submissions;
+each ``unpack`` depends on the ones before it, as frames do.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import marshal
 import math
@@ -33,7 +30,6 @@ import pickle
 import struct
 from collections.abc import Mapping, Sequence
 from itertools import chain, compress
-from operator import attrgetter, not_
 from typing import Any
 
 import numpy as np
@@ -42,91 +38,54 @@ from .sim.costs import OpCost
 from .sim.drain import Drained
 from .sim.engine import Command
 from .sim.hostlog import SUBMISSION_INTS, ApiCall
+from .sim.ring import OP_FIELDS, OP_FLOATS, OP_INTS, RingBatch
 
 Buffer = bytes | np.ndarray  # a column: its bytes, or a uint8 array of them
 
 # where a submission's stream, cid and chunk are among its integers (HostLog.submission_ints)
 _S_STREAM, _S_CID, _S_CHUNK = 1, 4, 5
-# a command that is not an op (rare) crosses as all its fields, read in C (pickling a slotted
-# dataclass whole walks dataclasses.fields in Python)
-_COMMAND = attrgetter(*(f.name for f in dataclasses.fields(Command)))
 _JITTER_AT = [f.name for f in dataclasses.fields(OpCost)].index("jitter")
 
 
-class RecordPacker:
-    """The child's side: ``pack(drained)`` → (frame metadata, columns)."""
+def pack(d: Drained, sites: Sequence[int] | None = None, named: bool = False) -> tuple[
+        dict[str, Any], dict[str, bytes]]:
+    """The child's side: one drain, its devices' commands as their rings wrote them
+    (:mod:`.sim.ring`), as frame metadata (JSON-able) and columns, each as its bytes (the wire
+    sends them as ``uint8`` columns: no numpy in the child's path); ``sites``: a call-site id per call (-1: none;
+    None: no call sites recorded, an empty column). ``named``: the ops carry their own
+    names too (the last drain: a script stopped by a signal between a command's submission
+    to the device and its entry in the host log left an op that no logged submission names)."""
+    batches = d.commands
+    if not all(isinstance(b, RingBatch) for b in batches):
+        raise TypeError("pack: the devices' commands must come from their rings (the recorder installs them)")
+    cols: dict[str, bytes] = {}
+    # the host log's integers as they are (each record's back to back), and each call's site id:
+    # struct.pack of the list (13 ns an integer, marshal 25, array('q') 38)
+    cols["call_ints"] = _packed("q", d.call_ints)
+    cols["submission_ints"] = _packed("q", d.submission_ints)
+    cols["sites"] = b"" if sites is None else _packed("q", sites)
+    cols["k_count"] = _packed("q", [b.commands for b in batches])
+    ops = batches[0].ops if len(batches) == 1 else list(chain.from_iterable(b.ops for b in batches))
+    n = len(OP_FIELDS)
 
-    def __init__(self) -> None:
-        self.sent: set[int] = set()  # the shapes whose cost has been sent (OpCost.shape)
-        self.uncached = -1  # the number of the last cost sent whole (an op with no shape: negative numbers)
+    def column(name: str) -> list[Any]:
+        return ops[OP_FIELDS.index(name)::n]
 
-    def pack(self, d: Drained, sites: Sequence[int] | None = None, named: bool = False) -> tuple[
-            dict[str, Any], dict[str, bytes]]:
-        """One drain as frame metadata (JSON-able) and columns, each as its bytes (the wire sends
-        them as ``uint8`` columns: no numpy in the child's path); ``sites``: a call-site id per call
-        (-1: none; None: no call sites recorded, an empty column). ``named``: the ops carry
-        their own streams and names too (the last drain: a script stopped by a signal between a
-        command's submission to the device and its entry in the host log left an op that no
-        logged submission names)."""
-        cols: dict[str, bytes] = {}
-        # the host log's integers as they are (each record's back to back), and each call's site id:
-        # struct.pack of the list (13 ns an integer, marshal 25, array('q') 38)
-        cols["call_ints"] = _packed("q", d.call_ints)
-        cols["submission_ints"] = _packed("q", d.submission_ints)
-        cols["sites"] = b"" if sites is None else _packed("q", sites)
-        cmds = list(chain.from_iterable(d.commands))
-        cols["k_count"] = _packed("q", list(map(len, d.commands)))
-        costs = [c.cost for c in cmds]
-        # every command an op: one C scan of truth values, no list (a cost is always true; ``None in
-        # costs`` would call OpCost.__eq__ on each)
-        others: list[tuple[int, Command]] = []
-        if not all(costs):  # copies, events, graph replays: rare, sent whole with their place
-            flags = list(map(not_, costs))
-            i = -1
-            with contextlib.suppress(ValueError):  # each found by a C scan from the one before
-                while True:
-                    i = flags.index(True, i + 1)
-                    others.append((i, cmds[i]))
-            for i, _ in reversed(others):
-                del cmds[i], costs[i]
-        ops = cmds
-        works = [c.shape for c in costs]
-        templates = self._templates(works, costs)
-        cols["op_ints"] = _packed("q", works, [c.cid for c in ops])
-        cols["op_floats"] = _packed("d", [c.jitter for c in costs], [c.start_ns for c in ops], [c.end_ns for c in ops])
-        cols["segments"] = marshal.dumps([c.segments for c in ops], 2)
-        # names and argument dicts: the same few objects again and again, each pickled once per frame
-        cols["objects"] = _dump([d.call_objects, d.submission_names, [c.args for c in ops], [c.cause for c in ops]])
-        cols["side"] = _dump({"costs": templates, "others": [(i, _COMMAND(c)) for i, c in others],
-                              "named": [(c.stream, c.name) for c in ops] if named else None,
-                              "memcpys": [(m.start_ns, m.end_ns, m.name, m.cid, m.args) for m in d.memcpys],
-                              "ranges": [(r.start_ns, r.end_ns, r.name) for r in d.ranges]})
-        # len(d), without asking every command how many records it left: an op leaves one
-        events = d.n_calls + len(d.submission_names) + len(d.memcpys) + len(d.ranges) + len(ops) + sum(
-            c.records for _, c in others)
-        meta = {"waits": d.waits, "horizon_ns": d.horizon_ns, "host_now_ns": d.host_now_ns, "events": events}
-        return meta, cols
-
-    def _templates(self, works: list[int], costs: list[OpCost]) -> list[tuple[int, OpCost]]:
-        """The costs the service has not seen, by number: a new shape's first op's cost. An op
-        whose shape the runtime did not cache (-1) gets its own negative number in ``works``."""
-        new = set(works).difference(self.sent)
-        if not new:
-            return []
-        out = [(n, costs[works.index(n)]) for n in new if n >= 0]
-        self.sent.update(new)
-        if -1 in new:
-            self.sent.discard(-1)
-            i = works.index(-1)
-            while True:
-                self.uncached -= 1
-                works[i] = self.uncached
-                out.append((self.uncached, costs[i]))
-                try:
-                    i = works.index(-1, i + 1)
-                except ValueError:
-                    return out
-        return out
+    cols["op_ints"] = _packed("q", *map(column, OP_INTS))
+    cols["op_floats"] = _packed("d", *map(column, OP_FLOATS))
+    cols["segments"] = marshal.dumps(list(chain.from_iterable(b.segments for b in batches)), 2)
+    # names and argument dicts: the same few objects again and again, each pickled once per frame
+    cols["objects"] = _dump([d.call_objects, d.submission_names, column("args"), column("cause"),
+                             column("name") if named else None])
+    others, first = [], 0
+    for b in batches:  # each device's place of a command among all the frame's commands
+        others += [(first + i, fields) for i, fields in b.others]
+        first += b.commands
+    cols["side"] = _dump({"costs": list(chain.from_iterable(b.costs for b in batches)), "others": others,
+                          "memcpys": [(m.start_ns, m.end_ns, m.name, m.cid, m.args) for m in d.memcpys],
+                          "ranges": [(r.start_ns, r.end_ns, r.name) for r in d.ranges]})
+    meta = {"waits": d.waits, "horizon_ns": d.horizon_ns, "host_now_ns": d.host_now_ns, "events": len(d)}
+    return meta, cols
 
 
 def _packed(code: str, *lists: list[Any]) -> bytes:
@@ -166,7 +125,7 @@ class RecordUnpacker:
         side = _load(cols["side"])
         self.costs.update(side["costs"])
         self.fields.update((n, list(c.__reduce__()[1])) for n, c in side["costs"])  # quick_init's field tuple
-        calls, submissions, *op_objects = _load(cols["objects"])
+        calls, submissions, args, causes, names = _load(cols["objects"])
         subs = _ints(cols["submission_ints"]).reshape(-1, SUBMISSION_INTS)
         if len(subs) != len(submissions):  # a signal stopped the script between a submission's integers and its name
             subs = subs[:min(len(subs), len(submissions))]
@@ -175,10 +134,15 @@ class RecordUnpacker:
         self.submitted.update(zip(subs[whole, _S_CID].tolist(), zip(
             subs[whole, _S_STREAM].tolist(), compress(submissions, whole.tolist()), strict=True), strict=True))
         others = [(i, Command(*fields)) for i, fields in side["others"]]
-        segments = marshal.loads(cols["segments"])
-        works, cids = _ints(cols["op_ints"]).reshape(2, len(segments)).tolist()
-        jitters, starts, ends = np.frombuffer(cols["op_floats"], dtype="<f8").reshape(3, len(segments)).tolist()
-        cmds = self._commands([works, jitters, cids, starts, ends, segments], op_objects, others, side["named"])
+        ints = dict(zip(OP_INTS, _ints(cols["op_ints"]).reshape(len(OP_INTS), -1).tolist(), strict=True))
+        floats = np.frombuffer(cols["op_floats"], dtype="<f8").reshape(len(OP_FLOATS), -1)
+        floats = dict(zip(OP_FLOATS, floats.tolist(), strict=True))
+        several = iter(marshal.loads(cols["segments"]))
+        segments = [[(a, b, moved, n)] if k == 1 else (next(several) if k else []) for k, a, b, moved, n in zip(
+            ints["segments"], floats["t0"], floats["t1"], floats["moved"], ints["sharers"], strict=True)]
+        numbers = [ints["shape"], floats["jitter"], ints["cid"], floats["start"], floats["end"]]
+        named = None if names is None else list(zip(ints["stream"], names, strict=True))
+        cmds = self._commands([*numbers, segments], [args, causes], others, named)
         for n, _ in side["costs"]:
             if n < 0:  # the cost of an op with no shape: this frame's only
                 del self.costs[n], self.fields[n]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import math
 import time
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -12,27 +13,59 @@ from accelview.capture import wire
 from accelview.capture.collector import RecordSink
 from accelview.capture.config import CaptureConfig
 from accelview.capture.recorder import traced_simulator
-from accelview.capture.records import RecordPacker, RecordUnpacker
+from accelview.capture.records import RecordUnpacker, pack
 from accelview.capture.sim import api
 from accelview.capture.sim.costs import op_cost
 from accelview.capture.sim.drain import drain
 from accelview.capture.sim.engine import Command
 from accelview.capture.sim.hostlog import HostLog
-from accelview.capture.sim.specs import load_spec
+from accelview.capture.sim.ring import DeviceRing, Templates
 
 
-def _session_in_drains(every: int = 40) -> list:
+class _KeptRing(DeviceRing):
+    """A device's ring that also keeps each command it wrote down, to compare with what crossed."""
+
+    __slots__ = ("kept",)
+
+    def __init__(self, templates: Templates) -> None:
+        super().__init__(templates)
+        self.kept: list[Command] = []
+
+    def append(self, c: Command) -> None:
+        super().append(c)
+        self.kept.append(c)
+
+
+def _with_rings(s) -> tuple[list[_KeptRing], Templates]:
+    templates = Templates()
+    rings = [_KeptRing(templates) for _ in s.devices]
+    for dev, ring in zip(s.devices, rings, strict=True):
+        dev.engine.finished = ring
+    return rings, templates
+
+
+def _drain(s, rings: list[_KeptRing], final: bool = False) -> tuple:
+    """A drain of the session, and the commands each device finished in it."""
+    d = drain(s, final)
+    kept = [r.kept[:] for r in rings]
+    for r in rings:
+        r.kept.clear()
+    return d, kept
+
+
+def _session_in_drains(every: int = 40, before_the_end=None) -> tuple[list, Templates]:
     """A session with ops, pinned and pageable copies, events, a graph replay and a phase,
-    drained every ``every`` API calls (as the recorder does)."""
+    drained every ``every`` API calls (as the recorder does): (drain, commands per device) each."""
     drains = []
     with api.session(seed=3) as s:
+        rings, templates = _with_rings(s)
         calls = [0]
 
         def record(*call) -> None:  # as the recorder does: the log's own record, then a drain when due
             HostLog.record(s.log, *call)
             calls[0] += 1
             if calls[0] % every == 0:
-                drains.append(drain(s))
+                drains.append(_drain(s, rings))
 
         s.log.record = record
         dev = s.device(0)
@@ -44,14 +77,19 @@ def _session_in_drains(every: int = 40) -> list:
                 dev.default_stream.wait_event(side.record_event())
                 dev.launch("gemm", m=8, n=1024, k=1024, name=f"gemm {i % 3}")
                 dev.launch("rmsnorm", tokens=8, hidden=1024, weights=w)
+        for _ in range(3):  # ops on two units at once share HBM: their bodies stretch, in several segments
+            dev.launch("elementwise", stream=side, elements=1 << 24)
+            dev.launch("gemm", m=1, n=8192, k=8192)
         with dev.graph("step") as g:
             dev.launch("gemm", m=1, n=1024, k=1024)
             dev.launch("attention", batch=1, heads=8, head_dim=128, q_len=1, kv_len=64)
         g.launch(kv_len=128)
         dev.copy(api.host_buffer((1024, 1024), "bf16", pinned=False), w)
+        if before_the_end is not None:
+            before_the_end(s)
     del s.log.record
-    drains.append(drain(s, final=True))
-    return drains
+    drains.append(_drain(s, rings, final=True))
+    return drains, templates
 
 
 def _through_the_wire(kind: bytes, meta: dict, cols: dict) -> tuple[dict, dict]:
@@ -75,14 +113,15 @@ def _same_command(a, b) -> None:
 
 
 def test_every_record_arrives_as_it_was_recorded() -> None:
-    drains = _session_in_drains()
+    drains, templates = _session_in_drains()
     assert len(drains) > 3
-    packer, unpacker = RecordPacker(), RecordUnpacker()
+    unpacker = RecordUnpacker()
     kinds = set()
-    for d in drains:
+    for d, commands in drains:
         sites = list(range(len(d.calls)))
-        meta, cols = packer.pack(d, sites)
-        assert meta.pop("events") == len(d)
+        meta, cols = pack(d, sites)
+        assert meta.pop("events") == len(d) == d.n_calls + len(d.submission_names) + len(d.memcpys) + len(
+            d.ranges) + sum(len(c.graph) if c.graph is not None else 1 for cmds in commands for c in cmds)
         meta, cols = _through_the_wire(wire.RECORDS, meta, cols)
         got, got_sites = unpacker.unpack(meta, cols)
         assert got_sites.tolist() == sites
@@ -90,34 +129,46 @@ def test_every_record_arrives_as_it_was_recorded() -> None:
         assert got.memcpys == d.memcpys and [tuple(w) for w in got.waits] == d.waits
         assert got.ranges == d.ranges
         assert got.horizon_ns == d.horizon_ns and got.host_now_ns == d.host_now_ns
-        for theirs, ours in zip(got.commands, d.commands, strict=True):
+        for theirs, ours in zip(got.commands, commands, strict=True):
             assert len(theirs) == len(ours)
             for a, b in zip(ours, theirs, strict=True):
                 _same_command(a, b)
                 kinds.add(a.kind)
     assert kinds == {"op", "copy", "record", "wait", "graph"}
-    assert len(unpacker.costs) == len(packer.sent)  # each shape's cost crossed once
+    segments = Counter(min(len(c.segments), 2) for _, commands in drains for cmds in commands for c in cmds
+                       if c.kind == "op")
+    assert segments[1] and segments[2]  # ops with one progress segment (packed) and with several (whole)
+    assert len(unpacker.costs) == len(templates.seen)  # each shape's cost crossed once
     assert sorted(unpacker.costs) == list(range(len(unpacker.costs)))  # the runtime numbers shapes 0, 1, ...
 
 
 def test_ops_whose_shape_was_not_cached_arrive_with_their_own_costs() -> None:
     """An op made without the runtime's cost cache (shape -1) cannot refer to a shape's template:
     its cost crosses whole, and the service keeps it for that frame only."""
-    drains = _session_in_drains()
-    packer, unpacker = RecordPacker(), RecordUnpacker()
-    changed = 0
-    for d in drains:
-        ops = [c for cmds in d.commands for c in cmds if c.kind == "op" and c.cost is not None]
-        if not changed and len(ops) >= 3:  # three ops of one drain, each of its own size
-            for c, m in zip(ops, (8, 16, 32), strict=False):
-                c.cost = op_cost(load_spec("gen5x16-141g"), "gemm", None, m=m, n=64, k=64)
-            changed = 3
-        got, _ = unpacker.unpack(*_through_the_wire(wire.RECORDS, *packer.pack(d)))
+    uncached = []
+
+    def three_uncached_ops(s) -> None:
+        for m in (8, 16, 32):
+            cid = s.next_cid()
+            cmd = Command(cid, "op", 0, s.clock.now, s.clock.now, f"gemm m={m}", args={"m": m},
+                          cost=op_cost(s.spec, "gemm", None, m=m, n=64, k=64))
+            s.device(0).engine.submit(cmd)
+            s.log.submit(0, 0, s.clock.now, s.clock.now, cmd.name, cid)
+            uncached.append(cmd)
+
+    drains, templates = _session_in_drains(before_the_end=three_uncached_ops)
+    unpacker = RecordUnpacker()
+    for d, commands in drains:
+        ops = [c for cmds in commands for c in cmds if c.kind == "op" and c.cost is not None]
+        got, _ = unpacker.unpack(*_through_the_wire(wire.RECORDS, *pack(d)))
         theirs = [c for cmds in got.commands for c in cmds if c.kind == "op" and c.cost is not None]
         assert [c.cost for c in theirs] == [c.cost for c in ops]
         assert [c.cost.shape for c in theirs] == [c.cost.shape for c in ops]
-    assert changed
-    assert all(n >= 0 for n in unpacker.costs) and -1 not in packer.sent
+    crossed = {c.cid: c for d, commands in drains for cmds in commands for c in cmds}
+    assert [crossed[c.cid].cost.shape for c in uncached] == [-1, -1, -1]
+    assert len({c.cost for c in uncached}) == 3
+    assert all(n >= 0 for n in unpacker.costs) and all(n >= 0 for n in templates.seen)
+    assert templates.uncached == -4  # each of the three crossed under a number of its own
 
 
 def test_a_bad_records_frame_is_skipped_and_reported_the_rest_is_kept() -> None:
@@ -206,17 +257,18 @@ def test_a_script_stopped_between_a_submission_and_its_log_entry_loses_no_op() -
     """A signal can stop the script after a command went to the device and before the host log
     has its submission (or its submission's name): the last drain still brings that op whole."""
     with api.session(seed=1) as s:
+        _with_rings(s)
         dev = s.device(0)
         dev.launch("gemm", m=8, n=64, k=64)
-        packer, unpacker = RecordPacker(), RecordUnpacker()
+        unpacker = RecordUnpacker()
         d = drain(s)
-        unpacker.unpack(*_through_the_wire(wire.RECORDS, *packer.pack(d, [0] * d.n_calls)))
+        unpacker.unpack(*_through_the_wire(wire.RECORDS, *pack(d, [0] * d.n_calls)))
         orphan = Command(9_999, "op", 0, s.clock.now, s.clock.now, "orphan",
                          cost=op_cost(s.spec, "gemm", s.rng, m=8, n=64, k=64), args={"op": "gemm"})
         dev.engine.submit(orphan)  # the device has it; the host log never will
         s.log.submission_ints.extend((0, 0, 1, 2, 9_998, -1))  # and a submission cut off before its name
         d = drain(s, final=True)
-    meta, cols = packer.pack(d, [], named=True)
+    meta, cols = pack(d, [], named=True)
     got, _ = unpacker.unpack(*_through_the_wire(wire.RECORDS, meta, cols))
     (op,) = [c for c in got.commands[0] if c.cid == 9_999]
     assert (op.stream, op.name, op.cost) == (0, "orphan", orphan.cost)

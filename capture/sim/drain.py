@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .engine import Command
 from .hostlog import HostRecords
+from .ring import DeviceRing, RingBatch
 
 if TYPE_CHECKING:
     from .runtime import Simulator
@@ -23,9 +24,10 @@ if TYPE_CHECKING:
 @dataclass
 class Drained(HostRecords):
     """Records finished since the previous drain (the host's as :class:`~.hostlog.HostLog` logs
-    them; ``ranges``: annotated phases that have ended)."""
+    them; ``ranges``: annotated phases that have ended). ``commands``: per device, the commands
+    it finished, in finishing order, or, where a tracer gave it a ring, what the ring wrote."""
 
-    commands: list[list[Command]] = field(default_factory=list)  # per device, in finishing order
+    commands: list[list[Command] | RingBatch] = field(default_factory=list)
     horizon_ns: list[float] = field(default_factory=list)  # per device: no later command starts before this
     host_now_ns: int = 0
 
@@ -36,7 +38,8 @@ class Drained(HostRecords):
 
     def __len__(self) -> int:
         host = self.n_calls + len(self.memcpys) + len(self.ranges) + len(self.submission_names)
-        return host + sum(c.records for cmds in self.commands for c in cmds)
+        return host + sum(cmds.records if isinstance(cmds, RingBatch) else sum(c.records for c in cmds)
+                          for cmds in self.commands)
 
 
 def _take(owner: Any, name: str) -> Any:
@@ -45,6 +48,13 @@ def _take(owner: Any, name: str) -> Any:
     out = getattr(owner, name)
     setattr(owner, name, [])
     return out
+
+
+def _finished(engine: Any) -> list[Command] | RingBatch:
+    """What a device finished since the last drain, taken from it."""
+    if isinstance(engine.finished, DeviceRing):
+        return engine.finished.take()
+    return _take(engine, "finished")
 
 
 _HOST_LISTS = ("call_ints", "call_objects", "submission_ints", "submission_names", "memcpys", "waits", "ranges")
@@ -69,6 +79,6 @@ def drain(sim: Simulator, final: bool = False) -> Drained:
         sim.finish()
     log = sim.log
     out = Drained(*(_take(log, f) for f in _HOST_LISTS),
-                  commands=[_take(d.engine, "finished") for d in sim.devices], host_now_ns=sim.clock.now)
+                  commands=[_finished(d.engine) for d in sim.devices], host_now_ns=sim.clock.now)
     out.horizon_ns = [math.inf if final else horizon(sim, i) for i in range(len(sim.devices))]
     return out
