@@ -9,6 +9,7 @@ is closed the dialog emits ``captured`` with its path; the main window opens it.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import subprocess
 from pathlib import Path
@@ -42,7 +43,8 @@ class _Worker(QObject):
     def __init__(self, service: Any) -> None:
         super().__init__()
         self.service = service
-        service.on_progress = self.progressed.emit
+        # a copy each time: the service goes on updating its Progress while the GUI thread shows one
+        service.on_progress = lambda p: self.progressed.emit(dataclasses.replace(p))
 
     def run(self) -> None:
         from accelview.model import AccelviewError
@@ -162,6 +164,7 @@ class ProfileDialog(QDialog):
         self._worker.failed.connect(self._failed)
         self.start_button.setEnabled(False)
         self.cancel_button.setText("Stop")
+        self.bar.setRange(0, 0)
         self.bar.show()
         self.status.setText(f"Starting {Path(script).name}…")
         self._thread.start()
@@ -183,6 +186,9 @@ class ProfileDialog(QDialog):
 
     def _show_progress(self, p: Any) -> None:
         self.status.setText(p.describe())
+        if p.phase == "converting" and p.bytes_received:  # its length is known now: how far it is
+            self.bar.setRange(0, 100)
+            self.bar.setValue(round(100 * p.converted_bytes / p.bytes_received))
 
     def _done(self, result: Any) -> None:
         self.result = result

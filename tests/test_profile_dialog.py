@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -78,6 +80,47 @@ def test_cancel_stops_the_script_and_keeps_the_capture(qtbot, script, tmp_path, 
     trace = load_capture(out)
     assert not trace.complete and trace.incomplete_reason == "cancelled"
     assert len(trace.slices) > 0
+
+
+def test_stop_while_converting_stops_the_conversion_and_the_bar_shows_how_far_it_is(
+        qtbot, script, tmp_path, monkeypatch) -> None:
+    import accelview.capture.service as service
+
+    monkeypatch.setattr(service, "REPORT_S", 0.0)  # a progress report after every chunk converted
+    monkeypatch.setattr(service._Spool, "CHUNK", 4096)
+    chunks = service._Spool.chunks
+
+    def slowly(self):  # a conversion long enough to be stopped half way
+        for chunk in chunks(self):
+            time.sleep(0.005)
+            yield chunk
+
+    monkeypatch.setattr(service._Spool, "chunks", slowly)
+    out = tmp_path / "half.h5"
+    dialog = ProfileDialog(script=str(script), output=str(out))
+    qtbot.addWidget(dialog)
+    dialog.args.setText("3000")
+    seen: list[tuple[str, int, int]] = []
+
+    def watch(p) -> None:  # runs after the dialog's own slot: the bar as it was just set
+        seen.append((p.phase, dialog.bar.maximum(), dialog.bar.value()))
+        if p.phase == "converting" and dialog.bar.value() >= 30 and "Stopping" not in dialog.status.text():
+            dialog.cancel_button.click()
+
+    dialog.start()
+    dialog._worker.progressed.connect(watch)
+    with qtbot.waitSignal(dialog.captured, timeout=60_000):
+        pass
+    dialog.wait()
+    recording = [m for phase, m, _ in seen if phase == "recording"]
+    converting = [(m, v) for phase, m, v in seen if phase == "converting"]
+    assert recording and set(recording) == {0}  # busy while the script runs: its length is unknown
+    assert converting and {m for m, _ in converting} == {100}
+    values = [v for _, v in converting]
+    assert values == sorted(values) and 30 <= values[-1] < 100
+    assert dialog.result.reason.startswith("cancelled while converting")
+    trace = load_capture(out)  # what was converted (the CLI's tests count it)
+    assert not trace.complete and trace.incomplete_reason == dialog.result.reason
 
 
 def test_a_missing_script_is_reported_in_the_dialog(qtbot, tmp_path) -> None:
