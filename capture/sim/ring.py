@@ -8,9 +8,9 @@ one ``list.extend``) the moment it finishes, while it is still in the cache, and
 simulator frees it right after. Read and freed at the next drain instead, a dozen cold
 objects per op cost the traced script ~2.6 µs an op: the drains of a 160-token llm run took
 119–129 ms, and 36–46 ms with the ring. Freed at once, the commands also no longer count
-towards the garbage collector's next collection: under cachegrind, a 64-token run executed
-3.73 G instructions traced the old way, 3.35 G with the ring, and 3.43 G untraced (where
-every command is kept, and each collection has more to walk). Commands that are not ops (copies, events, graph
+towards the garbage collector's next collection: the traced script's collections took 28–32
+ms of a 160-token run, against 86 ms before and 112–123 ms untraced (where every command is
+kept, and each collection has more to walk). Commands that are not ops (copies, events, graph
 replays: rare) are kept as their fields with their place among the device's commands. An
 op's cost crosses as its shape's number; the first op of each shape leaves the shape's cost
 as its template (:class:`Templates`, shared by the devices of a session, as the numbers are).
