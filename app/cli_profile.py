@@ -12,7 +12,8 @@ are traced. The service spools what the child sends and converts it into the cap
 script has ended (``--live``: while it runs). A progress line (elapsed, events, MB written;
 then how far the conversion is, or with ``--live`` the MB the service has still to convert
 when it falls behind the script) is shown when stderr is a terminal; the last line says where
-the capture is and how to open it.
+the capture is and how to open it. Ctrl-C, SIGTERM and SIGHUP stop the script and keep the
+capture; once the script has ended, they stop the conversion and keep what was converted.
 """
 
 from __future__ import annotations
@@ -136,11 +137,14 @@ def run(args: argparse.Namespace) -> int:
     line = _ProgressLine(args.workload or args.script) if sys.stderr.isatty() else None
     service = CaptureService(config, [args.script, *args.script_args] if args.script else (), args.workload,
                              args.param, on_progress=line.update if line else None)
-    previous = signal.signal(signal.SIGINT, lambda *_: service.cancel())  # Ctrl-C: stop, keep the capture
+    # Ctrl-C, a kill or a closed terminal: stop the script (again: stop the conversion), keep the capture
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {s: signal.signal(s, lambda *_: service.cancel()) for s in stops}
     try:
         result = service.run()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
         if line:
             line.clear()
     state = "complete" if result.complete else f"incomplete: {result.reason}"

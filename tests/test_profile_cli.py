@@ -228,6 +228,34 @@ def test_the_service_is_not_left_with_the_pipe_open(tmp_path) -> None:
     assert len(os.listdir("/proc/self/fd")) == before
 
 
+def test_the_profile_command_stopped_by_sigterm_closes_the_capture(tmp_path) -> None:
+    """A kill of ``accelview profile`` itself (or a closed terminal's SIGHUP) is a cancel: the
+    script stops, and what it sent is converted and closed, not left in the spool."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = _script(tmp_path, """\
+        while True:
+            dev.launch("elementwise", elements=4096)
+        """)
+    out = tmp_path / "killed-service.h5"
+    proc = subprocess.Popen([sys.executable, "-m", "accelview.app.cli", "profile", str(script), "1", "-o", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    spool = tmp_path / ".killed-service.h5.spool"
+    deadline = time.monotonic() + 30
+    while (not spool.exists() or spool.stat().st_size < 200_000) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the script has sent a few drains
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM  # the script's status: it was stopped
+    assert "incomplete: cancelled" in err and "Traceback" not in err
+    trace = load_capture(out)
+    assert not trace.complete and trace.incomplete_reason == "cancelled" and trace.self_check() == []
+    assert len(_api_slices(trace, "launch elementwise")) > 1000 and not spool.exists()
+
+
 def test_a_time_limit_stops_the_script_and_keeps_the_capture(tmp_path) -> None:
     script = _script(tmp_path, """\
         while True:
