@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from accelview.model.capture_writer import CaptureWriter
+from accelview.model.errors import CaptureError
 
 from . import wire
 from .collector import RecordSink
 from .config import CaptureConfig
 from .ingest import Ingest
-from .wire import FrameReader
+from .wire import HEADER, KINDS, FrameReader
 
 PIPE_BYTES = 1 << 20  # pipe buffer asked of Linux (F_SETPIPE_SZ; the default 64 KiB stalls the child)
 MAX_BUFFERED = 16 << 20  # bytes read from the child and not yet converted, at most
@@ -173,11 +174,13 @@ class CaptureService:
         """Run the child, stream its records into the file (or spool them and convert them once it
         has ended), close it; returns how it ended."""
         cfg = self.config
-        writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": {"service_pid": os.getpid()}},
-                               flush_rows=FLUSH_ROWS)
+        about = {"service_pid": os.getpid()}
+        if not cfg.live:  # what a reader of the file tells the user if this process dies before converting
+            about["spool"] = spool_of(Path(cfg.output)).name
+        writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": about}, flush_rows=FLUSH_ROWS)
         ingest = Ingest(writer)
         sink = RecordSink(ingest.handle)
-        spool = None if cfg.live else _Spool(writer.path)
+        spool = None if cfg.live else _Spool(spool_of(writer.path))
         reader = FrameReader(columns=spool is None)  # spooling: only each frame's JSON, for the progress line
         r, w = os.pipe()
         with contextlib.suppress(OSError, AttributeError):  # a deeper pipe: the child rarely waits for a flush
@@ -243,6 +246,7 @@ class CaptureService:
             lost = f"the service could not convert {sink.lost_frames} frame(s) of records ({sink.error})"
             complete, reason = False, f"{reason}; {lost}" if reason else lost
         self._report(ingest, reader.bytes, writer)
+        writer.builder.metadata["capture"].pop("spool", None)  # converted: nothing is left in it
         ingest.close(complete, reason, {"exit_code": exit_code, "wall_s": round(time.monotonic() - t0, 3)})
         self.progress.bytes_written = cfg_size(writer.path)  # the final file (no callback: the run is over)
         return ProfileResult(writer.path, exit_code, complete, reason, self.progress, ingest.dropped)
@@ -324,16 +328,62 @@ class CaptureService:
             self.on_progress(p)
 
 
+def spool_of(capture: Path) -> Path:
+    """Where a spooling service keeps the child's stream of ``capture``: ``.NAME.spool`` beside it."""
+    return capture.with_name(f".{capture.name}.spool")
+
+
+def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> ProfileResult:
+    """Convert a spool its capture service left unconverted (it was killed) into ``output``,
+    marked incomplete; the spool is removed once the capture is closed. Raises
+    :class:`CaptureError` for a file that is not a spool."""
+    try:
+        source = _Spool(spool, existing=True)
+    except OSError as e:
+        raise CaptureError(spool, f"cannot read: {e.strerror or e}") from None
+    try:
+        head = source.file.read(HEADER.size)
+        if len(head) < HEADER.size or HEADER.unpack(head)[0] not in KINDS:
+            raise CaptureError(spool, "is not a capture service's spool (no capture stream in it)")
+        writer = CaptureWriter(output, overwrite=overwrite, flush_rows=FLUSH_ROWS)
+        ingest = Ingest(writer)
+        sink = RecordSink(ingest.handle)
+        reader = FrameReader()
+        try:
+            for chunk in source.chunks():
+                for kind, meta, cols in reader.feed(chunk):
+                    sink.handle(kind, meta, cols)
+        except ValueError as e:  # a damaged stream: keep what came before it
+            sink.error = sink.error or str(e)
+        reason = "recovered from the spool of a capture service that stopped before converting it"
+        end = ingest.end
+        if end is not None:
+            reason += f"; the script had exited with status {end.get('exit_code')}"
+        elif reader.pending:
+            reason += f"; {reader.pending} B of a last, unfinished batch were lost"
+        if sink.error:
+            reason += f"; the service could not convert {max(sink.lost_frames, 1)} frame(s) ({sink.error})"
+        exit_code = int(end.get("exit_code", -1)) if end is not None else -1
+        ingest.close(False, reason, {"recovered_from": spool.name})
+    finally:
+        source.file.close()
+    spool.unlink(missing_ok=True)
+    progress = Progress(events=int(ingest.stats.get("events", 0)), bytes_received=source.size,
+                        bytes_written=cfg_size(writer.path), dropped=sum(ingest.dropped.values()))
+    return ProfileResult(writer.path, exit_code, False, reason, progress, ingest.dropped)
+
+
 class _Spool:
-    """The child's stream as it arrived, in a hidden file beside the capture (``.NAME.spool``):
-    written while the script runs, read back in chunks to convert once it has ended."""
+    """The child's stream as it arrived, in a hidden file beside the capture (:func:`spool_of`):
+    written while the script runs, read back in chunks to convert once it has ended
+    (``existing``: one a service left behind, to convert)."""
 
     CHUNK = 1 << 20
 
-    def __init__(self, capture: Path) -> None:
-        self.path = capture.with_name(f".{capture.name}.spool")
-        self.file = open(self.path, "w+b")  # noqa: SIM115  (kept open for the run; closed by remove)
-        self.size = 0
+    def __init__(self, path: Path, existing: bool = False) -> None:
+        self.path = path
+        self.file = open(path, "rb" if existing else "w+b")  # noqa: SIM115  (kept open; closed by remove)
+        self.size = path.stat().st_size if existing else 0
         self.read = 0
 
     def write(self, data: bytes) -> None:
@@ -343,7 +393,8 @@ class _Spool:
 
     def chunks(self) -> Iterator[bytes]:
         """What was written, from the start, a chunk at a time (``read`` counts the bytes so far)."""
-        self.file.flush()
+        if self.file.writable():
+            self.file.flush()
         self.file.seek(0)
         while chunk := self.file.read(self.CHUNK):
             self.read += len(chunk)

@@ -71,7 +71,7 @@ class CaptureFile:
         self.complete = bool(attrs.get("complete", True)) and self.finalized
         self.incomplete_reason = str(attrs.get("incomplete_reason", "")) or (
             "" if self.finalized else "the recording was not closed (its process ended first); "
-                                      "recovered what was flushed")
+                                      "recovered what was flushed" + self._spool_hint())
         if not self.finalized:
             return
         self.strings = self._read_strings("strings")
@@ -115,6 +115,15 @@ class CaptureFile:
             return delta_decode(stored, first_row, rows, values)
         except ValueError as e:
             raise CaptureError(self.path, f"damaged anchor index of /{table}: {e}") from None
+
+    def _spool_hint(self) -> str:
+        """For a recording whose service spooled the records to convert them later: where the
+        rest is, and how to convert it."""
+        name = (self.metadata.get("capture") or {}).get("spool")
+        spool = Path(self.path).with_name(str(name)) if name else None
+        if spool is None or not spool.is_file():
+            return ""
+        return f"; the rest of its records are in {spool}: accelview convert {spool} {self.path} --force"
 
     def _read_strings(self, group: str) -> StringTable:
         try:

@@ -256,6 +256,43 @@ def test_the_profile_command_stopped_by_sigterm_closes_the_capture(tmp_path) -> 
     assert len(_api_slices(trace, "launch elementwise")) > 1000 and not spool.exists()
 
 
+def test_a_killed_profile_command_leaves_a_spool_that_convert_turns_into_the_capture(tmp_path, capfd) -> None:
+    """SIGKILL gives the service no chance to convert: the file it started says where the
+    records are and how to convert them, and ``accelview convert`` does it."""
+    import subprocess
+    import sys
+    import time
+
+    script = _script(tmp_path, """\
+        while True:
+            dev.launch("elementwise", elements=4096)
+        """)
+    out = tmp_path / "lost-service.h5"
+    spool = tmp_path / ".lost-service.h5.spool"
+    proc = subprocess.Popen([sys.executable, "-m", "accelview.app.cli", "profile", str(script), "1", "-o", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while (not spool.exists() or spool.stat().st_size < 200_000) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    left = load_capture(out)  # what the killed service had started
+    assert not left.complete and left.incomplete_reason.endswith(f"accelview convert {spool} {out} --force")
+    capfd.readouterr()
+    assert main(["convert", str(spool), str(out)]) == 2  # the started file is there: --force, as the hint says
+    assert main(["convert", str(spool), str(out), "--force"]) == 0
+    assert "incomplete: recovered from the spool" in capfd.readouterr().out
+    trace = load_capture(out)
+    assert not trace.complete and trace.incomplete_reason.startswith("recovered from the spool of a capture service")
+    assert len(_api_slices(trace, "launch elementwise")) > 1000 and trace.self_check() == []
+    assert not spool.exists()
+    bad = tmp_path / ".other.h5.spool"
+    bad.write_bytes(b"not a stream of frames")
+    assert main(["convert", str(bad), str(tmp_path / "other.h5")]) == 2
+    err = capfd.readouterr().err.strip()
+    assert err.count("\n") == 0 and str(bad) in err and "is not a capture service's spool" in err
+
+
 def test_a_time_limit_stops_the_script_and_keeps_the_capture(tmp_path) -> None:
     script = _script(tmp_path, """\
         while True:
