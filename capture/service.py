@@ -175,8 +175,14 @@ class CaptureService:
         has ended), close it; returns how it ended."""
         cfg = self.config
         about = {"service_pid": os.getpid()}
+        left = spool_of(Path(cfg.output))
+        if left.exists() and not cfg.overwrite:
+            raise CaptureError(cfg.output, f"{left} holds the records of a profile run that was killed before "
+                                           f"converting them (accelview convert {left} {cfg.output} --force); "
+                                           "use --force to overwrite both")
+        left.unlink(missing_ok=True)  # overwritten, as the capture is
         if not cfg.live:  # what a reader of the file tells the user if this process dies before converting
-            about["spool"] = spool_of(Path(cfg.output)).name
+            about["spool"] = left.name
         writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": about}, flush_rows=FLUSH_ROWS)
         ingest = Ingest(writer)
         sink = RecordSink(ingest.handle)

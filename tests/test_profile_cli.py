@@ -282,6 +282,8 @@ def test_a_killed_profile_command_leaves_a_spool_that_convert_turns_into_the_cap
     left = load_capture(out)  # what the killed service had started
     assert not left.complete and left.incomplete_reason.endswith(f"accelview convert {spool} {out} --force")
     capfd.readouterr()
+    assert main(["profile", str(script), "1", "-o", str(out), "--live"]) == 2  # a new run would lose the spool
+    assert f"{spool} holds the records of a profile run that was killed" in capfd.readouterr().err
     assert main(["convert", str(spool), str(out)]) == 2  # the started file is there: --force, as the hint says
     assert main(["convert", str(spool), str(out), "--force"]) == 0
     assert "incomplete: recovered from the spool" in capfd.readouterr().out
