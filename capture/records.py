@@ -7,7 +7,7 @@ an ``array('q')`` 38). The devices' ops were packed by their rings as each finis
 (:mod:`.sim.ring`) into one list, and cross as an int64 and a float64 column per field,
 with only what the service cannot know otherwise. An op's stream and name are its submission's (the service keeps the
 submissions of commands not finished yet, by correlation id; the last drain sends the names
-too, see :meth:`RecordPacker.pack`). Its cost goes as its shape's number (``OpCost.shape``,
+too, see :func:`pack`). Its cost goes as its shape's number (``OpCost.shape``,
 given by the runtime's cost cache; the first op's cost of a shape is sent once per capture
 as the shape's template) and its jitter; an op the runtime did not cache gets a template of
 its own, for that frame only. The progress segments of an op that has several go in one
