@@ -237,15 +237,20 @@ class CaptureService:
                 torn, stopped = self._convert(spool, sink, ingest, writer)
                 if stopped:
                     stop_reason = stopped if not stop_reason else f"{stop_reason}; {stopped}"
-        except BaseException:
+        except BaseException as e:
             _signal(proc, signal.SIGKILL)
             proc.wait()
-            ingest.close(False, "the capture service stopped")
+            reason = f"the capture service stopped ({type(e).__name__})"
+            if spool is not None:  # kept: what the child sent, to convert once what stopped us is fixed
+                spool.file.close()
+                reason += (f"; what the script sent is in {spool.path}: "
+                           f"accelview convert {spool.path} {writer.path} --force")
+            ingest.close(False, reason)
             raise
         finally:
             pipe.close()
-            if spool is not None:
-                spool.remove()
+        if spool is not None:
+            spool.remove()
         exit_code = rc if rc >= 0 else 128 - rc
         complete, reason = self._outcome(rc, stop_reason, ingest, torn)
         if sink.error:

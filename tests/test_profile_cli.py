@@ -298,6 +298,25 @@ def test_a_killed_profile_command_leaves_a_spool_that_convert_turns_into_the_cap
     assert err.count("\n") == 0 and str(bad) in err and "is not a capture service's spool" in err
 
 
+def test_a_service_that_fails_while_converting_keeps_the_spool(tmp_path, monkeypatch, capfd) -> None:
+    out = tmp_path / "failed.h5"
+    spool = tmp_path / ".failed.h5.spool"
+
+    def fail(*_args) -> None:
+        raise RuntimeError("a bug in the conversion")
+
+    with monkeypatch.context() as m:
+        m.setattr(CaptureService, "_convert", fail)
+        with pytest.raises(RuntimeError):
+            CaptureService(CaptureConfig(output=str(out)), [str(_script(tmp_path)), "30"]).run()
+    assert spool.stat().st_size > 0  # what the script sent is not lost with the service's bug
+    trace = load_capture(out)
+    assert trace.incomplete_reason == (f"the capture service stopped (RuntimeError); what the script sent is in "
+                                       f"{spool}: accelview convert {spool} {out} --force")
+    assert main(["convert", str(spool), str(out), "--force"]) == 0
+    assert len(_api_slices(load_capture(out), "launch gemm")) == 30 and not spool.exists()
+
+
 def test_a_time_limit_stops_the_script_and_keeps_the_capture(tmp_path) -> None:
     script = _script(tmp_path, """\
         while True:
