@@ -317,6 +317,20 @@ def test_a_service_that_fails_while_converting_keeps_the_spool(tmp_path, monkeyp
     assert len(_api_slices(load_capture(out), "launch gemm")) == 30 and not spool.exists()
 
 
+def test_a_script_that_builds_its_own_trace_runs_and_is_captured_whole(tmp_path, capfd) -> None:
+    """``s.trace()`` at the end of a session (SIMULATOR.md's pattern) works under the profiler: it
+    gets what was not drained yet and no device commands (those went to the tracer's rings)."""
+    script = _script(tmp_path, """\
+        t = sim.current().trace()
+        print("own trace", len(t.slices), "slices")
+        """)
+    out = tmp_path / "own-trace.h5"
+    assert main(["profile", str(script), "12", "-o", str(out)]) == 0
+    assert "own trace" in capfd.readouterr().out
+    trace = load_capture(out)
+    assert trace.complete and len(_api_slices(trace, "launch gemm")) == 12
+
+
 def test_a_time_limit_stops_the_script_and_keeps_the_capture(tmp_path) -> None:
     script = _script(tmp_path, """\
         while True:

@@ -19,6 +19,7 @@ as its template (:class:`Templates`, shared by the devices of a session, as the 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -134,5 +135,11 @@ class DeviceRing:
         self._reset()
         return batch
 
+    def __iter__(self) -> Iterator[Command]:
+        """No commands: what a ring wrote down is the tracer's. (A script's ``s.trace()`` on a
+        traced session reads its devices' finished commands: it gets none, and only the host
+        records not drained yet, as under any tracer the capture is the service's file.)"""
+        return iter(())
+
     def __len__(self) -> int:
-        return len(self._ops) // len(OP_FIELDS) + len(self._others)
+        return 0
