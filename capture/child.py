@@ -37,6 +37,9 @@ class Terminated(BaseException):
     """Raised in the script when the service asks the child to stop (SIGTERM)."""
 
 
+# the modules of the tracer and, with every accelview.capture.sim.* but the workloads, of the simulator
+_TRACER = frozenset({"accelview.capture.sim", "accelview.capture.recorder", "accelview.capture.records",
+                     "accelview.capture.wire", "accelview.capture.hostmetrics"})
 _collectors: list[Recorder] = []  # the traced session's recorder, once the script has made it
 _forked = [False]  # True in a process the script forked: it runs untraced
 _sigterm_before = [signal.SIG_DFL]  # what SIGTERM did before the child took it over
@@ -58,10 +61,28 @@ def _detach_after_fork(out: wire.FrameWriter) -> None:
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
-    if _collectors and _collectors[0].draining:  # never between two frames: stop after the drain
-        _collectors[0].stop_requested = True
+    """Stop the script: at once when it is in its own code; inside the simulator or the tracer,
+    once the API call it is in has been recorded (an exception in the middle of an engine step,
+    a copy's chunks or the hook's two appends left a device that deadlocks in the last drain, or
+    a call whose numbers and names do not pair up); never between two frames of a drain."""
+    rec = _collectors[0] if _collectors else None
+    if rec is not None and (rec.draining or _in_tracer(frame)):
+        rec.request_stop()
         return
     raise Terminated()
+
+
+def _in_tracer(frame: Any) -> bool:
+    """Whether ``frame`` or a caller of it runs the simulator's or the tracer's own code (the
+    built-in workloads' drivers are the script's side)."""
+    internal = {m.__file__ for name, m in list(sys.modules.items())
+                if (name in _TRACER or name.startswith("accelview.capture.sim.")) and name != workloads.__name__
+                and getattr(m, "__file__", None)}
+    while frame is not None:
+        if frame.f_code.co_filename in internal:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _stop_after_drain() -> None:

@@ -192,6 +192,12 @@ class Recorder:
         with contextlib.suppress(AttributeError):
             del self.sim.log.record
 
+    def request_stop(self) -> None:
+        """Make the next API call's hook drain, and ``after_drain`` run after it (a signal
+        handler's way of stopping the script where its records are whole)."""
+        self.stop_requested = True
+        self._due[0] = 0
+
     def _ticker(self) -> None:
         """The timer thread: makes a drain due at the first call ``flush_ms`` after the last drain."""
         while not self._stopped.wait(max(self._deadline - time.monotonic(), 0.0)):
@@ -237,6 +243,7 @@ class Recorder:
         """Last drain (the devices finish their queued work), then the END frame."""
         self.detach()
         self._stopped.set()
+        self.stop_requested = False  # the script has ended: nothing is left to stop
         self.drain(final=True)
         self.send(wire.END, {"exit_code": exit_code, "error": error, "events": self.events}, None)
 

@@ -273,3 +273,41 @@ def test_a_script_stopped_between_a_submission_and_its_log_entry_loses_no_op() -
     (op,) = [c for c in got.commands[0] if c.cid == 9_999]
     assert (op.stream, op.name, op.cost) == (0, "orphan", orphan.cost)
     assert got.submissions == [] and not unpacker.submitted
+
+
+def test_a_sigterm_inside_the_simulator_stops_the_script_once_its_call_is_recorded(monkeypatch) -> None:
+    """Raised in the middle of an engine step, the stop would leave the device half-stepped (a
+    deadlock in the last drain) or a call half-logged: the child's handler waits for the end of
+    the API call it interrupted. In the script's own code it stops the script at once."""
+    import signal
+    import sys
+
+    from accelview.capture import child
+
+    frames: list[tuple[dict, dict]] = []
+    rec = traced_simulator(CaptureConfig(deterministic=True, flush_ms=60_000),
+                           lambda kind, meta, cols: frames.append((meta, cols)) if kind == wire.RECORDS else None)
+    rec.after_drain = child._stop_after_drain
+    monkeypatch.setattr(child, "_collectors", [rec])
+    with pytest.raises(child.Terminated):
+        child._on_sigterm(signal.SIGTERM, sys._getframe())  # the script's own frame: at once
+    append = DeviceRing.append
+    signalled = []
+
+    def signal_while_an_op_finishes(self, c) -> None:
+        if not signalled:
+            signalled.append(c.name)
+            child._on_sigterm(signal.SIGTERM, sys._getframe(1))  # the engine's frame, mid-step
+        append(self, c)
+
+    monkeypatch.setattr(DeviceRing, "append", signal_while_an_op_finishes)
+    dev = rec.sim.device(0)
+    for _ in range(3):
+        dev.launch("gemm", m=8, n=64, k=64)
+    with pytest.raises(child.Terminated):
+        dev.synchronize()  # the ops finish inside it; it stops once the call is recorded
+    assert signalled == ["gemm"] and not rec.stop_requested
+    unpacker = RecordUnpacker()
+    d, _ = unpacker.unpack(*_through_the_wire(wire.RECORDS, *frames[-1]))
+    assert d.call_objects[0::2][-1] == "device_synchronize" and len(d.call_ints) == 3 * len(d.call_objects) // 2
+    assert [c.name for cmds in d.commands for c in cmds] == ["gemm"] * 3  # every op whole, none lost mid-step
