@@ -60,10 +60,10 @@ class Progress:
     def describe(self) -> str:
         """One line: elapsed, events, MB written, and how far behind the service is, when it is
         (converting after the script: how far the conversion is)."""
-        text = f"{self.elapsed_s:.1f} s, {self.events:,} events, {self.bytes_written / 1e6:.1f} MB written"
         if self.phase == "converting":
             done = self.converted_bytes / self.bytes_received if self.bytes_received else 1.0
             return f"{self.elapsed_s:.1f} s, converting the records: {done:.0%} ({self.events:,} events so far)"
+        text = f"{self.elapsed_s:.1f} s, {self.events:,} events, {self.bytes_written / 1e6:.1f} MB written"
         if self.backlog_bytes >= BEHIND_BYTES:
             text += f", {self.backlog_bytes / 1e6:.1f} MB still to convert"
         return text
@@ -186,7 +186,7 @@ class CaptureService:
         writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": about}, flush_rows=FLUSH_ROWS)
         ingest = Ingest(writer)
         sink = RecordSink(ingest.handle)
-        spool = None if cfg.live else _Spool(spool_of(writer.path))
+        spool = None if cfg.live else _Spool(left)
         reader = FrameReader(columns=spool is None)  # spooling: only each frame's JSON, for the progress line
         r, w = os.pipe()
         with contextlib.suppress(OSError, AttributeError):  # a deeper pipe: the child rarely waits for a flush
@@ -256,7 +256,7 @@ class CaptureService:
         if sink.error:
             lost = f"the service could not convert {sink.lost_frames} frame(s) of records ({sink.error})"
             complete, reason = False, f"{reason}; {lost}" if reason else lost
-        self._report(ingest, reader.bytes, writer)
+        self._report(ingest, reader.bytes, writer, spool)  # a stopped conversion: how far it got
         writer.builder.metadata["capture"].pop("spool", None)  # converted: nothing is left in it
         ingest.close(complete, reason, {"exit_code": exit_code, "wall_s": round(time.monotonic() - t0, 3)})
         self.progress.bytes_written = cfg_size(writer.path)  # the final file (no callback: the run is over)
@@ -277,21 +277,24 @@ class CaptureService:
         converted), keeping what was converted."""
         self._cancel.clear()
         self.progress.phase = "converting"
-        reader = FrameReader()
-        last_flush, last_report = time.monotonic(), 0.0
-        for chunk in spool.chunks():
-            for kind, meta, cols in reader.feed(chunk):
-                sink.handle(kind, meta, cols)
-            now = time.monotonic()
+        marks = [time.monotonic(), 0.0]  # last flush, last report
+
+        def after_chunk() -> bool:
             if self._cancel.is_set():
-                left = spool.size - spool.read
-                return 0, f"cancelled while converting ({left / 1e6:.1f} MB of records not converted)"
-            if now - last_flush >= 1.0:
+                return True
+            now = time.monotonic()
+            if now - marks[0] >= 1.0:
                 writer.flush()
-                last_flush = now
-            if now - last_report >= REPORT_S:
-                last_report = now
+                marks[0] = now
+            if now - marks[1] >= REPORT_S:
+                marks[1] = now
                 self._report(ingest, spool.size, writer, spool)
+            return False
+
+        reader = _replay(spool, sink, after_chunk)
+        if self._cancel.is_set():
+            left = spool.size - spool.read
+            return 0, f"cancelled while converting ({left / 1e6:.1f} MB of records not converted)"
         return reader.pending, ""
 
     def _should_stop(self, elapsed: float, received: int) -> str:
@@ -361,9 +364,7 @@ def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> Profile
         sink = RecordSink(ingest.handle)
         reader = FrameReader()
         try:
-            for chunk in source.chunks():
-                for kind, meta, cols in reader.feed(chunk):
-                    sink.handle(kind, meta, cols)
+            _replay(source, sink, reader=reader)
         except ValueError as e:  # a damaged stream: keep what came before it
             sink.error = sink.error or str(e)
         reason = "recovered from the spool of a capture service that stopped before converting it"
@@ -382,6 +383,19 @@ def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> Profile
     progress = Progress(events=int(ingest.stats.get("events", 0)), bytes_received=source.size,
                         bytes_written=cfg_size(writer.path), dropped=sum(ingest.dropped.values()))
     return ProfileResult(writer.path, exit_code, False, reason, progress, ingest.dropped)
+
+
+def _replay(spool: _Spool, sink: RecordSink, after_chunk: Callable[[], bool] = lambda: False,
+            reader: FrameReader | None = None) -> FrameReader:
+    """Hand the spooled stream's frames to ``sink``, a chunk at a time, until ``after_chunk``
+    says stop; returns the reader (its ``pending``: a last frame cut short)."""
+    reader = reader or FrameReader()
+    for chunk in spool.chunks():
+        for kind, meta, cols in reader.feed(chunk):
+            sink.handle(kind, meta, cols)
+        if after_chunk():
+            break
+    return reader
 
 
 class _Spool:

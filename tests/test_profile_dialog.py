@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import threading
 
 import numpy as np
 import pytest
@@ -12,6 +12,7 @@ pytest.importorskip("pytestqt")
 from accelview.app.profile_dialog import ProfileDialog
 from accelview.model import TrackKind
 from accelview.model.capture_reader import load_capture
+from PySide6.QtCore import QObject, Slot
 
 SCRIPT = """\
 import sys
@@ -89,13 +90,15 @@ def test_stop_while_converting_stops_the_conversion_and_the_bar_shows_how_far_it
     monkeypatch.setattr(service, "REPORT_S", 0.0)  # a progress report after every chunk converted
     monkeypatch.setattr(service._Spool, "CHUNK", 4096)
     chunks = service._Spool.chunks
+    clicked = threading.Event()
 
-    def slowly(self):  # a conversion long enough to be stopped half way
+    def until_stopped(self):  # past half way the conversion waits for the dialog's Stop
         for chunk in chunks(self):
-            time.sleep(0.005)
+            if self.read > self.size // 2:
+                clicked.wait(30)
             yield chunk
 
-    monkeypatch.setattr(service._Spool, "chunks", slowly)
+    monkeypatch.setattr(service._Spool, "chunks", until_stopped)
     out = tmp_path / "half.h5"
     dialog = ProfileDialog(script=str(script), output=str(out))
     qtbot.addWidget(dialog)
@@ -104,11 +107,19 @@ def test_stop_while_converting_stops_the_conversion_and_the_bar_shows_how_far_it
 
     def watch(p) -> None:  # runs after the dialog's own slot: the bar as it was just set
         seen.append((p.phase, dialog.bar.maximum(), dialog.bar.value()))
-        if p.phase == "converting" and dialog.bar.value() >= 30 and "Stopping" not in dialog.status.text():
+        if p.phase == "converting" and dialog.bar.value() >= 30 and not clicked.is_set():
             dialog.cancel_button.click()
+            clicked.set()
 
+    class Watcher(QObject):  # lives in the GUI thread: its slot is queued after the dialog's (a bare
+        # function would run in the worker's thread, racing the dialog for the bar)
+        @Slot(object)
+        def see(self, p) -> None:
+            watch(p)
+
+    watcher = Watcher()
     dialog.start()
-    dialog._worker.progressed.connect(watch)
+    dialog._worker.progressed.connect(watcher.see)
     with qtbot.waitSignal(dialog.captured, timeout=60_000):
         pass
     dialog.wait()
