@@ -70,10 +70,6 @@ class RingBatch:
         """Number of commands, ops and others."""
         return self.n_ops + len(self.others)
 
-    def column(self, name: str) -> list[Any]:
-        """One of OP_FIELDS, of every op."""
-        return self.ops[OP_FIELDS.index(name)::len(OP_FIELDS)]
-
 
 class DeviceRing:
     """Installed as a device engine's ``finished``: the engine calls ``append`` as each command
