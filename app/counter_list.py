@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from accelview.model.counter_lod import CounterLOD
+from accelview.model.view.counter_lod import CounterLOD
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QWidget
 
@@ -32,8 +32,8 @@ class CounterEntry:
 def _derived(trace, entries: list[CounterEntry]) -> tuple[list[CounterEntry], dict[int, tuple]]:
     """Derived-metric entries the model can evaluate on this trace, with their series."""
     try:
-        from accelview.model.analysis.metric_eval import counter_tracks_for, metric_series, sampled_metrics
-        from accelview.model.analysis.metrics import MetricRegistry
+        from accelview.model.analysis.metrics.evaluate import counter_tracks_for, metric_series, sampled_metrics
+        from accelview.model.analysis.metrics.taxonomy import MetricRegistry
 
         reg = MetricRegistry.load()
         names = sampled_metrics(trace, reg)
@@ -101,12 +101,12 @@ class CounterListModel(QAbstractListModel):
             e, tr = self.entries[row], self.state.trace
             try:
                 if e.track >= 0:
-                    from accelview.model.analysis.counters import window_mean
+                    from accelview.model.analysis.metrics.counters import window_mean
 
                     value = window_mean(tr, e.track, int(t0), int(t1))
                 else:
-                    from accelview.model.analysis.metric_eval import window_metric
-                    from accelview.model.analysis.metrics import MetricRegistry
+                    from accelview.model.analysis.metrics.evaluate import window_metric
+                    from accelview.model.analysis.metrics.taxonomy import MetricRegistry
 
                     value = window_metric(tr, MetricRegistry.load(), e.metric, int(t0), int(t1), e.device)
             except Exception:  # no analysis module, or the window has no samples

@@ -4,7 +4,7 @@ dependency chain as links (activating one selects it on the timeline)."""
 from __future__ import annotations
 
 from accelview.model.schema import TrackKind
-from accelview.model.timescale import format_duration
+from accelview.model.view.timescale import format_duration
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QTreeView, QWidget

@@ -4,8 +4,8 @@ tree collapses it on the timeline."""
 
 from __future__ import annotations
 
-from accelview.model.lanes import track_children
 from accelview.model.schema import TrackKind
+from accelview.model.view.lanes import track_children
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QTreeView, QWidget

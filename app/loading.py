@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from accelview.model import AccelviewError, Trace
 
 if TYPE_CHECKING:
-    from accelview.model.lod import TraceLOD
+    from accelview.model.view.lod import TraceLOD
 from PySide6.QtCore import QObject, Qt, QThread, Signal
 
 
@@ -47,7 +47,7 @@ class _Worker(QObject):
             self.cancelled.emit()
             return
         try:  # the timeline's indexes, built here so the first frame does not wait for them
-            from accelview.model.lod import TraceLOD
+            from accelview.model.view.lod import TraceLOD
 
             self.lod = TraceLOD(trace, origin=int(trace.time_bounds()[0])).prepare()
         except Exception:  # the view builds them itself then

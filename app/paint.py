@@ -9,9 +9,9 @@ however thin, shows) and then the slices wide enough to be boxes, with their nam
 from __future__ import annotations
 
 import numpy as np
-from accelview.model.lanes import Lane
 from accelview.model.schema import TrackKind
-from accelview.model.timescale import ruler_ticks
+from accelview.model.view.lanes import Lane
+from accelview.model.view.timescale import ruler_ticks
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QColor,

@@ -1,6 +1,6 @@
 """"Profile script…": pick a script and its arguments, run it under capture, watch it, open the result.
 
-The capture service (:class:`accelview.capture.service.CaptureService`) runs on a worker
+The capture service (:class:`accelview.capture.service.runner.CaptureService`) runs on a worker
 ``QThread``, so the window stays responsive while the script runs in its own process.
 Cancel stops the script and keeps what was captured (marked incomplete); once the script has
 ended, while the service converts its records, it stops the conversion. When the capture
@@ -76,7 +76,7 @@ class ProfileDialog(QDialog):
         self.call_sites.setToolTip("Shows where in the script every call was made, at 2-3 µs a call in the "
                                    "benchmark: about as much as the rest of the tracer, or more.")
         self.spec = QComboBox()
-        from accelview.capture.sim.specs import list_presets
+        from accelview.capture.sim.device.specs import list_presets
 
         self.spec.addItems([SCRIPT_CHOICE, *list_presets()])
         form = QFormLayout()
@@ -136,8 +136,8 @@ class ProfileDialog(QDialog):
 
     def start(self) -> None:
         """Start the capture with the fields' values (errors show in the status line)."""
-        from accelview.capture.config import CaptureConfig
-        from accelview.capture.service import CaptureService
+        from accelview.capture.protocol.config import CaptureConfig
+        from accelview.capture.service.runner import CaptureService
 
         script, output = self.script.text().strip(), self.output.text().strip()
         if not script or not Path(script).is_file():

@@ -33,7 +33,7 @@ def _demo() -> Trace:
 def _pick(trace: Trace, min_chain: int = 3) -> int:
     """A slice at the end of a flow whose dependency chain crosses lanes and is compact in
     time (its arrows readable next to the slices); -1 when the trace has no flows."""
-    from accelview.model.navigate import chain_of
+    from accelview.model.view.navigate import chain_of
 
     sl, fl = trace.slices, trace.flows
     ends = np.unique(np.concatenate((fl.src, fl.dst))) if len(fl) else np.arange(len(sl))

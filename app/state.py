@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 from accelview.model import Trace
-from accelview.model.lanes import LaneLayout
-from accelview.model.lod import TraceLOD
-from accelview.model.navigate import chain_of, find_slices
-from accelview.model.timescale import TimeScale
+from accelview.model.view.lanes import LaneLayout
+from accelview.model.view.lod import TraceLOD
+from accelview.model.view.navigate import chain_of, find_slices
+from accelview.model.view.timescale import TimeScale
 from PySide6.QtCore import QObject, Signal
 
 

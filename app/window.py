@@ -11,7 +11,7 @@ from pathlib import Path
 
 from accelview.model import Trace
 from accelview.model.analysis.ops import bottleneck_colour_table
-from accelview.model.timescale import format_duration
+from accelview.model.view.timescale import format_duration
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from accelview.capture.synthetic import SyntheticSpec, synthetic_trace
 from accelview.model.analysis.report import analyze
-from accelview.model.capture_reader import load_capture
-from accelview.model.capture_writer import write_capture
+from accelview.model.store.reader import load_capture
+from accelview.model.store.writer import write_capture
 
 
 def main() -> None:

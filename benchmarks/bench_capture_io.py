@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from accelview.capture.synthetic import SyntheticSpec, synthetic_trace
-from accelview.model.capture_reader import load_capture, open_capture
-from accelview.model.capture_writer import write_capture
+from accelview.model.store.reader import load_capture, open_capture
+from accelview.model.store.writer import write_capture
 
 
 def _peak_rss_mb() -> float:

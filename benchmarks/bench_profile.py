@@ -98,8 +98,8 @@ PRODUCER = textwrap.dedent("""\
 SERVICE = textwrap.dedent("""\
     import json, sys, time
     from accelview.capture import service
-    from accelview.capture.config import CaptureConfig
-    from accelview.model.capture_writer import CaptureWriter
+    from accelview.capture.protocol.config import CaptureConfig
+    from accelview.model.store.writer import CaptureWriter
     producer, out, events = sys.argv[1], sys.argv[2], sys.argv[3]
     service.child_command = lambda cfg, fd, *a, **k: [sys.executable, producer, str(fd), events]
     def peak_rss():  # the kernel's high-water mark of this process's resident memory
@@ -129,12 +129,12 @@ SERVICE_RATE = textwrap.dedent("""\
     import json, sys, tempfile, time
     from pathlib import Path
     from accelview.capture import recorder, wire
-    from accelview.capture.collector import RecordSink
-    from accelview.capture.config import CaptureConfig
-    from accelview.capture.ingest import Ingest
-    from accelview.capture.service import FLUSH_ROWS
+    from accelview.capture.service.collector import RecordSink
+    from accelview.capture.protocol.config import CaptureConfig
+    from accelview.capture.service.ingest import Ingest
+    from accelview.capture.service.runner import FLUSH_ROWS
     from accelview.capture.sim import api, workloads
-    from accelview.model.capture_writer import CaptureWriter
+    from accelview.model.store.writer import CaptureWriter
     frames = []
     def keep(kind, meta, cols=None):  # what the pipe would carry, as the service's reader decodes it
         frames.extend(wire.FrameReader().feed(b"".join(wire.encode(kind, meta, cols))))
@@ -174,7 +174,7 @@ def overhead(tokens: int, repeat: int, d: Path) -> None:
     """(a): the same script with capture off and on."""
     script = d / "api_heavy.py"
     script.write_text(SCRIPT)
-    from accelview.model.capture_reader import load_capture
+    from accelview.model.store.reader import load_capture
 
     off, on, sites, live, measured, total, total_live, events, rows = [], [], [], [], [], [], [], 0, 0
     for i in range(repeat):

@@ -85,8 +85,8 @@ def pan_times(trace, fraction: float, steps: int = 20) -> float:
 
 def open_to_first_frame(trace) -> None:
     """Write ``trace`` as a capture, then time load_trace + view set-up + first painted frame."""
-    from accelview.model.capture_writer import write_capture
     from accelview.model.loader import load_trace
+    from accelview.model.store.writer import write_capture
 
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "big.h5")

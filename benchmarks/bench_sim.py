@@ -1,7 +1,7 @@
 """Simulator throughput on the llm workload: device events (slices on device lanes) and all
 trace rows produced per second of wall time, including building the capture (accelview compiled
 to bytecode first, as an installed package is). The sampled counters are made by a forked
-helper on the second core while the rest of the capture is built (capture/sim/sampled.py); its
+helper on the second core while the rest of the capture is built (capture/convert/counter_rows.py); its
 CPU time is printed beside this process's. Target (issue 3): ≥ 500k events/s.
 
 Run: .venv/bin/python benchmarks/bench_sim.py [--tokens 256] [--model 8b]

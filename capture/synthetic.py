@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
     """``python -m accelview.capture.synthetic OUT.h5 [--slices N] [--lanes L]``: write a synthetic capture."""
     import argparse
 
-    from accelview.model.capture_writer import write_capture
+    from accelview.model.store.writer import write_capture
 
     ap = argparse.ArgumentParser(prog="python -m accelview.capture.synthetic", description=main.__doc__)
     ap.add_argument("out")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .capture_reader import Cancel, Progress, load_capture
 from .errors import CaptureError
-from .h5io import is_hdf5
+from .store.h5io import is_hdf5
+from .store.reader import Cancel, Progress, load_capture
 from .trace import Trace
 
 CAPTURE_SUFFIXES = (".h5", ".hdf5")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from accelview.app.cli import main
+from accelview.app.cli.main import main
 from accelview.model import TraceBuilder, TrackKind
 from accelview.model.analysis.gaps import device_gaps
 from accelview.model.analysis.ops import classify_ops
 from accelview.model.analysis.report import analyze
 from accelview.model.analysis.roles import Roles
-from accelview.model.capture_writer import write_capture
+from accelview.model.store.writer import write_capture
 
 SPEC = {"compute": {"clock_mhz": 1000, "matrix_tflops": {"bf16": 1000.0}}, "memory": {"hbm_gb_per_s": 1000.0},
         "pcie": {"gen": 4, "lanes": 16, "mps": 256}}

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from accelview.capture import sim
 from accelview.capture.sim import workloads
-from accelview.model.analysis.metric_eval import metric_series, sampled_metrics, window_metric
-from accelview.model.analysis.metrics import MetricRegistry
+from accelview.model.analysis.metrics.evaluate import metric_series, sampled_metrics, window_metric
+from accelview.model.analysis.metrics.taxonomy import MetricRegistry
 from accelview.model.analysis.report import analyze
-from accelview.model.capture_reader import load_capture
-from accelview.model.capture_writer import write_capture
+from accelview.model.store.reader import load_capture
+from accelview.model.store.writer import write_capture
 
 SMALL = {
     "gemm": ["iters=4", "m=4096", "n=4096", "k=4096"],

@@ -39,7 +39,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_run_app_opens_the_file_and_returns(tmp_path):
-    capture_writer = pytest.importorskip("accelview.model.capture_writer")
+    capture_writer = pytest.importorskip("accelview.model.store.writer")
     from accelview.capture.synthetic import demo_trace
 
     path = tmp_path / "run.h5"

@@ -47,7 +47,7 @@ def win(qtbot, tmp_path):
 
 
 def test_open_real_capture_file(qtbot, tmp_path):
-    capture_writer = pytest.importorskip("accelview.model.capture_writer")
+    capture_writer = pytest.importorskip("accelview.model.store.writer")
     path = tmp_path / "run.h5"
     trace = demo_trace(steps=2, layers=1)
     capture_writer.write_capture(trace, path)

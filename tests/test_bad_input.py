@@ -6,10 +6,10 @@ from __future__ import annotations
 import h5py
 import numpy as np
 import pytest
-from accelview.app.cli import main
+from accelview.app.cli.main import main
 from accelview.model import CaptureError
-from accelview.model.capture_reader import load_capture
-from accelview.model.capture_writer import write_capture
+from accelview.model.store.reader import load_capture
+from accelview.model.store.writer import write_capture
 from factories import tiny_trace
 
 

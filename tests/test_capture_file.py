@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from accelview.capture.synthetic import SyntheticSpec, synthetic_trace
 from accelview.model import CaptureError, TrackKind
-from accelview.model.capture_format import CHUNK_ROWS
-from accelview.model.capture_reader import load_capture, open_capture
-from accelview.model.capture_writer import CaptureWriter, write_capture
+from accelview.model.store.format import CHUNK_ROWS
+from accelview.model.store.reader import load_capture, open_capture
+from accelview.model.store.writer import CaptureWriter, write_capture
 from factories import empty_trace, tiny_trace
 
 

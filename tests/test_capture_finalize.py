@@ -12,20 +12,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from accelview.capture.sim import api
+from accelview.capture.sim.runtime import api
 from accelview.capture.synthetic import SyntheticSpec, synthetic_trace
-from accelview.model import Trace, TraceBuilder, TrackKind, capture_finalize, capture_writer
+from accelview.model import Trace, TraceBuilder, TrackKind
 from accelview.model import schema as S
 from accelview.model.builder import NO_DEPTH
-from accelview.model.capture_finalize import FinalizeLimits
-from accelview.model.capture_format import CHUNK_ROWS
-from accelview.model.capture_reader import load_capture, open_capture
-from accelview.model.capture_writer import CaptureWriter, build_from_staging, write_capture
-from accelview.model.depth_stream import store_with_depths
-from accelview.model.extsort import ExternalSorter, SortLimits, concat
-from accelview.model.h5io import H5File
 from accelview.model.nesting import _nested_depths, assign_depths, stack_depths
-from accelview.model.scratch import ColumnStore, Scratch
+from accelview.model.store import finalize as capture_finalize
+from accelview.model.store import writer as capture_writer
+from accelview.model.store.depth_stream import store_with_depths
+from accelview.model.store.extsort import ExternalSorter, SortLimits, concat
+from accelview.model.store.finalize import FinalizeLimits
+from accelview.model.store.format import CHUNK_ROWS
+from accelview.model.store.h5io import H5File
+from accelview.model.store.reader import load_capture, open_capture
+from accelview.model.store.scratch import ColumnStore, Scratch
+from accelview.model.store.writer import CaptureWriter, build_from_staging, write_capture
 from factories import empty_trace, tiny_trace
 
 TINY = FinalizeLimits(SortLimits(run_rows=50, merge_rows=120, fan_in=3), io_rows=70)
@@ -246,7 +248,7 @@ def test_a_torn_last_append_is_cut_to_whole_rows_like_recovery(tmp_path) -> None
     reference = tmp_path / "reference.h5"
     in_memory_close(w.path, reference, w.builder.metadata)
     out = tmp_path / "out.h5"
-    from accelview.model.capture_writer import _root_attrs
+    from accelview.model.store.writer import _root_attrs
 
     with H5File(w.path) as staged, H5File(out, "w") as f:
         f.set_attrs("/", **_root_attrs(w.builder.metadata, True, "", True))

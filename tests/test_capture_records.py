@@ -9,17 +9,17 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from accelview.capture import wire
-from accelview.capture.collector import RecordSink
-from accelview.capture.config import CaptureConfig
-from accelview.capture.recorder import traced_simulator
-from accelview.capture.records import RecordUnpacker, pack
-from accelview.capture.sim import api
-from accelview.capture.sim.costs import op_cost
-from accelview.capture.sim.drain import drain
-from accelview.capture.sim.engine import Command
-from accelview.capture.sim.hostlog import HostLog
-from accelview.capture.sim.ring import DeviceRing, Templates
+from accelview.capture.protocol import wire
+from accelview.capture.protocol.config import CaptureConfig
+from accelview.capture.protocol.payloads import RecordUnpacker, pack
+from accelview.capture.service.collector import RecordSink
+from accelview.capture.sim.device.costs import op_cost
+from accelview.capture.sim.device.engine import Command
+from accelview.capture.sim.device.ring import DeviceRing, Templates
+from accelview.capture.sim.runtime import api
+from accelview.capture.sim.runtime.drain import drain
+from accelview.capture.sim.runtime.hostlog import HostLog
+from accelview.capture.tracer.recorder import traced_simulator
 
 
 class _KeptRing(DeviceRing):
@@ -282,7 +282,7 @@ def test_a_sigterm_inside_the_simulator_stops_the_script_once_its_call_is_record
     import signal
     import sys
 
-    from accelview.capture import child
+    from accelview.capture.tracer import child
 
     frames: list[tuple[dict, dict]] = []
     rec = traced_simulator(CaptureConfig(deterministic=True, flush_ms=60_000),

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from accelview.capture import wire
-from accelview.capture.collector import RecordSink
-from accelview.capture.config import CaptureConfig
-from accelview.capture.ingest import Ingest
-from accelview.capture.recorder import traced_simulator
-from accelview.capture.sim import api
+from accelview.capture.protocol import wire
+from accelview.capture.protocol.config import CaptureConfig
+from accelview.capture.service.collector import RecordSink
+from accelview.capture.service.ingest import Ingest
+from accelview.capture.sim.runtime import api
+from accelview.capture.tracer.recorder import traced_simulator
 from accelview.model import Trace, TrackKind
-from accelview.model.capture_reader import load_capture
-from accelview.model.capture_writer import CaptureWriter
+from accelview.model.store.reader import load_capture
+from accelview.model.store.writer import CaptureWriter
 
 
 def _script(dev_count: int = 1) -> None:

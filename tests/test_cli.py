@@ -6,9 +6,9 @@ import json
 import subprocess
 import sys
 
-from accelview.app.cli import demo_capture, main
-from accelview.model.capture_reader import load_capture
-from accelview.model.capture_writer import write_capture
+from accelview.app.cli.main import demo_capture, main
+from accelview.model.store.reader import load_capture
+from accelview.model.store.writer import write_capture
 from factories import tiny_trace
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from accelview.capture.sim import workloads
 from accelview.model.analysis.report import analyze
-from accelview.model.capture_reader import load_capture
+from accelview.model.store.reader import load_capture
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "resources" / "examples"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from accelview.model import Trace, TraceBuilder, TrackKind
-from accelview.model.export_chrome import export_chrome
+from accelview.model.export.chrome import export_chrome
 from accelview.model.importers import find_importer, import_trace
 from factories import empty_trace, tiny_trace
 from kineto_traces import imported, needs_traces
@@ -146,7 +146,7 @@ def test_op_counters_travel_as_arguments_of_their_slices(tmp_path: Path) -> None
     imported back they are arguments, and the analysis reads the same numbers."""
     import numpy as np
     from accelview.capture import sim
-    from accelview.model.analysis.counters import arg_columns
+    from accelview.model.analysis.metrics.counters import arg_columns
 
     with sim.session(seed=2) as s:
         dev = sim.device(0)

@@ -20,7 +20,7 @@ import math
 import numpy as np
 import pytest
 from accelview.model import Trace, TraceBuilder, TrackKind
-from accelview.model import gpu_analysis as ga
+from accelview.model.analysis import gpu as ga
 from accelview.model.table import Table
 from kineto_traces import imported, needs_traces
 

@@ -13,16 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 from accelview.model import CaptureError, Trace, TrackKind, forking, nesting
-from accelview.model.importers import (
-    chrome_json,
-    digest,
-    find_importer,
-    helper,
-    import_trace,
-    json_stream,
-    reading,
-    repeats,
-)
+from accelview.model.importers import chrome_json, find_importer, import_trace
+from accelview.model.importers.pipeline import digest, reading, repeats
+from accelview.model.importers.pipeline import digest_worker as helper
+from accelview.model.importers.pipeline import stream as json_stream
 
 
 def write(path: Path, doc: object, gz: bool = False) -> Path:

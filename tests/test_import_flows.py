@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from accelview.model.importers import flows
-from accelview.model.importers.flows import SliceIndex
+from accelview.model.importers.pipeline import flows
+from accelview.model.importers.pipeline.flows import SliceIndex
 from accelview.model.nesting import start_order
 
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from accelview.capture.synthetic import demo_trace, large_trace
 from accelview.model import TraceBuilder, TrackKind
-from accelview.model.lanes import HEADER_H, ROW_H, LaneLayout
-from accelview.model.lod import TraceLOD, colour_index, counter_minmax
-from accelview.model.navigate import chain_of, find_slices, step_in_chain
-from accelview.model.timescale import (
+from accelview.model.view.lanes import HEADER_H, ROW_H, LaneLayout
+from accelview.model.view.lod import TraceLOD, colour_index, counter_minmax
+from accelview.model.view.navigate import chain_of, find_slices, step_in_chain
+from accelview.model.view.timescale import (
     MIN_SPAN_NS,
     TimeScale,
     format_duration,
@@ -211,7 +211,7 @@ def test_search_and_chain():
 
 
 def test_ruler_uses_one_unit_and_counter_values_get_si_prefixes():
-    from accelview.model.timescale import format_value
+    from accelview.model.view.timescale import format_value
 
     sc = TimeScale(3_000_000.0, 5_000_000.0, 1200, 0.0, 1e9)
     labels = [t.label for t in ruler_ticks(sc, 0.0) if t.label]
@@ -335,7 +335,7 @@ def test_panning_out_of_the_cache_computes_only_the_new_buckets():
 
 
 def test_counter_lod_bounds_work_and_keeps_spikes():
-    from accelview.model.counter_lod import CounterLOD
+    from accelview.model.view.counter_lod import CounterLOD
 
     rng = np.random.default_rng(2)
     n = 400_000

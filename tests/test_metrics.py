@@ -6,13 +6,13 @@ import json
 
 import numpy as np
 import pytest
-from accelview.app.cli import main
+from accelview.app.cli.main import main
 from accelview.model import TraceBuilder
-from accelview.model.analysis.counters import arg_values, window_mean, window_sum
-from accelview.model.analysis.expr import ExprError, evaluate, parse
 from accelview.model.analysis.link import bulk_bandwidth
-from accelview.model.analysis.metrics import MetricRegistry, device_constants
-from accelview.model.analysis.units import Unit, UnitError
+from accelview.model.analysis.metrics.counters import arg_values, window_mean, window_sum
+from accelview.model.analysis.metrics.expr import ExprError, evaluate, parse
+from accelview.model.analysis.metrics.taxonomy import MetricRegistry, device_constants
+from accelview.model.analysis.metrics.units import Unit, UnitError
 from factories import tiny_trace
 
 SPEC = {"compute": {"clock_mhz": 1000, "matrix_tflops": {"bf16": 1000.0}}, "memory": {"hbm_gb_per_s": 4000.0},

@@ -56,8 +56,8 @@ def test_wheel_holds_every_folder_under_the_accelview_namespace(tmp_path):
 
 def test_model_and_capture_do_not_import_qt():
     code = (
-        "import sys, accelview.model, accelview.capture, accelview.model.loader, accelview.model.capture_reader,"
-        " accelview.capture.synthetic, accelview.app.cli\n"
+        "import sys, accelview.model, accelview.capture, accelview.model.loader, accelview.model.store.reader,"
+        " accelview.capture.synthetic, accelview.app.cli.main\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6')]\n"
         "print(','.join(bad))"
     )

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from accelview.app.cli import main
-from accelview.app.cli_profile import _trailing_options
-from accelview.capture.config import CaptureConfig
-from accelview.capture.service import BEHIND_BYTES, CaptureService, Progress
+from accelview.app.cli.main import main
+from accelview.app.cli.profile import _trailing_options
+from accelview.capture.protocol.config import CaptureConfig
+from accelview.capture.service.runner import BEHIND_BYTES, CaptureService, Progress
 from accelview.model import TrackKind
-from accelview.model.capture_reader import load_capture
+from accelview.model.store.reader import load_capture
 
 SCRIPT = """\
 import os, sys
@@ -365,7 +365,7 @@ def test_converting_after_the_script_gives_the_capture_converting_live_gives(tmp
 
 
 def test_cancelling_the_conversion_stops_it_and_keeps_what_was_converted(tmp_path, monkeypatch) -> None:
-    import accelview.capture.service as service
+    import accelview.capture.service.runner as service
 
     monkeypatch.setattr(service, "REPORT_S", 0.0)  # a progress report after every chunk converted
     monkeypatch.setattr(service._Spool, "CHUNK", 8192)

@@ -11,7 +11,7 @@ pytest.importorskip("pytestqt")
 
 from accelview.app.profile_dialog import ProfileDialog
 from accelview.model import TrackKind
-from accelview.model.capture_reader import load_capture
+from accelview.model.store.reader import load_capture
 from PySide6.QtCore import QObject, Slot
 
 SCRIPT = """\
@@ -85,7 +85,7 @@ def test_cancel_stops_the_script_and_keeps_the_capture(qtbot, script, tmp_path, 
 
 def test_stop_while_converting_stops_the_conversion_and_the_bar_shows_how_far_it_is(
         qtbot, script, tmp_path, monkeypatch) -> None:
-    import accelview.capture.service as service
+    import accelview.capture.service.runner as service
 
     monkeypatch.setattr(service, "REPORT_S", 0.0)  # a progress report after every chunk converted
     monkeypatch.setattr(service._Spool, "CHUNK", 4096)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from accelview.capture.sim.batch import TraceBatch
+from accelview.capture.convert.batch import TraceBatch
 from accelview.model import TraceBuilder, TrackKind
-from accelview.model.analysis.counters import arg_values
+from accelview.model.analysis.metrics.counters import arg_values
 from accelview.model.schema import OP_COUNTER_COLUMNS
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from accelview.capture.sim.clock import DeviceClock
+from accelview.capture.sim.device.clock import DeviceClock
 
 REF = 1_700_000_000_000_000_000  # an epoch-based host timestamp: conversions must stay exact here
 

@@ -6,9 +6,9 @@ import dataclasses
 import pickle
 
 import pytest
-from accelview.capture.sim.costs import CostTerms, OpCost, op_cost
-from accelview.capture.sim.frozen import quick_init
-from accelview.capture.sim.specs import load_spec
+from accelview.capture.sim.device.costs import CostTerms, OpCost, op_cost
+from accelview.capture.sim.device.frozen import quick_init
+from accelview.capture.sim.device.specs import load_spec
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

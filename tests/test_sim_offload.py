@@ -9,10 +9,11 @@ import os
 import numpy as np
 import pytest
 from accelview.capture import sim
-from accelview.capture.sim import offload, sampled, tracewriter
+from accelview.capture.convert import counter_rows as sampled
+from accelview.capture.convert import offload, tracewriter
 from accelview.model import forking
-from accelview.model.capture_reader import load_capture
-from accelview.model.capture_writer import write_capture
+from accelview.model.store.reader import load_capture
+from accelview.model.store.writer import write_capture
 
 OFFLOAD = offload.Offload
 

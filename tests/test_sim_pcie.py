@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from accelview.capture.sim.pcie import Link, dll_factor, encoded_bandwidth, tlp_efficiency
-from accelview.capture.sim.specs import list_presets, load_spec
-from accelview.capture.sim.transfer import dma_job, plan_transfer
+from accelview.capture.sim.device.pcie import Link, dll_factor, encoded_bandwidth, tlp_efficiency
+from accelview.capture.sim.device.specs import list_presets, load_spec
+from accelview.capture.sim.device.transfer import dma_job, plan_transfer
 
 GiB = 1 << 30
 

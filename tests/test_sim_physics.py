@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from accelview.capture.sim import hbm
-from accelview.capture.sim.costs import op_cost
+from accelview.capture.sim.device import hbm
+from accelview.capture.sim.device.costs import op_cost
+from accelview.capture.sim.device.opcounters import STALL_REASONS
+from accelview.capture.sim.device.specs import list_presets, load_spec
 from accelview.capture.sim.llm import MODELS, decode_ops, prefill_ops
-from accelview.capture.sim.opcounters import STALL_REASONS
-from accelview.capture.sim.specs import list_presets, load_spec
 
 
 @pytest.fixture

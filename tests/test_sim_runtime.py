@@ -7,8 +7,8 @@ import time
 
 import pytest
 from accelview.capture import sim
-from accelview.capture.sim.pcie import Link
-from accelview.capture.sim.transfer import plan_transfer
+from accelview.capture.sim.device.pcie import Link
+from accelview.capture.sim.device.transfer import plan_transfer
 
 MiB = 1 << 20
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from accelview.capture.sim.sampling import _count_upto, cumulative, serial_window_sums, window_edges, window_sums
+from accelview.capture.sim.device.window_sums import (
+    _count_upto,
+    cumulative,
+    serial_window_sums,
+    window_edges,
+    window_sums,
+)
 
 
 @pytest.mark.parametrize("t0, period", [(1e9, 10_000.0), (1_000_123_457.0, 3.0), (0.0, 0.1)])

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from accelview.capture.sim.specs import DeviceSpec, list_presets, load_spec
+from accelview.capture.sim.device.specs import DeviceSpec, list_presets, load_spec
 
 PRESETS = ("gen5x16-141g", "gen4x16-64g", "gen4x8-24g")
 

@@ -10,8 +10,8 @@ import pytest
 from accelview.capture import sim
 from accelview.capture.sim.llm import MODELS, decode_ops
 from accelview.model import TrackKind
-from accelview.model.capture_reader import load_capture
-from accelview.model.capture_writer import write_capture
+from accelview.model.store.reader import load_capture
+from accelview.model.store.writer import write_capture
 
 SMALL = MODELS["8b"].__class__(hidden=1024, layers=2, heads=8, kv_heads=2, head_dim=128, intermediate=4096,
                                vocab=32000)

@@ -111,7 +111,7 @@ def test_params_are_typed_and_checked() -> None:
 
 def test_the_module_writes_a_capture(tmp_path, capsys) -> None:
     from accelview.capture.sim.__main__ import main
-    from accelview.model.capture_reader import load_capture
+    from accelview.model.store.reader import load_capture
 
     out = tmp_path / "sync.h5"
     assert main(["sync-heavy", "--param", "count=5", "--spec", "gen4x8-24g", "-o", str(out)]) == 0

@@ -29,14 +29,13 @@ docs/SIMULATOR.md describes the models and the published figures they agree with
 """
 
 # Loaded with the package, not lazily inside the first session: every session draws from
-# numpy's generators (a 15 ms import) and ends in a capture built by the trace writer.
+# numpy's generators (a 15 ms import).
 import numpy.random  # noqa: F401
 
-from . import tracewriter  # noqa: F401
-from .api import annotate, current, device, device_count, host_buffer, reset, session
-from .buffers import DeviceBuffer, HostBuffer
-from .runtime import Device, Event, Simulator, Stream
-from .specs import DeviceSpec, list_presets, load_spec
+from .device.specs import DeviceSpec, list_presets, load_spec
+from .runtime.api import annotate, current, device, device_count, host_buffer, reset, session
+from .runtime.buffers import DeviceBuffer, HostBuffer
+from .runtime.simulator import Device, Event, Simulator, Stream
 
 __all__ = [
     "Device",

@@ -12,8 +12,9 @@ import sys
 import time
 from collections.abc import Sequence
 
-from . import api, workloads
-from .specs import list_presets
+from . import workloads
+from .device.specs import list_presets
+from .runtime import api
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -31,8 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="overwrite an existing output file")
     args = parser.parse_args(argv)
 
-    from accelview.model.capture_writer import write_capture
     from accelview.model.errors import AccelviewError
+    from accelview.model.store.writer import write_capture
 
     t0 = time.perf_counter()
     try:

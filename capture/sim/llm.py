@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .ops import DTYPE_BYTES
+from .device.ops import DTYPE_BYTES
 
 OpCall = tuple[str, str, dict[str, Any]]  # (name, op kind, shapes)
 

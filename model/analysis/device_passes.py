@@ -4,11 +4,11 @@ chains of low-intensity ops that fusion would help."""
 from __future__ import annotations
 
 import numpy as np
-from accelview.model.summary import format_duration
+from accelview.model.text.summary import format_duration
 
-from .counters import arg_strings
 from .findings import Finding, severity
 from .gaps import Gaps
+from .metrics.counters import arg_strings
 from .ops import OpLabels
 from .roles import Roles
 

@@ -1,6 +1,6 @@
 """The GPU-trace part of a report (imported PyTorch/Kineto traces): HTA's temporal breakdown,
 idle time by cause per stream, kernel statistics, launch delays and queue length, and
-communication/compute overlap, as plain JSON-able values (``accelview.model.gpu_analysis``)."""
+communication/compute overlap, as plain JSON-able values (``accelview.model.analysis.gpu``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import asdict, fields
 from typing import Any
 
 import numpy as np
-from accelview.model import gpu_analysis as gpu
+from accelview.model.analysis import gpu
 from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 

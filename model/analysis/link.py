@@ -25,7 +25,7 @@ def encoded_bandwidth(gen: int, lanes: int) -> float:
 
 def tlp_bandwidth(gen: int, lanes: int, mps: int, direction: str = "") -> float:
     """Bytes/s left for TLPs (headers included) after DLLPs and ordered sets; the same both ways.
-    The simulator's link (capture/sim/pcie.py) uses these same figures."""
+    The simulator's link (capture/sim/device/pcie.py) uses these same figures."""
     return encoded_bandwidth(gen, lanes) * (1.0 - (DLL_CONST + DLL_PER_TLP_BYTES / mps))
 
 

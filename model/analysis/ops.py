@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .counters import arg_columns, arg_strings
-from .metrics import MetricRegistry, device_constants
+from .metrics.counters import arg_columns, arg_strings
+from .metrics.taxonomy import MetricRegistry, device_constants
 from .roles import Roles
 
 LATENCY_STALL_SHARE = 0.5  # latency stalls this share of active cycles: latency-bound outright

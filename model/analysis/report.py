@@ -13,12 +13,12 @@ from accelview.model.trace import Trace
 from . import intervals as iv
 from .critical_path import critical_path
 from .device_passes import fusion_candidates, host_sync, launch_bound, low_hbm_efficiency
-from .expr import ExprError
 from .findings import Finding, ranked
 from .gaps import Gaps, device_gaps
 from .gpu_section import gpu_section
-from .metric_eval import sampled_metrics, window_metric
-from .metrics import MetricRegistry
+from .metrics.evaluate import sampled_metrics, window_metric
+from .metrics.expr import ExprError
+from .metrics.taxonomy import MetricRegistry
 from .ops import OpLabels, classify_ops
 from .roles import Roles
 from .stats import OpStat, compute_transfer_overlap, lane_utilization, op_stats

@@ -15,7 +15,7 @@ from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
 from . import intervals as iv
-from .counters import arg_values
+from .metrics.counters import arg_values
 from .stats import slices_of_kinds
 
 # Host calls that block until the device is done (cudaDeviceSynchronize, cudaStreamSynchronize,

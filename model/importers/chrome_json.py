@@ -20,9 +20,9 @@ from ..builder import TraceBuilder
 from ..errors import CaptureError
 from ..schema import TrackKind
 from ..trace import Trace
-from .assemble import Assembler, Lanes
-from .helper import Helper, HelperFailed, helper_allowed
-from .reading import digester, read_file
+from .pipeline.assemble import Assembler, Lanes
+from .pipeline.digest_worker import Helper, HelperFailed, helper_allowed
+from .pipeline.reading import digester, read_file
 
 Progress = Callable[[float], None]
 

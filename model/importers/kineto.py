@@ -21,9 +21,9 @@ from ..builder import TraceBuilder
 from ..errors import CaptureError
 from ..schema import TrackKind
 from ..trace import Trace
-from .assemble import Lane, Lanes, _sort
 from .chrome_json import Profile, Progress, import_files
-from .json_stream import open_maybe_gzip
+from .pipeline.assemble import Lane, Lanes, _sort
+from .pipeline.stream import open_maybe_gzip
 
 DEVICE_CATEGORIES = frozenset({
     "kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "gpu_user_annotation", "mtia_ccp_events",

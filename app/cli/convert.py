@@ -1,0 +1,66 @@
+"""``accelview convert IN OUT``: between .h5 captures and Chrome trace JSON (for Perfetto UI and
+chrome://tracing), optionally gzipped; and from the spool a killed ``accelview profile`` left
+(``.NAME.h5.spool``) into the capture it was recording."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from accelview.model.errors import AccelviewError, CaptureError
+from accelview.model.loader import load_trace
+
+JSON_SUFFIXES = (".json", ".json.gz")
+SPOOL_SUFFIX = ".spool"  # what `accelview profile` spools while the script runs (capture.service.spool_of)
+CAPTURE_SUFFIXES = (".h5", ".hdf5")
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    """Arguments of the convert command."""
+    p.add_argument("input", help="capture (.h5), trace (.json, .json.gz), a directory of per-rank traces, or the "
+                                 ".NAME.h5.spool a killed `accelview profile` left (converted into the capture)")
+    p.add_argument("output", help="OUT.h5, OUT.json or OUT.json.gz")
+    p.add_argument("--force", action="store_true", help="overwrite OUTPUT if it exists")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read the input in any format accelview reads and write the output's format."""
+    out = Path(args.output)
+    name = out.name.lower()
+    if not name.endswith(JSON_SUFFIXES + CAPTURE_SUFFIXES):
+        raise AccelviewError(f"{out}: unknown output format (use .h5, .json or .json.gz)")
+    if out.exists() and not args.force:
+        raise CaptureError(out, "already exists (use --force to overwrite it)")
+    if Path(args.input).name.endswith(SPOOL_SUFFIX):
+        return _recover(Path(args.input), out)
+    trace = load_trace(args.input)
+    if name.endswith(CAPTURE_SUFFIXES):
+        from accelview.model.store.writer import write_capture
+
+        write_capture(trace, out, overwrite=True)
+    else:
+        from accelview.model.export.chrome import export_chrome
+
+        tmp = out.with_name(f".{out.name}.partial")
+        try:
+            export_chrome(trace, tmp)
+            os.replace(tmp, out)
+        except OSError as e:
+            raise CaptureError(out, f"cannot write: {e.strerror or e}") from None
+        finally:
+            tmp.unlink(missing_ok=True)
+    print(f"wrote {out} ({len(trace.slices):,} slices, {len(trace.flows):,} flows, "
+          f"{len(trace.counters):,} counter samples)")
+    return 0
+
+
+def _recover(spool: Path, out: Path) -> int:
+    """Convert what a killed capture service spooled and never converted; it must become a capture."""
+    if not out.name.lower().endswith(CAPTURE_SUFFIXES):
+        raise AccelviewError(f"{out}: a spool converts into a capture (.h5)")
+    from accelview.capture.service.runner import convert_spool
+
+    result = convert_spool(spool, out, overwrite=True)
+    print(f"wrote {out} ({result.progress.events:,} events; incomplete: {result.reason})")
+    return 0

@@ -1,0 +1,108 @@
+"""Incremental versions of the simulator's whole-run summaries: sampled counters, queue depth
+and idle-time truth, emitted as the run goes.
+
+All three need to know that nothing more can happen before some time. The drain's
+*horizon* of a device gives that (:func:`accelview.capture.sim.runtime.drain.horizon`): every
+command starting before it has been seen. Each summary keeps the few commands that reach
+past what it has emitted and carries them into the next drain, so its memory is bounded by
+the work in flight, not by the length of the run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..sim.device.devcounters import CounterSeries, device_counters
+from ..sim.device.engine import Command
+from ..sim.device.specs import DeviceSpec
+from .tracewriter import wait_cover
+
+
+class CounterWindows:
+    """Sampled device counters over ``[start + k·period, start + (k+1)·period)``, window by window."""
+
+    def __init__(self, spec: DeviceSpec, start_ns: int, period_ns: int) -> None:
+        self.spec, self.start, self.period = spec, int(start_ns), int(period_ns)
+        self.done = 0  # windows emitted
+        self.carry: list[Command] = []
+
+    def emit(self, commands: Sequence[Command], horizon: float, end_ns: float | None = None
+             ) -> tuple[np.ndarray, list[CounterSeries]]:
+        """Windows now complete: their start times (true host ns) and the series over them.
+        ``end_ns``: the run is over and ends there (emit the last, partial window too)."""
+        cmds = [*self.carry, *commands]
+        if end_ns is not None:
+            last = max(1, math.ceil((end_ns - self.start) / self.period))
+        else:
+            last = int((horizon - self.start) // self.period) if horizon < math.inf else self.done
+        if last <= self.done:
+            self.carry = cmds
+            return np.empty(0), []
+        edges = self.start + self.period * np.arange(self.done, last + 1, dtype=np.float64)
+        series = device_counters(self.spec, cmds, edges)
+        self.done = last
+        cut = float(edges[-1])
+        self.carry = [c for c in cmds if c.end_ns > cut]
+        return edges[:-1], series
+
+
+class QueueDepth:
+    """Commands submitted and not finished on one driver queue, at each window start."""
+
+    def __init__(self) -> None:
+        self.level = 0
+        self.ups: list[float] = []
+        self.downs: list[float] = []
+
+    def add(self, submits: Sequence[float], ends: Sequence[float]) -> None:
+        """Submissions and completions seen in this drain."""
+        self.ups.extend(submits)
+        self.downs.extend(ends)
+
+    def at(self, times: np.ndarray) -> np.ndarray:
+        """The depth at ``times`` (ascending, all before the horizon); forgets what lies before them."""
+        if not len(times):
+            return np.empty(0)
+        ups, downs = np.sort(np.asarray(self.ups)), np.sort(np.asarray(self.downs))
+        depth = self.level + np.searchsorted(ups, times, side="right") - np.searchsorted(downs, times, side="right")
+        t = float(times[-1])
+        self.level += int(np.searchsorted(ups, t, side="right") - np.searchsorted(downs, t, side="right"))
+        self.ups = ups[ups > t].tolist()
+        self.downs = downs[downs > t].tolist()
+        return depth.astype(np.float64)
+
+
+class IdleTruth:
+    """Every gap between a device's ops (no unit busy) with the cause of the op that ends it —
+    the same rule as the whole-run writer, applied to ops in start order as they become final."""
+
+    def __init__(self) -> None:
+        self.pending: list[Command] = []
+        self.busy_until: float | None = None
+        self.waits: list[tuple[int, int]] = []
+
+    def gaps(self, ops: Sequence[Command], waits: Sequence[tuple[int, int]], horizon: float
+             ) -> list[tuple[float, float, str]]:
+        """Gaps now final: (start, end, cause) in true host ns."""
+        self.pending.extend(ops)
+        self.waits.extend(waits)
+        ready = sorted((c for c in self.pending if c.start_ns < horizon), key=lambda c: c.start_ns)
+        self.pending = [c for c in self.pending if c.start_ns >= horizon]
+        out: list[tuple[float, float, str]] = []
+        waited = wait_cover(self.waits)  # not a scan of every wait per gap: a sync per op made that quadratic
+        for c in ready:
+            if self.busy_until is None:
+                self.busy_until = c.end_ns
+                continue
+            if c.start_ns > self.busy_until:
+                cause = c.cause if c.cause in ("host", "pcie", "sync") else "sync"
+                if cause == "host" and waited(self.busy_until, c.start_ns):
+                    cause = "sync"
+                out.append((self.busy_until, c.start_ns, cause))
+            self.busy_until = max(self.busy_until, c.end_ns)
+        if self.busy_until is not None:  # a wait ending before busy_until can never match again
+            self.waits = [w for w in self.waits if w[1] >= self.busy_until]
+        return out

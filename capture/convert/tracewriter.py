@@ -1,0 +1,375 @@
+"""Turn a finished simulated session into a ``Trace``: tracks, slices, flows, counters, truth.
+
+What a real driver and device would report goes into the trace's tables: host API calls and
+staging memcpy's (host clock), driver submissions, device op / DMA / PCIe slices and sampled
+counters (device timestamps converted to the host timebase through the clock estimate made
+from sync samples). What only the simulator knows goes into truth: each op's true limiter,
+each device idle interval's true cause, and each device clock's true parameters.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from accelview.model import Trace, TraceBuilder, TrackKind
+from accelview.model.schema import OP_COUNTER_COLUMNS
+
+from ..sim.device.engine import Command
+from ..sim.device.opcounters import counter_columns
+from ..sim.device.pcie import Link
+from ..sim.device.window_sums import window_edges
+from ..sim.runtime.graph import UNITS, ReplayColumns
+from ..sim.runtime.hostlog import CALL_INTS
+from . import counter_rows as sampled
+from .batch import TraceBatch
+from .clocksync import estimate, take_samples, true_alignment
+from .graphrows import add_graph_slices, replay_counters
+from .offload import Offload
+
+if TYPE_CHECKING:
+    from ..sim.runtime.hostlog import HostLog, Submission
+    from ..sim.runtime.simulator import Device, Simulator
+
+HOST_NAME = "sim-host"
+
+
+def _metadata(sim: Simulator) -> dict[str, Any]:
+    spec = sim.spec
+    link = Link.from_spec(spec)
+    return {
+        "device_spec": {
+            **dataclasses.asdict(spec),
+            "peak_flops": {d: spec.matrix_flops(d) for d in ("bf16", "fp8", "fp32")},
+            "vector_peak_flops": {d: spec.vector_flops(d) for d in ("bf16", "fp8", "fp32")},
+            "hbm_bytes_per_s": spec.hbm_bytes_per_s,
+            "pcie_bytes_per_s": {d: link.bulk_bandwidth(d) for d in ("h2d", "d2h")},
+        },
+        "capture": {"simulator": True, "seed": sim.seed, "deterministic": sim.clock.deterministic,
+                    "devices": len(sim.devices), "counter_period_ns": sim.counter_period_ns},
+    }
+
+
+def build_trace(sim: Simulator) -> Trace:
+    """The capture of a finished session (call ``sim.finish()`` first)."""
+    b = TraceBuilder()
+    batch = TraceBatch(b)
+    b.metadata.update(_metadata(sim))
+    b.add_clock("host monotonic", reference=True)
+    host = b.add_track(HOST_NAME, TrackKind.HOST, host=HOST_NAME)
+    proc = b.add_track("python (simulated)", TrackKind.PROCESS, parent=host, host=HOST_NAME)
+    thread = b.add_track("main thread", TrackKind.HOST_THREAD, parent=proc, host=HOST_NAME)
+    api = b.add_track("runtime API", TrackKind.RUNTIME_API, parent=thread, host=HOST_NAME)
+    end = max([sim.clock.now, *(c.end_ns for d in sim.devices for c in d.engine.finished)])
+    edges = window_edges(sim.clock.start_ns, end, sim.counter_period_ns)
+    # What the sampled counters and the ops' counters need (clock estimates, replays as
+    # columns), then those columns themselves, by a helper on a second core (.offload) while
+    # this one makes the other rows, builds, and only then takes them.
+    rng = np.random.default_rng([sim.seed, 2])
+    clocks = [_DeviceClock(dev, edges, sim.clock.start_ns, rng) for dev in sim.devices]
+    replays = [_replays(dev.engine.finished) for dev in sim.devices]
+    subs = sim.log.submissions
+    tracks = sampled.plan(sim, list(dict.fromkeys((s.device, s.stream) for s in subs)))
+    helper = _offload(sim, edges, clocks, replays, tracks)
+    try:
+        api_ids = _calls(batch, sim.log, api, thread)
+        queues: dict[tuple[int, int], int] = {}
+        sub_ids: dict[tuple[int, int, int], int] = {}
+        _submissions(b, batch, subs, api_ids, proc, queues, sub_ids)
+        track_ids, nodes = [], []
+        for dev, clock, columns in zip(sim.devices, clocks, replays, strict=True):
+            top, clock_id, local = _device(b, batch, sim, dev, sub_ids, clock, columns)
+            nodes.append(local)
+            for t in tracks:
+                if t.device == dev.index:
+                    track_ids.append(_counter_track(b, t, top, clock_id, queues))
+        batch.flush()
+        trace = b.build(source="simulator")
+        made = helper.result()
+    finally:
+        helper.close()  # after an error above: the helper's columns are not wanted
+    counted = [(d, local) for d, local in enumerate(nodes) if len(local)]
+    if counted:  # rows in the order of their slices in the capture, as the helper wrote them
+        parts = [{"slice": batch.slice_ids(local)[made[f"device {d} order"]],
+                  **{c: made[f"device {d} {c}"] for c, _ in OP_COUNTER_COLUMNS}} for d, local in counted]
+        b.add_rows_after_build(trace, "op_counters", parts[0] if len(parts) == 1 else {
+            c: np.concatenate([p[c] for p in parts]) for c in parts[0]})
+    # in track order, each track's samples in time order (window starts, through monotonic clock maps)
+    b.add_rows_after_build(trace, "counters", {"track": np.repeat(np.array(track_ids, dtype=np.int32), len(edges) - 1),
+                                               "ts_ns": made["ts_ns"], "value": made["value"]})
+    return trace
+
+
+def _counter_track(b: TraceBuilder, t: sampled.CounterTrack, top: int, clock: int,
+                   queues: dict[tuple[int, int], int]) -> int:
+    """The track of a sampled counter: under its device, on its clock; a queue's depth under
+    its queue, on the host's clock."""
+    if t.stream >= 0:
+        return b.add_counter_track(t.name, t.unit, t.block, t.description, queues[(t.device, t.stream)], HOST_NAME,
+                                   t.device)
+    return b.add_counter_track(t.name, t.unit, t.block, t.description, top, "", t.device, clock)
+
+
+def _offload(sim: Simulator, edges: np.ndarray, clocks: list[_DeviceClock], replays: list[ReplayColumns | None],
+             tracks: list[sampled.CounterTrack]) -> Offload:
+    """The columns a helper makes: the sampled counters' samples, and per device with ops the
+    counters of its ops and its replays' nodes (``device D <counter>``, see :func:`_op_rows`)."""
+    rows = len(tracks) * (len(edges) - 1)
+    shapes: dict[str, tuple[Any, int]] = {"ts_ns": (np.int64, rows), "value": (np.float64, rows)}
+    ops = [_ops(dev.engine.finished) for dev in sim.devices]
+    for d, columns in enumerate(replays):
+        n = len(ops[d]) + (len(columns.start) if columns is not None else 0)
+        if n:
+            shapes.update({f"device {d} {c}": (dtype, n) for c, dtype in OP_COUNTER_COLUMNS})
+            shapes[f"device {d} order"] = (np.int64, n)
+
+    def make(out: dict[str, np.ndarray]) -> None:
+        for d, columns in enumerate(replays):
+            if f"device {d} order" in out:
+                _op_rows(ops[d], columns, {k[len(f"device {d} "):]: v for k, v in out.items()
+                                           if k.startswith(f"device {d} ")})
+        sampled.compute(sim, edges, [c.to_ref for c in clocks], replays, tracks, out["ts_ns"], out["value"])
+
+    return Offload(shapes, make)
+
+
+def _ops(cmds: list[Command]) -> list[Command]:
+    """A device's ops (not replays), in finishing order: the order their slices are added."""
+    return [c for c in cmds if c.kind == "op" and c.cost is not None]
+
+
+def _op_rows(ops: list[Command], columns: ReplayColumns | None, out: dict[str, np.ndarray]) -> None:
+    """The counters of a device's ``ops`` and replay nodes (``columns``) into ``out``'s columns,
+    in the order their slices will have in the capture: by unit, then start time (how the
+    builder sorts slices that never overlap on a unit's track: one op at a time); ``out["order"]``
+    gets each row's place among the ops-then-nodes (as :func:`_device` adds their slices). The
+    writer checks that order against the built capture and sorts where it differs."""
+    parts = [counter_columns([c.cost for c in ops if c.cost is not None],
+                             np.array([c.end_ns - c.start_ns for c in ops]))] if ops else []
+    start = [np.array([c.start_ns for c in ops], dtype=np.float64)]
+    rank = [np.array([UNITS.index(c.cost.unit) for c in ops if c.cost is not None], dtype=np.int64)]
+    if columns is not None:
+        parts.append(replay_counters(columns))
+        start.append(columns.start)
+        rank.append(columns.units.astype(np.int64))
+    order = np.lexsort((np.concatenate(start), np.concatenate(rank)))
+    out["order"][:] = order
+    for c, _ in OP_COUNTER_COLUMNS:
+        np.take(parts[0][c] if len(parts) == 1 else np.concatenate([p[c] for p in parts]), order, out=out[c])
+
+
+class _DeviceClock:
+    """A device's timer as the capture sees it: sync samples taken over the run, the estimate
+    made from them, and ``to_ref`` (true host ns → the capture's host timebase via the
+    device's ticks and that estimate)."""
+
+    def __init__(self, dev: Device, edges: np.ndarray, start_ns: float, rng: np.random.Generator) -> None:
+        self.clock = dev.clock
+        self.samples = take_samples(dev.clock, start_ns, int(edges[-1]), rng)
+        self.estimate = estimate(dev.clock, self.samples)
+
+    def to_ref(self, t: np.ndarray) -> np.ndarray:
+        ticks = self.clock.to_ticks(np.rint(np.asarray(t, dtype=np.float64)).astype(np.int64))
+        return self.estimate.to_ref(self.clock.ticks_to_device_ns(ticks))
+
+
+def _replays(cmds: list[Command]) -> ReplayColumns | None:
+    """A device's graph replays as columns (the slices, the counters and the per-op counters
+    read them; cost columns are made on first use: by the helper)."""
+    graphs = [c for c in cmds if c.kind == "graph" and c.graph is not None]
+    if not graphs:
+        return None
+    return ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
+
+
+def _calls(batch: TraceBatch, log: HostLog, api: int, thread: int) -> dict[int, int]:
+    """API calls, the script's ranges and staging memcpy's as slices; returns each correlated
+    call's local slice index by correlation id. The calls are read from the log's columns."""
+    ints = np.array(log.call_ints, dtype=np.int64).reshape(-1, CALL_INTS)  # start_ns, end_ns, cid
+    starts, cids = ints[:, 0].tolist(), ints[:, 2].tolist()
+    durs = (ints[:, 1] - ints[:, 0]).tolist()
+    intern, add_args = batch.intern, batch.add_args
+    known: dict[int, int] = {}  # argument dicts the runtime shares (a stream's), by identity
+    names, sets = [], []
+    objects = log.call_objects
+    for name, a in zip(objects[0::2], objects[1::2], strict=True):  # strings interned in row order
+        names.append(intern(name))
+        set_id = known.get(id(a))
+        if set_id is None:
+            set_id = known[id(a)] = add_args(a)
+        sets.append(set_id)
+    first = batch.add_slice_ids(api, starts, durs, names, "runtime", cids, sets)
+    api_ids = {cid: first + i for i, cid in enumerate(cids) if cid > 0}
+    for r in log.ranges:
+        batch.add_slice(thread, r.start_ns, r.end_ns - r.start_ns, r.name, "user")
+    for m in log.memcpys:
+        batch.add_slice(api, m.start_ns, m.end_ns - m.start_ns, m.name, "host memcpy", correlation=m.cid,
+                        args=m.args)
+    return api_ids
+
+
+def _submissions(b: TraceBuilder, batch: TraceBatch, subs: list[Submission], api_ids: dict[int, int], proc: int,
+                 queues: dict[tuple[int, int], int], sub_ids: dict[tuple[int, int, int], int]) -> None:
+    """Driver submissions as slices on their queues' tracks (made on first use, into ``queues``),
+    with a flow from the API call; fills ``sub_ids`` (device, cid, chunk) → local slice index."""
+    intern, add_args, flows = batch.intern, batch.add_args, batch.flows
+    first = batch.slice_count
+    tracks, names, sets = [], [], []
+    submit = -1  # the flows' name, interned at the first flow (strings keep their order of first use)
+    for i, s in enumerate(subs):
+        key = (s.device, s.stream)
+        track = queues.get(key)
+        if track is None:
+            track = queues[key] = b.add_track(f"device {s.device} queue {s.stream}", TrackKind.DRIVER_QUEUE,
+                                              parent=proc, host=HOST_NAME, device=s.device)
+        tracks.append(track)
+        names.append(intern(f"submit {s.name}"))
+        sets.append(add_args({"chunk": s.chunk}) if s.chunk >= 0 else -1)
+        sub_ids[(s.device, s.cid, s.chunk)] = first + i
+        api_id = api_ids.get(s.cid)
+        if api_id is not None:
+            if submit < 0:
+                submit = intern("submit")
+            flows.append((api_id, first + i, submit))
+    batch.add_slice_ids(tracks, [s.submit_ns for s in subs], [s.visible_ns - s.submit_ns for s in subs], names,
+                        "driver", [s.cid for s in subs], sets)
+
+
+def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub_ids: dict, clk: _DeviceClock,
+            columns: ReplayColumns | None) -> tuple[int, int, np.ndarray]:
+    """A device's tracks, slices, flows and truth (its sampled counters and its ops' counters
+    are made apart, see :func:`_offload`); returns its top track, its clock and the local
+    indices of its op slices: its ops', then its replays' nodes' (as :func:`_op_rows` lists them)."""
+    cmds = dev.engine.finished
+    samples, est, to_ref = clk.samples, clk.estimate, clk.to_ref
+    clock = b.add_clock(f"device {dev.index} timer", False, est.offset_ns, est.drift_ppm, est.error_ns)
+    b.add_rows("clock_samples", {"clock": np.full(len(samples.ref_send_ns), clock), "ref_send_ns": samples.ref_send_ns,
+                                 "domain_ts": samples.domain_ticks, "ref_recv_ns": samples.ref_recv_ns})
+    b.add_truth_clock(clock, *true_alignment(dev.clock))
+
+    d = dev.index
+    top = b.add_track(f"device {d} ({dev.spec.name})", TrackKind.DEVICE, parent=-1, device=d, clock=clock)
+    units = {u: b.add_track(u, TrackKind.EXEC_UNIT, parent=top, device=d, clock=clock)
+             for u in ("matrix", "vector")}
+    if any("collective" in c.units_used for c in cmds):
+        units["collective"] = b.add_track("collective", TrackKind.EXEC_UNIT, parent=top, device=d,
+                                          clock=clock)
+    dmas = [b.add_track(f"DMA {i}", TrackKind.DMA_ENGINE, parent=top, device=d, clock=clock)
+            for i in range(dev.spec.pcie.dma_engines)]
+    pcie = {x: b.add_track(f"PCIe {x.upper()}", TrackKind.PCIE, parent=top, device=d, clock=clock)
+            for x in ("h2d", "d2h")}
+    starts = to_ref(np.array([c.start_ns for c in cmds]))
+    ends = to_ref(np.array([c.end_ns for c in cmds]))
+    dstarts = to_ref(np.array([c.data_start_ns if not math.isnan(c.data_start_ns) else 0.0 for c in cmds]))
+    dends = to_ref(np.array([c.data_end_ns if not math.isnan(c.data_end_ns) else 0.0 for c in cmds]))
+    ops: list[tuple[int, Command, int | None]] = []
+    busy: list[Command] = []  # ops and graph replays, for idle truth
+    replays: list[tuple[Command, int | None]] = []
+    for i, c in enumerate(cmds):
+        s, e = int(starts[i]), int(ends[i])
+        sub = sub_ids.get((d, c.cid, int(c.args.get("chunk", -1))))
+        if c.kind == "graph" and c.graph is not None:
+            replays.append((c, sub))
+            busy.append(c)
+            continue
+        if c.kind == "op" and c.cost is not None:
+            ops.append((i, c, sub))
+            busy.append(c)
+            continue
+        if c.kind == "copy":
+            job = c.job
+            args = dict(c.args, direction=c.direction, engine=c.engine)
+            if job is not None:
+                args.update(descriptors=job.descriptors, tlps=job.data_tlps, wire_bytes=job.data_wire_bytes)
+            sid = batch.add_slice(dmas[c.engine], s, e - s, c.name, "copy", correlation=c.cid, args=args)
+            if c.direction in pcie and not math.isnan(c.data_start_ns):
+                ds, de = int(dstarts[i]), int(dends[i])
+                pid = batch.add_slice(pcie[c.direction], ds, de - ds, c.name, "pcie", correlation=c.cid,
+                                      args={"bytes": job.nbytes if job else 0})
+                batch.add_flow(sid, pid, "transfer")
+        else:
+            batch.add_instant(top, s, "event recorded" if c.kind == "record" else "event waited", "sync",
+                              args={"stream": c.stream})
+            continue
+        if sub is not None:
+            batch.add_flow(sub, sid, "execute")
+    counted = [_add_ops(batch, ops, units, starts, ends)]
+    graphs = [c for c, _ in replays]
+    nodes = add_graph_slices(batch, graphs, units.__getitem__, to_ref, True, columns, counters=False)
+    linked = [(sub, local) for (_, sub), local in zip(replays, nodes, strict=True) if sub is not None]
+    if linked:  # one chunk of flows for all replays
+        batch.add_flow_columns(np.repeat([sub for sub, _ in linked], [len(local) for _, local in linked]),
+                               np.concatenate([local for _, local in linked]), "execute")
+    _idle_truth(b, sim, top, busy, to_ref)
+    return top, clock, np.concatenate(counted + nodes)
+
+
+def _add_ops(batch: TraceBatch, ops: list[tuple[int, Command, int | None]], units: dict[str, int],
+             starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Op slices (``ops``: index into the converted times, command, submission) with their
+    arguments (shared by ops of one shape), truth and flows; returns their local indices (their
+    counters are made apart, see :func:`_offload`)."""
+    if not ops:
+        return np.empty(0, np.int64)
+    cmds = [c for _, c, _ in ops]
+    costs = [c.cost for c in cmds if c.cost is not None]
+    index = np.array([i for i, _, _ in ops])
+    s, e = starts[index].astype(np.int64), ends[index].astype(np.int64)
+    add_args = batch.add_args
+    sets = np.array([add_args({**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
+                               "dtype": c.cost.work.dtype}) for c in cmds if c.cost is not None], dtype=np.int32)
+    intern = batch.intern
+    first = batch.add_slice_columns(np.array([units[c.unit] for c in costs], dtype=np.int32), s, e - s,
+                                    np.array([intern(c.name) for c in cmds], dtype=np.int32), "op",
+                                    np.array([c.cid for c in cmds], dtype=np.int64), sets)
+    local = first + np.arange(len(cmds))
+    batch.add_truth_op_columns(local, np.array([intern(c.limiter) for c in costs], dtype=np.int64))
+    subs = np.array([-1 if sub is None else sub for _, _, sub in ops], dtype=np.int64)
+    linked = subs >= 0
+    batch.add_flow_columns(subs[linked], local[linked], "execute")
+    return local
+
+
+def _idle_truth(b: TraceBuilder, sim: Simulator, track: int, ops: list[Command], to_ref: Any) -> None:
+    """Every gap between device ops (no execution unit busy) with the cause of the op ending it."""
+    if not ops:
+        return
+    ops = sorted(ops, key=lambda c: c.start_ns)
+    waited = wait_cover(sim.log.waits)
+    gaps: list[tuple[float, float, str]] = []
+    busy_until = ops[0].end_ns
+    for c in ops[1:]:
+        if c.start_ns > busy_until:
+            cause = c.cause if c.cause in ("host", "pcie", "sync") else "sync"
+            if cause == "host" and waited(busy_until, c.start_ns):
+                cause = "sync"
+            gaps.append((busy_until, c.start_ns, cause))
+        busy_until = max(busy_until, c.end_ns)
+    if not gaps:
+        return
+    g0 = to_ref(np.array([g[0] for g in gaps]))
+    g1 = to_ref(np.array([g[1] for g in gaps]))
+    for a, z, (_, _, cause) in zip(g0.tolist(), g1.tolist(), gaps, strict=True):
+        if z > a:
+            b.add_truth_idle(track, a, z, cause)
+
+
+def wait_cover(waits: Sequence[tuple[int, int]]) -> Callable[[float, float], bool]:
+    """``waited(a, b)``: whether the host was blocked in a wait that began by ``b`` and lasted
+    until ``a`` or later (a wait covering a gap [a, b) on the device); a binary search a question."""
+    if not waits:
+        return lambda a, b: False
+    w = np.array(waits, dtype=np.float64).reshape(-1, 2)
+    order = np.argsort(w[:, 0], kind="stable")
+    begins = w[order, 0].tolist()
+    latest_end = np.maximum.accumulate(w[order, 1]).tolist()  # of the waits begun so far
+
+    def waited(a: float, b: float) -> bool:
+        i = bisect.bisect_right(begins, b) - 1
+        return i >= 0 and latest_end[i] >= a
+
+    return waited

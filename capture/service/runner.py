@@ -1,0 +1,446 @@
+"""The capture service: runs the profiled child and owns the capture file.
+
+Perfetto's producer/service split: the child only produces frames (:mod:`.child`); this
+process reads them from a pipe, appends them to a :class:`CaptureWriter` (which flushes
+every ``FLUSH_ROWS`` rows and at least once a second, so its memory stays bounded however
+long the run) and, whatever happens to the child — it finishes, raises, exits non-zero, is
+killed — closes a valid capture with everything received. Anything but a clean exit marks
+it incomplete with the reason. Cancelling, or a time or size limit, asks the child to stop
+(SIGTERM: it still sends what it recorded) and kills it if it has not gone in ``grace_s``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from accelview.model.errors import CaptureError
+from accelview.model.store.writer import CaptureWriter
+
+from ..protocol import wire
+from ..protocol.config import CaptureConfig
+from ..protocol.wire import HEADER, KINDS, FrameReader
+from .collector import RecordSink
+from .ingest import Ingest
+
+PIPE_BYTES = 1 << 20  # pipe buffer asked of Linux (F_SETPIPE_SZ; the default 64 KiB stalls the child)
+MAX_BUFFERED = 16 << 20  # bytes read from the child and not yet converted, at most
+FLUSH_ROWS = 1 << 16  # rows the writer holds before it appends them to the file
+REPORT_S = 0.1  # seconds between two progress reports
+BEHIND_BYTES = MAX_BUFFERED // 4  # a backlog the progress line mentions (~1.5 MB comes and goes when it keeps up)
+
+
+@dataclass
+class Progress:
+    """Where a running capture stands."""
+
+    elapsed_s: float = 0.0
+    events: int = 0
+    bytes_received: int = 0
+    bytes_written: int = 0
+    dropped: int = 0
+    # converting while the script runs: read from the child and not converted yet, the service
+    # is behind the script (at MAX_BUFFERED the script waits for it)
+    backlog_bytes: int = 0
+    # "recording" while the script runs; "converting" the spooled records once it has ended
+    phase: str = "recording"
+    converted_bytes: int = 0
+
+    def describe(self) -> str:
+        """One line: elapsed, events, MB written, and how far behind the service is, when it is
+        (converting after the script: how far the conversion is)."""
+        if self.phase == "converting":
+            done = self.converted_bytes / self.bytes_received if self.bytes_received else 1.0
+            return f"{self.elapsed_s:.1f} s, converting the records: {done:.0%} ({self.events:,} events so far)"
+        text = f"{self.elapsed_s:.1f} s, {self.events:,} events, {self.bytes_written / 1e6:.1f} MB written"
+        if self.backlog_bytes >= BEHIND_BYTES:
+            text += f", {self.backlog_bytes / 1e6:.1f} MB still to convert"
+        return text
+
+
+@dataclass
+class ProfileResult:
+    """How a capture ended."""
+
+    path: Path
+    exit_code: int
+    complete: bool
+    reason: str
+    progress: Progress = field(default_factory=Progress)
+    dropped: dict[str, int] = field(default_factory=dict)
+
+
+class _PipeReader:
+    """Reads the child's pipe on a thread into a queue of byte chunks, holding at most
+    ``MAX_BUFFERED`` bytes the service has not converted yet (then the child waits, as it would
+    on a full pipe): the service's work on a frame never stalls the profiled program."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.queue: queue.Queue[bytes | None] = queue.Queue()
+        self.buffered = 0
+        self._room = threading.Condition()
+        self._closed = False
+        self.thread = threading.Thread(target=self._run, name="accelview pipe reader", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            while True:
+                with self._room:
+                    while self.buffered > MAX_BUFFERED and not self._closed:
+                        self._room.wait(0.1)
+                    if self._closed:
+                        return
+                data = os.read(self.fd, 1 << 20)
+                if not data:
+                    return
+                with self._room:
+                    self.buffered += len(data)
+                self.queue.put(data)
+        except OSError:
+            return
+        finally:
+            self.queue.put(None)
+
+    def get(self, timeout: float) -> bytes | None:
+        """The next chunk (b"" when none came within ``timeout``), or None at the end of the stream."""
+        try:
+            data = self.queue.get(timeout=timeout)
+        except queue.Empty:
+            return b""
+        if data:
+            with self._room:
+                self.buffered -= len(data)
+                self._room.notify()
+        return data
+
+    def close(self) -> None:
+        """Stop reading and close the pipe."""
+        with self._room:
+            self._closed = True
+            self._room.notify()
+        self.thread.join(timeout=1.0)
+        os.close(self.fd)
+
+
+def child_command(config: CaptureConfig, fd: int, script: Sequence[str] = (), workload: str | None = None,
+                  params: Sequence[str] = ()) -> list[str]:
+    """The command line of the profiled child."""
+    cmd = [sys.executable, "-m", "accelview.capture.tracer.child", "--fd", str(fd), "--config", config.to_json()]
+    if workload is not None:
+        return [*cmd, "--workload", workload, "--", *params]
+    return [*cmd, "--", *script]
+
+
+class CaptureService:
+    """One capture: ``run()`` blocks until the child has gone and the file is closed.
+
+    ``script``: the script and its arguments, or ``workload`` with ``params`` (``KEY=VALUE``).
+    ``on_progress`` is called about ten times a second (from the thread that runs ``run``);
+    ``cancel()`` may be called from any thread.
+    """
+
+    def __init__(self, config: CaptureConfig, script: Sequence[str] = (), workload: str | None = None,
+                 params: Sequence[str] = (), on_progress: Callable[[Progress], None] | None = None,
+                 grace_s: float = 5.0, stdin: int | None = None) -> None:
+        if not script and workload is None:
+            raise ValueError("nothing to profile: give a script or a workload")
+        self.config, self.script, self.workload, self.params = config, list(script), workload, list(params)
+        self.on_progress = on_progress
+        self.grace_s = grace_s
+        self.stdin = stdin
+        self._cancel = threading.Event()
+        self.progress = Progress()
+        self._t0 = time.monotonic()
+        self._events = 0  # while spooling: events received so far
+
+    def cancel(self) -> None:
+        """Stop the run; what was captured so far is kept (the capture is marked incomplete)."""
+        self._cancel.set()
+
+    def run(self) -> ProfileResult:
+        """Run the child, stream its records into the file (or spool them and convert them once it
+        has ended), close it; returns how it ended."""
+        cfg = self.config
+        about = {"service_pid": os.getpid()}
+        left = spool_of(Path(cfg.output))
+        if left.exists() and not cfg.overwrite:
+            raise CaptureError(cfg.output, f"{left} holds the records of a profile run that was killed before "
+                                           f"converting them (accelview convert {left} {cfg.output} --force); "
+                                           "use --force to overwrite both")
+        left.unlink(missing_ok=True)  # overwritten, as the capture is
+        if not cfg.live:  # what a reader of the file tells the user if this process dies before converting
+            about["spool"] = left.name
+        writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": about}, flush_rows=FLUSH_ROWS)
+        ingest = Ingest(writer)
+        sink = RecordSink(ingest.handle)
+        spool = None if cfg.live else _Spool(left)
+        reader = FrameReader(columns=spool is None)  # spooling: only each frame's JSON, for the progress line
+        r, w = os.pipe()
+        with contextlib.suppress(OSError, AttributeError):  # a deeper pipe: the child rarely waits for a flush
+            fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        try:
+            proc = subprocess.Popen(child_command(cfg, w, self.script, self.workload, self.params), pass_fds=(w,),
+                                    stdin=self.stdin)
+        except BaseException:
+            os.close(r)
+            os.close(w)
+            if spool is not None:
+                spool.remove()
+            writer.close(False, "the profiled process could not be started")
+            raise
+        os.close(w)
+        self._t0 = t0 = time.monotonic()
+        stop_reason, stop_at, last_flush, last_report = "", 0.0, t0, 0.0
+        pipe = _PipeReader(r)  # empties the pipe as fast as the child fills it: the child never waits for us
+        try:
+            while True:
+                data = pipe.get(0.1)
+                if data is None:
+                    break
+                if spool is not None:
+                    spool.write(data)
+                    for kind, meta, _ in reader.feed(data):
+                        self._count(kind, meta)
+                else:
+                    for kind, meta, cols in reader.feed(data):
+                        sink.handle(kind, meta, cols)
+                now = time.monotonic()
+                if not stop_reason:
+                    stop_reason = self._should_stop(now - t0, reader.bytes)
+                    if stop_reason:
+                        stop_at = now
+                        _signal(proc, signal.SIGTERM)
+                elif now - stop_at > self.grace_s:
+                    _signal(proc, signal.SIGKILL)
+                if now - last_flush >= 1.0 and spool is None:
+                    writer.flush()
+                    last_flush = now
+                if now - last_report >= REPORT_S:
+                    last_report = now
+                    self._report(ingest, reader.bytes, writer, spool, pipe.buffered)
+            rc = proc.wait()
+            torn = reader.pending
+            if spool is not None:
+                torn, stopped = self._convert(spool, sink, ingest, writer)
+                if stopped:
+                    stop_reason = stopped if not stop_reason else f"{stop_reason}; {stopped}"
+        except BaseException as e:
+            _signal(proc, signal.SIGKILL)
+            proc.wait()
+            reason = f"the capture service stopped ({type(e).__name__})"
+            if spool is not None:  # kept: what the child sent, to convert once what stopped us is fixed
+                spool.file.close()
+                reason += (f"; what the script sent is in {spool.path}: "
+                           f"accelview convert {spool.path} {writer.path} --force")
+            ingest.close(False, reason)
+            raise
+        finally:
+            pipe.close()
+        if spool is not None:
+            spool.remove()
+        exit_code = rc if rc >= 0 else 128 - rc
+        complete, reason = self._outcome(rc, stop_reason, ingest, torn)
+        if sink.error:
+            lost = f"the service could not convert {sink.lost_frames} frame(s) of records ({sink.error})"
+            complete, reason = False, f"{reason}; {lost}" if reason else lost
+        self._report(ingest, reader.bytes, writer, spool)  # a stopped conversion: how far it got
+        writer.builder.metadata["capture"].pop("spool", None)  # converted: nothing is left in it
+        ingest.close(complete, reason, {"exit_code": exit_code, "wall_s": round(time.monotonic() - t0, 3)})
+        self.progress.bytes_written = cfg_size(writer.path)  # the final file (no callback: the run is over)
+        return ProfileResult(writer.path, exit_code, complete, reason, self.progress, ingest.dropped)
+
+    def _count(self, kind: bytes, meta: Mapping[str, Any]) -> None:
+        """While spooling: the events a frame brings (a frame of records counts its own; a producer
+        of rows sends running totals)."""
+        if kind == wire.RECORDS:
+            self._events += int(meta.get("events", 0))
+        elif kind == wire.STATS:
+            self._events = int(meta.get("events", self._events))
+
+    def _convert(self, spool: _Spool, sink: RecordSink, ingest: Ingest, writer: CaptureWriter) -> tuple[int, str]:
+        """Convert the spooled stream into the capture, chunk by chunk (memory stays what one chunk
+        needs). Returns the bytes of a last frame cut short, and why the conversion stopped
+        early: cancelling now stops it (cancelling the script before did not: its records are
+        converted), keeping what was converted."""
+        self._cancel.clear()
+        self.progress.phase = "converting"
+        marks = [time.monotonic(), 0.0]  # last flush, last report
+
+        def after_chunk() -> bool:
+            if self._cancel.is_set():
+                return True
+            now = time.monotonic()
+            if now - marks[0] >= 1.0:
+                writer.flush()
+                marks[0] = now
+            if now - marks[1] >= REPORT_S:
+                marks[1] = now
+                self._report(ingest, spool.size, writer, spool)
+            return False
+
+        reader = _replay(spool, sink, after_chunk)
+        if self._cancel.is_set():
+            left = spool.size - spool.read
+            return 0, f"cancelled while converting ({left / 1e6:.1f} MB of records not converted)"
+        return reader.pending, ""
+
+    def _should_stop(self, elapsed: float, received: int) -> str:
+        cfg = self.config
+        if self._cancel.is_set():
+            return "cancelled"
+        if cfg.max_seconds and elapsed >= cfg.max_seconds:
+            return f"time limit reached ({cfg.max_seconds:g} s)"
+        if cfg.max_bytes and received >= cfg.max_bytes:
+            return f"size limit reached ({cfg.max_bytes} B received)"
+        return ""
+
+    @staticmethod
+    def _outcome(rc: int, stop_reason: str, ingest: Ingest, torn: int) -> tuple[bool, str]:
+        if stop_reason:
+            return False, stop_reason
+        if rc < 0:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = f"signal {-rc}"
+            lost = f"; {torn} B of its last, unfinished batch were lost" if torn else ""
+            return False, f"the profiled process was killed by {name}{lost}"
+        end = ingest.end
+        if end is None:
+            return False, f"the profiled process exited (status {rc}) before it finished the capture"
+        if end.get("exit_code", rc) != 0:
+            error = end.get("error") or ""
+            return False, f"the script exited with status {end['exit_code']}" + (f" ({error})" if error else "")
+        return True, ""
+
+    def _report(self, ingest: Ingest, received: int, writer: CaptureWriter, spool: _Spool | None = None,
+                backlog: int = 0) -> None:
+        p = self.progress
+        p.backlog_bytes = backlog
+        p.elapsed_s, p.bytes_received = time.monotonic() - self._t0, received
+        if spool is None or p.phase == "converting":
+            p.events = int(ingest.stats.get("events", 0))
+            p.bytes_written = cfg_size(writer.path)
+        else:
+            p.events, p.bytes_written = self._events, spool.size
+        p.converted_bytes = spool.read if spool is not None else received
+        p.dropped = sum(ingest.dropped.values())
+        if self.on_progress:
+            self.on_progress(p)
+
+
+def spool_of(capture: Path) -> Path:
+    """Where a spooling service keeps the child's stream of ``capture``: ``.NAME.spool`` beside it."""
+    return capture.with_name(f".{capture.name}.spool")
+
+
+def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> ProfileResult:
+    """Convert a spool its capture service left unconverted (it was killed) into ``output``,
+    marked incomplete; the spool is removed once the capture is closed. Raises
+    :class:`CaptureError` for a file that is not a spool."""
+    try:
+        source = _Spool(spool, existing=True)
+    except OSError as e:
+        raise CaptureError(spool, f"cannot read: {e.strerror or e}") from None
+    try:
+        head = source.file.read(HEADER.size)
+        if len(head) < HEADER.size or HEADER.unpack(head)[0] not in KINDS:
+            raise CaptureError(spool, "is not a capture service's spool (no capture stream in it)")
+        writer = CaptureWriter(output, overwrite=overwrite, flush_rows=FLUSH_ROWS)
+        ingest = Ingest(writer)
+        sink = RecordSink(ingest.handle)
+        reader = FrameReader()
+        try:
+            _replay(source, sink, reader=reader)
+        except ValueError as e:  # a damaged stream: keep what came before it
+            sink.error = sink.error or str(e)
+        reason = "recovered from the spool of a capture service that stopped before converting it"
+        end = ingest.end
+        if end is not None:
+            reason += f"; the script had exited with status {end.get('exit_code')}"
+        elif reader.pending:
+            reason += f"; {reader.pending} B of a last, unfinished batch were lost"
+        if sink.error:
+            reason += f"; the service could not convert {max(sink.lost_frames, 1)} frame(s) ({sink.error})"
+        exit_code = int(end.get("exit_code", -1)) if end is not None else -1
+        ingest.close(False, reason, {"recovered_from": spool.name})
+    finally:
+        source.file.close()
+    spool.unlink(missing_ok=True)
+    progress = Progress(events=int(ingest.stats.get("events", 0)), bytes_received=source.size,
+                        bytes_written=cfg_size(writer.path), dropped=sum(ingest.dropped.values()))
+    return ProfileResult(writer.path, exit_code, False, reason, progress, ingest.dropped)
+
+
+def _replay(spool: _Spool, sink: RecordSink, after_chunk: Callable[[], bool] = lambda: False,
+            reader: FrameReader | None = None) -> FrameReader:
+    """Hand the spooled stream's frames to ``sink``, a chunk at a time, until ``after_chunk``
+    says stop; returns the reader (its ``pending``: a last frame cut short)."""
+    reader = reader or FrameReader()
+    for chunk in spool.chunks():
+        for kind, meta, cols in reader.feed(chunk):
+            sink.handle(kind, meta, cols)
+        if after_chunk():
+            break
+    return reader
+
+
+class _Spool:
+    """The child's stream as it arrived, in a hidden file beside the capture (:func:`spool_of`):
+    written while the script runs, read back in chunks to convert once it has ended
+    (``existing``: one a service left behind, to convert)."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self, path: Path, existing: bool = False) -> None:
+        self.path = path
+        self.file = open(path, "rb" if existing else "w+b")  # noqa: SIM115  (kept open; closed by remove)
+        self.size = path.stat().st_size if existing else 0
+        self.read = 0
+
+    def write(self, data: bytes) -> None:
+        """Append bytes received from the child."""
+        self.file.write(data)
+        self.size += len(data)
+
+    def chunks(self) -> Iterator[bytes]:
+        """What was written, from the start, a chunk at a time (``read`` counts the bytes so far)."""
+        if self.file.writable():
+            self.file.flush()
+        self.file.seek(0)
+        while chunk := self.file.read(self.CHUNK):
+            self.read += len(chunk)
+            yield chunk
+
+    def remove(self) -> None:
+        """Close and delete the spool."""
+        self.file.close()
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+def cfg_size(path: Path) -> int:
+    """Size of the capture file so far (0 if absent)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _signal(proc: subprocess.Popen, sig: int) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(sig)

@@ -1,0 +1,1 @@
+"""The runtime API a script calls: sessions, devices, streams, buffers, copies and graphs."""

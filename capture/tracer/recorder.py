@@ -1,0 +1,265 @@
+"""The tracer inside the profiled process: records, and hands the records over; nothing more.
+
+The recorder hooks every runtime API call (it records the session's calls in place of
+:meth:`HostLog.record`): it notes the user's call
+site, and every ``flush_events`` calls or ``flush_ms`` it *drains* the session
+(:func:`accelview.capture.sim.runtime.drain.drain`) and sends what finished since the last drain as
+one ``RECS`` frame of packed raw records (:mod:`.records`). Each device writes its finished
+commands into a ring of its own as they finish (:mod:`.sim.ring`), so a drain reads no cold
+records. Turning records into the capture's rows, counters, flows and truth is the service's
+work (:mod:`.collector`): the profiled program pays for the hook, the rings, packing their
+lists (``struct``, a marshal and pickles), and a copy into the pipe. A timer thread (:meth:`Recorder._ticker`)
+only marks a ``flush_ms`` drain due; the drains run on the script's thread, between two calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import pickle
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from types import FrameType
+from typing import Any
+
+import numpy as np
+
+from ..protocol import wire
+from ..protocol.config import CaptureConfig
+from ..protocol.hostmetrics import read_sample
+from ..protocol.payloads import pack
+from ..sim.device.ring import DeviceRing, Templates
+from ..sim.runtime import api as sim_api
+from ..sim.runtime import copies as sim_copies
+from ..sim.runtime import graph as sim_graph
+from ..sim.runtime import hostlog as sim_hostlog
+from ..sim.runtime import simulator as sim_runtime
+from ..sim.runtime.drain import drain
+from ..sim.runtime.hostlog import HostLog
+from ..sim.runtime.simulator import Simulator
+
+Send = Callable[[bytes, Mapping[str, Any], Mapping[str, np.ndarray | bytes] | None], None]
+# Frames inside these files are the runtime's, not the user's: a call site is the first frame outside.
+RUNTIME_FILES = frozenset(m.__file__ for m in (sim_api, sim_runtime, sim_copies, sim_graph, sim_hostlog)) | {
+    __file__}
+_getframe = sys._getframe
+
+
+def _user_frame() -> tuple[FrameType | None, int]:
+    """For the recorder's hook (called by the hook's helper), its call site: the first frame
+    outside the runtime's files from the hook's caller outwards (None: none), and that frame's
+    depth as ``sys._getframe`` counts it in the hook."""
+    # depth 1 is the hook's caller (the runtime's submit, or HostLog.call): the walk starts past it
+    f: FrameType | None = _getframe(4)
+    depth = 2
+    while f is not None and f.f_code.co_filename in RUNTIME_FILES:
+        f = f.f_back
+        depth += 1
+    return f, depth
+
+
+class Recorder:
+    """Sends one simulated session's raw records through ``send`` while the session runs."""
+
+    def __init__(self, sim: Simulator, config: CaptureConfig, send: Send, process: str = "python",
+                 extra_metadata: Mapping[str, Any] | None = None) -> None:
+        self.sim, self.config, self.send = sim, config, send
+        self.sites: list[int] = []  # per call since the last drain: its call-site id (-1: none)
+        self._site_ids: dict[tuple[int, int], int] = {}  # (id of a code, instruction offset) → site id
+        self._codes: list[Any] = []
+        self._new_sites: list[tuple[int, str, str]] = []
+        self.calls = 0  # API calls sent so far
+        self.events = 0
+        self._flush_s = config.flush_ms / 1e3
+        self._deadline = time.monotonic() + self._flush_s
+        # the hook counts the calls waiting by its list of sites, or (no call sites) by the log's
+        # objects, two a call; it drains once ``_due[0]`` are waiting (0: flush_ms has passed)
+        self._per_call = 1 if config.call_sites else 2
+        self._due = [config.flush_events * self._per_call]
+        self._stopped = threading.Event()
+        self.draining = False
+        self.stop_requested = False
+        self.after_drain: Callable[[], None] | None = None
+        session = {"process": process, "extra": dict(extra_metadata or {}), "config": config.to_json(),
+                   "host": "sim-host" if config.deterministic else socket.gethostname(),
+                   "devices": len(sim.devices), "seed": sim.seed, "deterministic": sim.clock.deterministic,
+                   "counter_period_ns": sim.counter_period_ns, "start_ns": sim.clock.start_ns}
+        if config.on("host_metrics") and not config.deterministic:
+            session["host_metrics"] = read_sample()  # the baseline of the first utilisation
+        spec = pickle.dumps(sim.spec, protocol=pickle.HIGHEST_PROTOCOL)
+        send(wire.SESSION, session, {"spec": np.frombuffer(spec, dtype=np.uint8)})
+
+    def install(self) -> None:
+        """Start seeing every API call of the session (and the timer of ``flush_ms``)."""
+        log = self.sim.log
+        log.record = self._hook(log)  # type: ignore[method-assign]  # this log's calls go through the hook
+        templates = Templates()
+        for dev in self.sim.devices:  # each device writes its finished commands into a ring of its own
+            dev.engine.finished = DeviceRing(templates)  # type: ignore[assignment]
+        threading.Thread(target=self._ticker, name="accelview flush timer", daemon=True).start()
+
+    def _hook(self, log: HostLog) -> Callable[[int, int, str, int, dict[str, Any]], None]:
+        """What records every API call of ``log`` in place of :meth:`HostLog.record`: the call's
+        entry, then its call site, and a drain when one is due. A closure over what it uses, for
+        it runs on every call (one function where a hook called from ``record`` was two calls).
+
+        The call site is the first frame outside the runtime's files. Walking there with
+        ``f_back`` makes a frame object of every runtime frame on the way (microseconds per
+        call); ``sys._getframe(depth)`` makes only the one asked for, and that is the script's
+        own frame, which stays made while it runs. So the walk runs once per (code, instruction,
+        kind of call, depth) it finds, the kind being the call name's first word (``launch``,
+        ``copy``, ``device_synchronize`` ...): the next time, ``sys._getframe`` at the depth last
+        found for the kind gives a frame, and a frame at a known instruction, making a call of
+        that kind at that depth, is the same call site again. (It would not be if one
+        instruction called both a runtime function and a function of the script's that called
+        the runtime for the same kind of call through a runtime chain one frame shorter; the
+        runtime's public calls give no such pair.) What a call reads: its kind's cell, the
+        frame, and in the cell's table of the instructions found at that depth (by offset) the
+        code object and site id; no tuple, no ``id()``, no line number (that is worked out once
+        per site).
+
+        A drain is due every ``flush_events`` calls, or at the first call after ``flush_ms``:
+        a timer thread (:meth:`_ticker`) lowers ``due[0]``, the number of calls the hook
+        compares with, to 0, so a call reads no clock."""
+        sites = self.sites
+        append, site_ids, codes, new_sites = sites.append, self._site_ids, self._codes, self._new_sites
+        due = self._due
+        cells: dict[str, list[Any]] = {}  # call name → its kind's cell
+        # kind → its cell: [depth of its last call site, that depth's table, kind]; a table maps an
+        # instruction offset to the (code, site id) last found there making a call of the kind
+        kinds: dict[str, list[Any]] = {}
+        tables: dict[tuple[str, int], dict[int, tuple[Any, int]]] = {}  # (kind, depth) → its table
+        cell_get = cells.get
+
+        def cell_of(name: str) -> list[Any]:
+            if len(cells) > 100_000:  # a script that names every call differently
+                cells.clear()
+            kind = name.partition(" ")[0]
+            cell = kinds.get(kind)
+            if cell is None:
+                cell = kinds[kind] = [4, tables.setdefault((kind, 4), {}), kind]
+            cells[name] = cell
+            return cell
+
+        def site_of(cell: list[Any]) -> int:
+            f, depth = _user_frame()
+            if depth != cell[0]:
+                cell[0], cell[1] = depth, tables.setdefault((cell[2], depth), {})
+            if f is None:
+                return -1
+            code = f.f_code
+            lasti = f.f_lasti
+            key = (id(code), lasti)  # not the code object itself: hashing one hashes its bytecode
+            site = site_ids.get(key, -1)
+            if site < 0:
+                site = site_ids[key] = len(site_ids)
+                codes.append(code)  # keeps the id in the keys this code's
+                new_sites.append((site, f"{code.co_filename}:{f.f_lineno}", code.co_name))
+            cell[1][lasti] = (code, site)
+            return site
+
+        def on_call(start_ns: int, end_ns: int, name: str, cid: int, args: dict[str, Any]) -> None:
+            log.call_ints.extend((start_ns, end_ns, cid))  # the log's lists: a drain replaces them
+            log.call_objects.extend((name, args))
+            cell = cell_get(name) or cell_of(name)
+            try:
+                f = _getframe(cell[0])
+                code, site = cell[1][f.f_lasti]
+                if code is not f.f_code:
+                    site = site_of(cell)
+            except (KeyError, ValueError):  # an instruction not seen yet; the stack not that deep
+                site = site_of(cell)
+            append(site)
+            if len(sites) >= due[0]:
+                self.drain()
+
+        def on_call_without_site(start_ns: int, end_ns: int, name: str, cid: int, args: dict[str, Any]) -> None:
+            log.call_ints.extend((start_ns, end_ns, cid))
+            objects = log.call_objects
+            objects.extend((name, args))
+            if len(objects) >= due[0]:
+                self.drain()
+
+        return on_call if self.config.call_sites else on_call_without_site
+
+    def detach(self) -> None:
+        """Stop seeing API calls (in a process forked from the traced one: the session's log
+        records on its own again, as in an untraced run; nothing is drained or sent)."""
+        # del, not __dict__: reading that would slow every attribute load of the log
+        with contextlib.suppress(AttributeError):
+            del self.sim.log.record
+
+    def request_stop(self) -> None:
+        """Make the next API call's hook drain, and ``after_drain`` run after it (a signal
+        handler's way of stopping the script where its records are whole)."""
+        self.stop_requested = True
+        self._due[0] = 0
+
+    def _ticker(self) -> None:
+        """The timer thread: makes a drain due at the first call ``flush_ms`` after the last drain."""
+        while not self._stopped.wait(max(self._deadline - time.monotonic(), 0.0)):
+            if time.monotonic() >= self._deadline:
+                self._due[0] = 0
+                self._deadline = time.monotonic() + self._flush_s  # again, while no call comes
+
+    def drain(self, final: bool = False) -> None:
+        """Send everything finished since the last drain (``final``: the run is over). While
+        ``draining`` is true a signal handler must not raise (it would cut the stream between
+        frames): it sets ``stop_requested``, and ``after_drain`` runs once the drain is done."""
+        self.draining = True
+        try:
+            d = drain(self.sim, final)
+            n = d.n_calls
+            self.calls += n
+            sites = None
+            if self.config.call_sites:
+                sites = self.sites[:n]
+                del self.sites[:n]  # the hook holds this list
+                sites.extend([-1] * (n - len(sites)))  # a call the script was stopped in before its hook ran
+            collecting = gc.isenabled()
+            gc.disable()  # packing makes many short-lived objects: no collections of the script's heap for them
+            try:
+                meta, cols = pack(d, sites, named=final)
+            finally:
+                if collecting:
+                    gc.enable()
+            meta.update(final=final, calls=self.calls, sites=self._new_sites[:])
+            if self.config.on("host_metrics") and not self.config.deterministic:
+                meta["host_metrics"] = read_sample()
+            self._new_sites.clear()  # the hook holds this list
+            self.events += meta["events"]  # also the service's progress while it only spools
+            self.send(wire.RECORDS, meta, cols)
+        finally:
+            self.draining = False
+        self._deadline = time.monotonic() + self._flush_s
+        self._due[0] = self.config.flush_events * self._per_call
+        if self.stop_requested and self.after_drain is not None:
+            self.after_drain()
+
+    def finish(self, exit_code: int, error: str = "") -> None:
+        """Last drain (the devices finish their queued work), then the END frame."""
+        self.detach()
+        self._stopped.set()
+        self.stop_requested = False  # the script has ended: nothing is left to stop
+        self.drain(final=True)
+        self.send(wire.END, {"exit_code": exit_code, "error": error, "events": self.events}, None)
+
+
+def traced_simulator(config: CaptureConfig, send: Send, asked: Mapping[str, Any] | None = None,
+                     process: str = "python", extra_metadata: Mapping[str, Any] | None = None) -> Recorder:
+    """A session traced by an installed recorder (call ``recorder.finish(...)`` at the end).
+    The config's spec, seed and device count win over what the script ``asked`` for."""
+    asked = dict(asked or {})
+
+    def pick(name: str, default: Any) -> Any:
+        value = getattr(config, name)
+        return value if value is not None else asked.get(name, default)
+
+    sim = Simulator(pick("spec", "gen5x16-141g"), pick("devices", 1), pick("seed", 0), config.deterministic,
+                    config.counter_period_ns)
+    rec = Recorder(sim, config, send, process, extra_metadata)
+    rec.install()
+    return rec

@@ -1,0 +1,1 @@
+"""The counter taxonomy: base counters, device constants, derived metrics and their units."""

@@ -1,0 +1,1 @@
+"""Exporters of a Trace to other tools' formats."""

@@ -1,0 +1,1 @@
+"""The JSON import pipeline's stages: stream, decode, digest (on two cores), collect, assemble."""

@@ -1,0 +1,1 @@
+"""Text renderers: how reports, summaries, durations and sizes are printed, by the CLI and the app."""

@@ -1,0 +1,109 @@
+"""Vertical layout of the timeline: which lanes (track, depth rows) are shown, in what order,
+at what y. Follows the track tree (hosts → threads, devices → units), honouring hidden tracks
+and collapsed groups. Pure Python; the lane tree widget and the painter both use it.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..schema import TrackKind
+from ..trace import Trace
+from .lod import TraceLOD
+
+ROW_H = 18  # one depth row of slices
+HEADER_H = 20  # a group (host, device) title row
+GAP = 3  # space under each track
+
+
+def track_children(trace: Trace, order: dict[int, float] | None = None) -> dict[int, list[int]]:
+    """Children of each track id (-1: the roots), ordered by (sort, id); counters excluded.
+    ``order`` overrides a track's sort key (the user reordered lanes)."""
+    tr = trace.tracks
+    kids: dict[int, list[int]] = {}
+    for t in range(len(tr)):
+        if int(tr.kind[t]) == TrackKind.COUNTER:
+            continue
+        p = int(tr.parent[t])
+        kids.setdefault(p if 0 <= p < len(tr) else -1, []).append(t)
+    order = order or {}
+    for v in kids.values():
+        v.sort(key=lambda t: (order.get(t, float(tr.sort[t])), t))
+    return kids
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One drawn row: a track's depth row, or a group's title (``depth`` -1)."""
+
+    track: int
+    depth: int
+    y: int
+    h: int
+    level: int  # nesting level in the tree, for indenting names
+
+
+class LaneLayout:
+    """The rows shown for a set of hidden and collapsed tracks."""
+
+    def __init__(self, trace: Trace, lod: TraceLOD, hidden: set[int] | None = None,
+                 collapsed: set[int] | None = None, order: dict[int, float] | None = None) -> None:
+        self.lanes: list[Lane] = []
+        hidden = hidden or set()
+        collapsed = collapsed or set()
+        kids = track_children(trace, order)
+        inst = trace.instants.track
+        with_instants = set(np.unique(inst).tolist()) if len(inst) else set()
+        y = 0
+
+        def visit(t: int, level: int) -> None:
+            nonlocal y
+            if t in hidden:
+                return
+            depths = lod.depth_count(t)
+            children = kids.get(t, [])
+            if depths == 0 and (t in with_instants or not children):
+                depths = 1  # a leaf lane shows even while empty; instants need a row too
+            if children:
+                self.lanes.append(Lane(t, -1, y, HEADER_H, level))
+                y += HEADER_H
+            for d in range(depths):
+                self.lanes.append(Lane(t, d, y, ROW_H, level))
+                y += ROW_H
+            if depths:
+                y += GAP
+            if t not in collapsed:
+                for c in children:
+                    visit(c, level + 1)
+
+        for root in kids.get(-1, []):
+            visit(root, 0)
+        self.height = y
+        self._ys = [ln.y for ln in self.lanes]
+        self._by_key = {(ln.track, ln.depth): ln for ln in self.lanes}
+
+    def lane_at(self, y: float) -> Lane | None:
+        """The lane drawn at content y (None in a gap or outside)."""
+        i = bisect_right(self._ys, y) - 1
+        if i < 0:
+            return None
+        ln = self.lanes[i]
+        return ln if y < ln.y + ln.h else None
+
+    def lane_of(self, track: int, depth: int) -> Lane | None:
+        """The lane of a (track, depth) row, None when not shown."""
+        return self._by_key.get((track, depth))
+
+    def visible(self, y0: float, y1: float) -> list[Lane]:
+        """Lanes intersecting content rows [y0, y1)."""
+        i = max(bisect_right(self._ys, y0) - 1, 0)
+        out = []
+        for ln in self.lanes[i:]:
+            if ln.y >= y1:
+                break
+            if ln.y + ln.h > y0:
+                out.append(ln)
+        return out

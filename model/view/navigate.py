@@ -1,0 +1,60 @@
+"""Queries behind the timeline's navigation: name search and the dependency chain of a slice.
+
+Pure numpy; the app calls these and only displays their results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..trace import Trace
+
+
+def matching_names(trace: Trace, text: str) -> np.ndarray:
+    """String ids whose text contains ``text`` (case-insensitive)."""
+    needle = text.strip().lower()
+    if not needle:
+        return np.empty(0, np.int32)
+    strings = trace.strings.strings()
+    return np.array([i for i, s in enumerate(strings) if needle in s.lower()], np.int32)
+
+
+def find_slices(trace: Trace, text: str) -> np.ndarray:
+    """Ids of slices whose name contains ``text`` (case-insensitive), ordered by start time."""
+    ids = matching_names(trace, text)
+    if not len(ids):
+        return np.empty(0, np.int64)
+    hits = np.flatnonzero(np.isin(trace.slices.name, ids))
+    order = np.argsort(trace.slices.start_ns[hits], kind="stable")
+    return hits[order].astype(np.int64)
+
+
+def chain_of(trace: Trace, slice_id: int, max_hops: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """The dependency chain of a slice: every slice reachable through flows (both ways) or
+    sharing its correlation id, ordered by start; and the rows of the flows on the chain."""
+    fl = trace.flows
+    sl = trace.slices
+    members = np.array([slice_id], np.int64)
+    corr = int(sl.correlation[slice_id])
+    if corr >= 0:
+        members = np.union1d(members, np.flatnonzero(sl.correlation == corr))
+    frontier = members
+    for _ in range(max_hops):
+        if not len(fl) or not len(frontier):
+            break
+        nxt = np.concatenate((fl.dst[np.isin(fl.src, frontier)], fl.src[np.isin(fl.dst, frontier)]))
+        nxt = np.setdiff1d(nxt[(nxt >= 0) & (nxt < len(sl))], members)
+        members = np.union1d(members, nxt)
+        frontier = nxt
+    flows = np.flatnonzero(np.isin(fl.src, members) & np.isin(fl.dst, members)) if len(fl) else np.empty(0, np.int64)
+    order = np.lexsort((members, sl.start_ns[members]))
+    return members[order].astype(np.int64), flows.astype(np.int64)
+
+
+def step_in_chain(chain: np.ndarray, current: int, step: int) -> int:
+    """The slice ``step`` places along ``chain`` from ``current`` (clamped to its ends)."""
+    if not len(chain):
+        return current
+    where = np.flatnonzero(chain == current)
+    i = int(where[0]) if len(where) else 0
+    return int(chain[min(max(i + step, 0), len(chain) - 1)])
