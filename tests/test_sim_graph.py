@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from accelview.capture import sim
 from accelview.capture.sim.device.opcounters import CostColumns
+from accelview.capture.sim.device.replay import ReplayColumns
 from accelview.capture.sim.device.specs import load_spec
-from accelview.capture.sim.runtime.graph import ReplayColumns
 from accelview.model import TrackKind
 
 ATTN = dict(batch=1, heads=32, kv_heads=8, head_dim=128, q_len=1)

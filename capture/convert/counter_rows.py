@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..sim.device.devcounters import SERIES, device_counters
+from ..sim.device.replay import ReplayColumns
 from ..sim.device.window_sums import level_at
-from ..sim.runtime.graph import ReplayColumns
 
 if TYPE_CHECKING:
     from ..sim.runtime.simulator import Simulator

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..sim.device.engine import Command
 from ..sim.device.opcounters import counter_columns
-from ..sim.runtime.graph import UNITS, ReplayColumns
+from ..sim.device.replay import UNITS, ReplayColumns
 from .batch import TraceBatch
 
 

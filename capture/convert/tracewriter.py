@@ -22,8 +22,8 @@ from accelview.model.schema import OP_COUNTER_COLUMNS
 from ..sim.device.engine import Command
 from ..sim.device.opcounters import counter_columns
 from ..sim.device.pcie import Link
+from ..sim.device.replay import UNITS, ReplayColumns
 from ..sim.device.window_sums import window_edges
-from ..sim.runtime.graph import UNITS, ReplayColumns
 from ..sim.runtime.hostlog import CALL_INTS
 from . import counter_rows as sampled
 from .batch import TraceBatch

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..runtime.graph import UNITS, ReplayColumns
 from .engine import Command
+from .replay import UNITS, ReplayColumns
 from .specs import DeviceSpec
 from .window_sums import serial_window_sums, window_sums
 

@@ -23,9 +23,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..runtime.graph import GraphRun
 from .costs import OpCost
 from .pcie import Direction, Link
+from .replay import GraphRun
 from .specs import DeviceSpec
 from .transfer import DmaJob, dma_job
 
