@@ -4,7 +4,7 @@ chains of low-intensity ops that fusion would help."""
 from __future__ import annotations
 
 import numpy as np
-from accelview.model.text.summary import format_duration
+from accelview.model.text.values import format_duration
 
 from .findings import Finding, severity
 from .gaps import Gaps

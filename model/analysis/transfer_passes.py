@@ -4,7 +4,7 @@ link saturation, repeated uploads, copies that did not overlap compute."""
 from __future__ import annotations
 
 import numpy as np
-from accelview.model.text.summary import format_duration
+from accelview.model.text.values import format_duration
 
 from . import intervals as iv
 from .findings import Finding, severity
