@@ -30,7 +30,9 @@ def test_sections_in_order_with_one_format_for_each_value():
                          "Top ops by total time", "Device lanes busy: matrix 0 80%",
                          "Critical path (29.0 µs): waiting 67.4%, exec unit 27.6%, runtime API 4.8%, "
                          "driver queue 0.2%"]
-    assert "  1. [high] launch-bound: " in text
+    # The finding's own message prints its durations and shares like the table below it.
+    assert ("  1. [high] launch-bound: the device idled 4.00 µs (13% of the run) waiting for the host to submit work; "
+            "100% of ops are shorter than 20.0 µs (median 8.00 µs)") in lines
     assert "     at 9.00 µs – 21.0 µs; fix: submit fewer" in text  # times from the trace start
     assert "  unknown             24.0 µs  85.7%" in lines and "  host                4.00 µs  14.3%" in lines
     assert "  step 1                           10.0 µs       20.0%     80.0%  unknown" in lines
