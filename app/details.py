@@ -4,7 +4,7 @@ dependency chain as links (activating one selects it on the timeline)."""
 from __future__ import annotations
 
 from accelview.model.schema import TrackKind
-from accelview.model.text.values import format_count, format_duration, format_number
+from accelview.model.text.values import MISSING, format_count, format_duration, format_number
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QTreeView, QWidget
@@ -68,7 +68,7 @@ class DetailsPanel(QTreeView):
             ("Start", _exact(int(sl.start_ns[sid]) - st.origin)),
             ("Duration", _exact(int(sl.dur_ns[sid]))),
             ("Depth", str(int(sl.depth[sid]))),
-            ("Correlation", str(int(sl.correlation[sid])) if sl.correlation[sid] >= 0 else "—"),
+            ("Correlation", str(int(sl.correlation[sid])) if sl.correlation[sid] >= 0 else MISSING),
             ("Slice id", str(sid)),
         ]
         for k, v in rows:
