@@ -5,7 +5,7 @@ so spikes narrower than a pixel survive zooming out."""
 from __future__ import annotations
 
 import numpy as np
-from accelview.model.view.timescale import format_value
+from accelview.model.text.values import format_value
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget

@@ -4,7 +4,7 @@ dependency chain as links (activating one selects it on the timeline)."""
 from __future__ import annotations
 
 from accelview.model.schema import TrackKind
-from accelview.model.view.timescale import format_duration
+from accelview.model.text.values import MISSING, format_count, format_duration, format_number
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QTreeView, QWidget
@@ -65,10 +65,10 @@ class DetailsPanel(QTreeView):
             ("Name", tr.strings[sl.name[sid]]),
             ("Category", tr.strings[sl.category[sid]]),
             ("Lane", f"{tr.track_name(track)} ({TrackKind(int(tr.tracks.kind[track])).label})"),
-            ("Start", format_duration(float(sl.start_ns[sid] - st.origin), 6)),
-            ("Duration", format_duration(float(sl.dur_ns[sid]), 4)),
+            ("Start", _exact(int(sl.start_ns[sid]) - st.origin)),
+            ("Duration", _exact(int(sl.dur_ns[sid]))),
             ("Depth", str(int(sl.depth[sid]))),
-            ("Correlation", str(int(sl.correlation[sid])) if sl.correlation[sid] >= 0 else "—"),
+            ("Correlation", str(int(sl.correlation[sid])) if sl.correlation[sid] >= 0 else MISSING),
             ("Slice id", str(sid)),
         ]
         for k, v in rows:
@@ -77,7 +77,7 @@ class DetailsPanel(QTreeView):
         if args:
             top = _row(self.items, "Args", str(len(args)))
             for k, v in args.items():
-                _row(top, k, _argument(v))
+                _row(top, k, format_number(v))
             self.expand(top.index())
         if len(st.chain) > 1:
             top = _row(self.items, "Chain", f"{len(st.chain)} slices  ([ / ] to step)")
@@ -93,11 +93,7 @@ class DetailsPanel(QTreeView):
             self.state.fit_selection()
 
 
-def _argument(v: object) -> str:
-    """An argument's value as the panel shows it: numbers with thousands separators (a whole
-    float too: FLOPs), other floats to six significant digits."""
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return str(v)
-    if isinstance(v, float) and not (v.is_integer() and abs(v) < 1e15):
-        return f"{v:,.6g}"
-    return f"{int(v):,}"
+def _exact(ns: int) -> str:
+    """A time as everywhere else, then to the nanosecond when that rounded it: ``1.23 ms (1,234,567 ns)``."""
+    short = format_duration(ns)
+    return short if short == f"{ns} ns" else f"{short}  ({format_count(ns)} ns)"

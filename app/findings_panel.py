@@ -9,7 +9,7 @@ import numpy as np
 from accelview.model import Trace
 from accelview.model.analysis.findings import Finding
 from accelview.model.analysis.report import Report, analyze
-from accelview.model.text.summary import format_duration
+from accelview.model.text.values import format_duration
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QThread, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 

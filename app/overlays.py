@@ -5,8 +5,8 @@ of ``TimelinePainter`` (it uses the painter's state, theme, fonts and ``slice_re
 from __future__ import annotations
 
 import numpy as np
+from accelview.model.text.values import format_duration
 from accelview.model.view.lanes import Lane
-from accelview.model.view.timescale import format_duration
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QImage, QPainter, QPainterPath, QPen, QPolygonF
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from accelview.model.schema import TrackKind
+from accelview.model.text.values import format_percent
 from accelview.model.view.lanes import Lane
 from accelview.model.view.timescale import ruler_ticks
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
@@ -262,6 +263,6 @@ class TimelinePainter(OverlayPainter):
                     frac = st.lod.busy_fraction(ln.track, *rng)
                     p.setPen(th.c("accent") if frac > 0 else th.c("dim"))
                     p.drawText(QRectF(GUTTER_W - 48, y, 44, ln.h),
-                               Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, f"{frac * 100:.0f}%")
+                               Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, format_percent(frac, 0))
         p.setPen(QPen(th.c("grid"), 1))
         p.drawLine(QPointF(GUTTER_W - 0.5, RULER_H), QPointF(GUTTER_W - 0.5, RULER_H + 100000))

@@ -3,6 +3,7 @@ current hit, and steps through hits with Enter / Shift+Enter or the arrows."""
 
 from __future__ import annotations
 
+from accelview.model.text.values import format_count
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
@@ -78,6 +79,6 @@ class SearchBar(QWidget):
         elif n == 0:
             self.count.setText("no results")
         elif self.state.hit_index < 0:
-            self.count.setText(f"{n:,} results")
+            self.count.setText(f"{format_count(n)} results")
         else:
-            self.count.setText(f"{self.state.hit_index + 1:,} / {n:,}")
+            self.count.setText(f"{format_count(self.state.hit_index + 1)} / {format_count(n)}")

@@ -3,8 +3,8 @@ changes of the shared ``ViewState`` (zoom, pan, select, range select, marks)."""
 
 from __future__ import annotations
 
+from accelview.model.text.values import format_duration
 from accelview.model.view.navigate import step_in_chain
-from accelview.model.view.timescale import format_duration
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import QScrollBar, QSizePolicy, QToolTip, QWidget

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from accelview.model import Trace
 from accelview.model.analysis.ops import bottleneck_colour_table
-from accelview.model.view.timescale import format_duration
+from accelview.model.text.values import format_count, format_duration
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (
@@ -292,7 +292,7 @@ class MainWindow(QMainWindow):
     def _loaded(self, path: str, trace: Trace, lod: object = None) -> None:
         self.set_trace(trace, Path(path).name, lod)
         self.add_recent(path)
-        self.statusBar().showMessage(f"Opened {path}: {len(trace.slices):,} slices", 5000)
+        self.statusBar().showMessage(f"Opened {path}: {format_count(len(trace.slices))} slices", 5000)
 
     def _failed(self, message: str) -> None:
         """Show a bad-file dialog; the trace on screen stays as it was."""

@@ -85,6 +85,10 @@ def test_pageable_and_small_transfers_are_found_and_ranked():
     assert r.findings[0].time_lost_ns >= r.findings[-1].time_lost_ns
     pageable = next(f for f in r.findings if f.kind == "pageable-transfer")
     assert len(pageable.slices) == 40 and pageable.time_lost_ns > 300_000
+    # Sizes and rates print as everywhere else (decimal prefixes, three significant digits).
+    assert pageable.summary.startswith("40 transfers (164 kB) used pageable host memory")
+    small = next(f for f in r.findings if f.kind == "small-transfers")
+    assert small.summary.startswith("40 transfers of 4.10 kB on average reached 4.10 GB/s: ")
 
 
 def test_redundant_uploads_of_one_buffer():
@@ -94,6 +98,7 @@ def test_redundant_uploads_of_one_buffer():
     r = analyze(b.build())
     red = next(f for f in r.findings if f.kind == "redundant-transfer")
     assert len(red.slices) == 5
+    assert red.summary.endswith("(5.24 MB again)")
 
 
 def test_analyze_command_json_is_stable(tmp_path, capsys):

@@ -7,6 +7,7 @@ from accelview.app.state import ViewState
 from accelview.capture import sim
 from accelview.capture.sim import workloads
 from accelview.model.analysis.report import analyze
+from accelview.model.text.values import format_duration
 
 
 def _sync_heavy():
@@ -37,6 +38,8 @@ def test_panel_analyses_in_the_background_and_click_shows_the_evidence(qtbot):
     panel.show_finding(0)
     assert state.search_text == "finding: host-sync"
     assert "host-sync" in panel.detail.text() and "Fix:" in panel.detail.text()
+    lost = format_duration(first.time_lost_ns)  # as the CLI and every other panel print it
+    assert panel.model.data(panel.model.index(0, 2)) == lost and f", {lost} lost)" in panel.detail.text()
     assert len(state.hits) == len(first.slices) and state.selected == first.slices[0]
     assert state.scale.t0 <= first.start_ns and state.scale.t1 >= first.end_ns
     assert state.scale.span <= span_before * 1.1

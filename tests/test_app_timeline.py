@@ -15,6 +15,7 @@ from accelview.app.paint import GUTTER_W, RULER_H
 from accelview.app.state import ViewState
 from accelview.capture import sim
 from accelview.capture.synthetic import demo_trace
+from accelview.model.text.values import format_count, format_duration
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QImage, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QApplication
@@ -103,6 +104,12 @@ def test_click_selects_slice_with_chain_and_details(win, qtbot):
     assert len(st.chain_flows) == 2
     assert "attention" in win.details.texts()
     assert "attention" in win.selection_label.text()
+    # One duration, one way: the status bar, the tooltip and Details print what the report prints.
+    dur = int(tr.slices.dur_ns[sid])
+    assert f" · {format_duration(dur)} · " in win.selection_label.text()
+    assert win.timeline._tooltip(sid).split("<br>")[1].startswith(f"{format_duration(dur)} · at ")
+    details = dict(zip(win.details.texts(0), win.details.texts(), strict=True))
+    assert details["Duration"] == f"{format_duration(dur)}  ({format_count(dur)} ns)"
     chain_rows = win.details.items.item(win.details.items.rowCount() - 1, 0)
     assert chain_rows.text() == "Chain" and chain_rows.rowCount() == 3
     other = chain_rows.child(0, 1).index()

@@ -9,7 +9,9 @@ import sys
 from accelview.app.cli.main import demo_capture, main
 from accelview.model.store.reader import load_capture
 from accelview.model.store.writer import write_capture
-from factories import tiny_trace
+from accelview.model.text.summary import format_summary, summarize
+from accelview.model.text.values import MISSING
+from factories import empty_trace, tiny_trace
 
 
 def test_info_text(tmp_path, capsys):
@@ -17,9 +19,16 @@ def test_info_text(tmp_path, capsys):
     write_capture(tiny_trace(), path)
     assert main(["info", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "duration   46.00 µs" in out
+    assert "duration   46.0 µs" in out  # as every output prints a duration (model/text/values.py)
     assert "hôst-α" in out
     assert "runtime API" in out and "exec unit" in out
+
+
+def test_info_text_of_an_empty_trace_says_what_is_missing():
+    text = format_summary(summarize(empty_trace()))
+    assert text.splitlines()[:5] == ["empty", "  duration   0 ns", f"  hosts      {MISSING}", f"  devices    {MISSING}",
+                                     "  tracks 0  slices 0  flows 0  counter samples 0  instants 0"]
+    assert "ops with counters" not in text
 
 
 def test_info_json_counts_per_track_kind(tmp_path, capsys):

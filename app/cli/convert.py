@@ -10,6 +10,7 @@ from pathlib import Path
 
 from accelview.model.errors import AccelviewError, CaptureError
 from accelview.model.loader import load_trace
+from accelview.model.text.values import format_count
 
 JSON_SUFFIXES = (".json", ".json.gz")
 SPOOL_SUFFIX = ".spool"  # what `accelview profile` spools while the script runs (capture.service.spool_of)
@@ -50,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
             raise CaptureError(out, f"cannot write: {e.strerror or e}") from None
         finally:
             tmp.unlink(missing_ok=True)
-    print(f"wrote {out} ({len(trace.slices):,} slices, {len(trace.flows):,} flows, "
-          f"{len(trace.counters):,} counter samples)")
+    print(f"wrote {out} ({format_count(len(trace.slices))} slices, {format_count(len(trace.flows))} flows, "
+          f"{format_count(len(trace.counters))} counter samples)")
     return 0
 
 
@@ -62,5 +63,5 @@ def _recover(spool: Path, out: Path) -> int:
     from accelview.capture.service.runner import convert_spool
 
     result = convert_spool(spool, out, overwrite=True)
-    print(f"wrote {out} ({result.progress.events:,} events; incomplete: {result.reason})")
+    print(f"wrote {out} ({format_count(result.progress.events)} events; incomplete: {result.reason})")
     return 0

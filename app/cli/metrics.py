@@ -6,6 +6,7 @@ import argparse
 import json
 
 from accelview.model.analysis.metrics.taxonomy import MetricRegistry
+from accelview.model.text.values import format_percent
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -32,6 +33,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {k.name:<26} {k.unit:<9} {k.description}")
     print(f"\nDerived metrics — {len(reg.metrics)}")
     for m in sorted(reg.metrics.values(), key=lambda m: (m.group, m.name)):
-        flag = f"  (flag at {m.threshold:.0%})" if m.threshold is not None else ""
+        flag = f"  (flag at {format_percent(m.threshold, 0)})" if m.threshold is not None else ""
         print(f"  {m.group:<9} {m.name:<26} {m.unit:<8} = {m.expr}{flag}")
     return 0

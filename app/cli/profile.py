@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     from accelview.capture.protocol.config import SOURCES, CaptureConfig
     from accelview.capture.service.runner import CaptureService
     from accelview.model.errors import AccelviewError
+    from accelview.model.text.values import format_bytes, format_count, format_duration
 
     _split_script_args(args)
     if not args.output:
@@ -149,9 +150,10 @@ def run(args: argparse.Namespace) -> int:
             line.clear()
     state = "complete" if result.complete else f"incomplete: {result.reason}"
     p = result.progress
-    dropped = f", {p.dropped:,} records dropped" if p.dropped else ""
-    print(f"accelview: capture {result.path} ({state}; {p.events:,} events{dropped}, "
-          f"{p.bytes_written / 1e6:.1f} MB, {p.elapsed_s:.1f} s) — open it with: accelview {result.path}",
+    dropped = f", {format_count(p.dropped)} records dropped" if p.dropped else ""
+    print(f"accelview: capture {result.path} ({state}; {format_count(p.events)} events{dropped}, "
+          f"{format_bytes(p.bytes_written)}, {format_duration(p.elapsed_s * 1e9)}) — open it with: "
+          f"accelview {result.path}",
           file=sys.stderr)
     if args.open:
         from accelview.app.cli.main import has_display

@@ -4,7 +4,7 @@ chains of low-intensity ops that fusion would help."""
 from __future__ import annotations
 
 import numpy as np
-from accelview.model.text.summary import format_duration
+from accelview.model.text.values import format_count, format_duration, format_percent
 
 from .findings import Finding, severity
 from .gaps import Gaps
@@ -30,9 +30,9 @@ def launch_bound(roles: Roles, gaps: Gaps, span: int) -> Finding | None:
     short = float((dur < SHORT_OP_NS).mean())
     median = float(np.median(dur))
     return Finding("launch-bound", severity(lost, span), int(gaps.start_ns[host].min()), int(gaps.end_ns[host].max()),
-                   lost, f"the device idled {format_duration(lost)} ({lost / span:.0%} of the run) waiting for the "
-                   f"host to submit work; {short:.0%} of ops are shorter than {format_duration(SHORT_OP_NS)} "
-                   f"(median {format_duration(median)})",
+                   lost, f"the device idled {format_duration(lost)} ({format_percent(lost / span, 0)} of the run) "
+                   f"waiting for the host to submit work; {format_percent(short, 0)} of ops are shorter than "
+                   f"{format_duration(SHORT_OP_NS)} (median {format_duration(median)})",
                    "submit fewer, larger ops: fuse small kernels, capture the step as a graph, or batch more work "
                    "per launch", [int(x) for x in gaps.next_op[host]], evidence={"idle_host_ns": lost,
                                                                                    "short_op_share": short})
@@ -51,8 +51,8 @@ def host_sync(roles: Roles, gaps: Gaps, span: int) -> Finding | None:
     if lost <= 0.02 * span:
         return None
     return Finding("host-sync", severity(lost, span), int(gaps.start_ns[m].min()), int(gaps.end_ns[m].max()), lost,
-                   f"{len(calls):,} host synchronisations drained the device and left it idle "
-                   f"{format_duration(lost)} ({lost / span:.0%} of the run) until the next submission",
+                   f"{format_count(len(calls))} host synchronisations drained the device and left it idle "
+                   f"{format_duration(lost)} ({format_percent(lost / span, 0)} of the run) until the next submission",
                    "remove synchronisations inside the loop (read results asynchronously, use events between "
                    "streams, synchronise once per step)", [int(x) for x in calls],
                    evidence={"sync_calls": len(calls), "idle_sync_ns": lost})
@@ -73,7 +73,8 @@ def low_hbm_efficiency(roles: Roles, labels: OpLabels, span: int) -> Finding | N
     names = sorted({t.strings[n] for n in t.slices.name[sel]})[:5]
     return Finding("low-hbm-efficiency", severity(lost, span), int(t.slices.start_ns[sel].min()),
                    int((t.slices.start_ns[sel] + dur).max()), lost,
-                   f"{len(sel):,} memory-bound ops ({', '.join(names)}) used only {float(np.mean(eff[bad])):.0%} of "
+                   f"{format_count(len(sel))} memory-bound ops ({', '.join(names)}) used only "
+                   f"{format_percent(float(np.mean(eff[bad])), 0)} of "
                    f"each HBM burst on average: strided or random access; {format_duration(lost)} lost",
                    "make the access pattern sequential: change the layout (transpose once), tile so each burst is "
                    "used whole, or gather into a contiguous buffer first", [int(x) for x in sel],
@@ -106,7 +107,7 @@ def fusion_candidates(roles: Roles, labels: OpLabels, span: int) -> Finding | No
     kinds = sorted({t.strings[k] for k in np.unique(np.concatenate((kind[pair], kind[np.flatnonzero(pair) - 1])))})
     return Finding("fusion-candidate", severity(lost, span), int(t.slices.start_ns[prev].min()),
                    int((t.slices.start_ns[sel] + t.slices.dur_ns[sel]).max()), lost,
-                   f"{len(sel):,} low-intensity ops ({', '.join(kinds)}) run right after another on the same unit, "
-                   f"each re-reading the intermediate the previous one wrote; {format_duration(lost)} lost",
+                   f"{format_count(len(sel))} low-intensity ops ({', '.join(kinds)}) run right after another on the "
+                   f"same unit, each re-reading the intermediate the previous one wrote; {format_duration(lost)} lost",
                    "fuse these elementwise/normalisation ops into one kernel (e.g. residual add + rmsnorm)",
                    [int(x) for x in np.concatenate((prev, sel))])

@@ -4,7 +4,7 @@ link saturation, repeated uploads, copies that did not overlap compute."""
 from __future__ import annotations
 
 import numpy as np
-from accelview.model.text.summary import format_duration
+from accelview.model.text.values import format_bandwidth, format_bytes, format_count, format_duration, format_percent
 
 from . import intervals as iv
 from .findings import Finding, severity
@@ -83,8 +83,8 @@ def _pageable(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
     nbytes = int(np.nan_to_num(roles.arg("bytes", sel)).sum())
     return Finding("pageable-transfer", severity(lost, span), int(t.slices.start_ns[sel].min()),
                    int((t.slices.start_ns[sel] + t.slices.dur_ns[sel]).max()), lost,
-                   f"{len(sel):,} transfers ({nbytes / 1e6:,.1f} MB) used pageable host memory: staged through a "
-                   f"bounce buffer at about half the pinned bandwidth, {format_duration(lost)} lost",
+                   f"{format_count(len(sel))} transfers ({format_bytes(nbytes)}) used pageable host memory: staged "
+                   f"through a bounce buffer at about half the pinned bandwidth, {format_duration(lost)} lost",
                    "allocate these host buffers pinned (page-locked) so the DMA engine reads them directly",
                    [int(x) for x in sel], evidence={"transfers": len(sel), "bytes": nbytes})
 
@@ -101,7 +101,8 @@ def _small(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
     achieved = np.nansum(roles.arg("bytes", sel)) / max(dur.sum(), 1)
     return Finding("small-transfers", severity(lost, span), int(t.slices.start_ns[sel].min()),
                    int((t.slices.start_ns[sel] + dur).max()), lost,
-                   f"{len(sel):,} transfers of {mean_b / 1024:.1f} KiB on average reached {achieved:.2f} GB/s: "
+                   f"{format_count(len(sel))} transfers of {format_bytes(mean_b)} on average reached "
+                   f"{format_bandwidth(achieved * 1e9)}: "
                    f"each pays the link's round trip and the API call, {format_duration(lost)} lost",
                    "batch small copies into one larger transfer (or keep the data on the device)",
                    [int(x) for x in sel], evidence={"transfers": len(sel), "mean_bytes": mean_b,
@@ -128,9 +129,9 @@ def _saturation(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
         return None  # the device kept busy: a saturated link that costs nothing
     longest = int((ue - us).max())
     return Finding("pcie-saturation", severity(idle_during, span), int(us[0]), int(ue[-1]), int(idle_during),
-                   f"the PCIe link ran at ≥ {SATURATED:.0%} of its achievable bandwidth for {format_duration(sat_ns)} "
-                   f"(longest window {format_duration(longest)}) while the device sat idle for "
-                   f"{format_duration(idle_during)} of it",
+                   f"the PCIe link ran at ≥ {format_percent(SATURATED, 0)} of its achievable bandwidth for "
+                   f"{format_duration(sat_ns)} (longest window {format_duration(longest)}) while the device sat idle "
+                   f"for {format_duration(idle_during)} of it",
                    "overlap uploads with compute (prefetch the next layer's weights on a copy stream), keep weights "
                    "resident, or compress/quantise what crosses the link",
                    [int(x) for x in sel], evidence={"saturated_ns": sat_ns, "windows": len(us)})
@@ -181,7 +182,7 @@ def _redundant(roles: Roles, ids: np.ndarray, span: int) -> Finding | None:
     lost = int(t.slices.dur_ns[extra].sum())
     return Finding("redundant-transfer", severity(lost, span), int(t.slices.start_ns[extra].min()),
                    int((t.slices.start_ns[extra] + t.slices.dur_ns[extra]).max()), lost,
-                   f"{len(extra):,} uploads repeated a host buffer already copied to the device "
-                   f"({np.nansum(nbytes[np.isin(ids, extra)]) / 1e6:,.1f} MB again)",
+                   f"{format_count(len(extra))} uploads repeated a host buffer already copied to the device "
+                   f"({format_bytes(np.nansum(nbytes[np.isin(ids, extra)]))} again)",
                    "keep the data resident on the device and reuse it instead of uploading it again",
                    [int(x) for x in extra], evidence={"repeats": len(extra)})

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..schema import TrackKind
 from ..trace import Trace
+from .values import MISSING, format_count, format_duration
 
 
 def summarize(trace: Trace) -> dict[str, Any]:
@@ -51,34 +52,24 @@ def summarize(trace: Trace) -> dict[str, Any]:
     }
 
 
-def format_duration(ns: float) -> str:
-    """A duration with an adaptive unit: 12 ns, 3.40 µs, 15.2 ms, 2.010 s."""
-    a = abs(ns)
-    if a < 1e3:
-        return f"{ns:.0f} ns"
-    if a < 1e6:
-        return f"{ns / 1e3:.2f} µs"
-    if a < 1e9:
-        return f"{ns / 1e6:.2f} ms"
-    return f"{ns / 1e9:.3f} s"
-
-
 def format_summary(s: dict[str, Any]) -> str:
     """The summary as text for the terminal."""
     lines = [f"{s['source']}"]
     if not s["complete"]:
         lines.append(f"  INCOMPLETE: {s['incomplete_reason'] or 'the capture did not finish'}")
+    counts = [("tracks", "tracks"), ("slices", "slices"), ("flows", "flows"), ("counter samples", "counter_samples"),
+              ("instants", "instants")]
+    if s.get("op_counters"):
+        counts.append(("ops with counters", "op_counters"))
     lines += [
         f"  duration   {format_duration(s['duration_ns'])}",
-        f"  hosts      {', '.join(s['hosts']) or '-'}",
-        f"  devices    {', '.join(map(str, s['devices'])) or '-'}",
-        f"  tracks {s['tracks']:,}  slices {s['slices']:,}  flows {s['flows']:,}  "
-        f"counter samples {s['counter_samples']:,}  instants {s['instants']:,}"
-        + (f"  ops with counters {s['op_counters']:,}" if s.get("op_counters") else ""),
+        f"  hosts      {', '.join(s['hosts']) or MISSING}",
+        f"  devices    {', '.join(map(str, s['devices'])) or MISSING}",
+        "  " + "  ".join(f"{label} {format_count(s[key])}" for label, key in counts),
         "",
         f"  {'track kind':<16}{'tracks':>8}{'slices':>14}{'flows':>12}{'counters':>14}",
     ]
     for kind, row in s["per_track_kind"].items():
-        lines.append(f"  {kind:<16}{row['tracks']:>8,}{row['slices']:>14,}{row['flows']:>12,}"
-                     f"{row['counter_samples']:>14,}")
+        lines.append(f"  {kind:<16}" + "".join(f"{format_count(row[k]):>{w}}" for k, w in (
+            ("tracks", 8), ("slices", 14), ("flows", 12), ("counter_samples", 14))))
     return "\n".join(lines)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-MIN_SPAN_NS = 10.0  # the deepest zoom: 10 ns across the whole view
+from accelview.model.text.values import DURATION_UNITS
 
-_UNITS = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
+MIN_SPAN_NS = 10.0  # the deepest zoom: 10 ns across the whole view
 
 
 @dataclass(frozen=True)
@@ -105,31 +105,16 @@ class TimeScale:
 def unit_for(span_ns: float) -> tuple[str, float]:
     """The unit (name, ns per unit) that suits values of about ``span_ns``."""
     a = abs(span_ns)
-    for name, scale in _UNITS:
+    for scale, name in reversed(DURATION_UNITS):
         if a >= scale:
             return name, scale
-    return "ns", 1.0
-
-
-def format_duration(ns: float, digits: int = 3) -> str:
-    """A duration in the unit that suits it, with ``digits`` significant digits at most:
-    ``1.25 ms``, ``830 ns``, ``2.5 s``."""
-    if ns == 0:
-        return "0 ns"
-    name, scale = unit_for(ns)
-    v = ns / scale
-    decimals = max(0, digits - 1 - math.floor(math.log10(abs(v)))) if v else 0
-    if name == "ns":
-        decimals = 0 if float(v).is_integer() else min(decimals, 1)
-    text = f"{v:.{decimals}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return f"{text} {name}"
+    return DURATION_UNITS[0][1], DURATION_UNITS[0][0]
 
 
 def format_time(ns: float, step_ns: float, unit_ns: float | None = None) -> str:
-    """A timestamp (relative to the trace start) with enough decimals to tell ticks
-    ``step_ns`` apart, in the unit that suits ``unit_ns`` (default: the step): ``12.35 ms``."""
+    """A ruler tick's label: a time from the trace start with the decimals that tell ticks
+    ``step_ns`` apart, in one unit across the ruler (``unit_ns``'s, default the step's): ``12.35 ms``.
+    Not ``format_duration``: a tick's precision is the step's, not three significant digits."""
     name, scale = unit_for(step_ns if unit_ns is None else max(abs(unit_ns), step_ns))
     step = step_ns / scale
     decimals = 0 if step >= 1 else math.ceil(-math.log10(step) - 1e-9)
@@ -175,18 +160,3 @@ def ruler_ticks(scale: TimeScale, origin: float = 0.0, min_px: float = 90.0, min
             break
         out.append(Tick(scale.x_of(t), t, format_time(rel, step, unit) if k % minor == 0 else ""))
     return out
-
-
-_SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
-
-
-def format_value(v: float, unit: str = "") -> str:
-    """A counter value with its unit, SI-prefixed when the unit has no prefix yet:
-    ``4.63 TB/s``, ``57.5 %``, ``1474 GB/s``."""
-    if unit == "%" or (len(unit) > 1 and unit[0] in "kMGTPmµn" and unit[1] in "BHF"):
-        return f"{v:.4g} {unit}".rstrip()
-    a = abs(v)
-    for scale, prefix in _SI:
-        if a >= scale:
-            return f"{v / scale:.3g} {prefix}{unit}"
-    return f"{v:.3g} {unit}".rstrip()

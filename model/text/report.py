@@ -1,0 +1,109 @@
+"""The analysis report as ``accelview analyze`` prints it: findings, where device time went,
+phases, top ops, lanes, the critical path and, for GPU traces, the HTA section."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .values import MISSING, format_count, format_duration, format_percent
+
+if TYPE_CHECKING:
+    from accelview.model.analysis.report import Phase, Report
+
+
+def _share(part: float, whole: float) -> str:
+    """``part`` as a percentage of ``whole`` (``MISSING`` when there is no whole)."""
+    return format_percent(part / whole) if whole else MISSING
+
+
+def format_report(r: Report, top: int = 10) -> str:
+    """The report as text for a terminal; ``top`` bounds the findings, phases and ops listed."""
+    t0, t1 = r.trace.time_bounds()
+    span = max(t1 - t0, 1)
+    lines = [f"{r.trace.source}: {format_duration(span)}, {format_count(len(r.ops.slice))} device ops, "
+             f"{format_count(len(r.gaps))} idle gaps"]
+    lines += _findings(r, top, t0)
+    lines += _breakdown(r.phases[0])
+    if len(r.phases) > 1:
+        lines += _phases(r.phases, top)
+    if r.stats:
+        lines.append("\nTop ops by total time")
+        lines.append(f"  {'op':<28}{'count':>9}{'total':>12}{'mean':>11}{'p50':>11}{'p95':>11}{'p99':>11}{'share':>8}")
+        for s in r.stats[:top]:
+            lines.append(f"  {s.name[:27]:<28}{format_count(s.count):>9}{format_duration(s.total_ns):>12}"
+                         + "".join(f"{format_duration(v):>11}" for v in (s.mean_ns, s.p50_ns, s.p95_ns, s.p99_ns))
+                         + f"{format_percent(s.share):>8}")
+    if r.lane_busy:
+        busiest = sorted(r.lane_busy.items(), key=lambda kv: -kv[1])[:top]
+        lines.append("\nDevice lanes busy: " + ", ".join(f"{r.trace.track_name(t)} {format_percent(b, 0)}"
+                                                         for t, b in busiest))
+    o = r.transfer_overlap
+    if o.get("transfer_ns"):
+        lines.append(f"Transfers overlapping device work: {format_percent(o['overlap'], 0)} "
+                     f"of {format_duration(o['transfer_ns'])}")
+    if r.gpu is not None:
+        lines += _gpu(r.gpu, top)
+    if r.critical_path_by_resource:
+        cp_total = sum(r.critical_path_by_resource.values())
+        parts = ", ".join(f"{k} {_share(v, cp_total)}" for k, v in
+                          sorted(r.critical_path_by_resource.items(), key=lambda kv: -kv[1]))
+        lines.append(f"\nCritical path ({format_duration(cp_total)}): {parts}")
+    return "\n".join(lines)
+
+
+def _findings(r: Report, top: int, t0: int) -> list[str]:
+    """The findings ranked by time lost, each with where it is (from the trace start) and its fix."""
+    lines = ["\nFindings (by time lost)"]
+    if not r.findings:
+        lines.append("  none")
+    for i, f in enumerate(r.findings[:top], 1):
+        lines.append(f"  {i}. [{f.severity}] {f.kind}: {f.summary}")
+        lines.append(f"     at {format_duration(f.start_ns - t0)} – {format_duration(f.end_ns - t0)}; "
+                     f"fix: {f.suggestion}")
+    return lines
+
+
+def _breakdown(whole: Phase) -> list[str]:
+    """The whole run's device time per class, largest first."""
+    total = sum(whole.breakdown_ns.values())
+    lines = [f"\nWhere device time went (verdict: {whole.verdict})"]
+    for k, v in sorted(whole.breakdown_ns.items(), key=lambda kv: -kv[1]):
+        lines.append(f"  {k:<14} {format_duration(v):>12}  {_share(v, total):>5}")
+    return lines
+
+
+def _phases(phases: list[Phase], top: int) -> list[str]:
+    """One row per phase: its duration, its share per class, HBM utilisation and verdict."""
+    classes = sorted({k for p in phases for k in p.breakdown_ns})
+    hbm = any("hbm_utilization" in p.metrics for p in phases)
+    lines = ["\nPhases", "  " + f"{'phase':<28}{'duration':>12}  " + "".join(f"{c:>10}" for c in classes)
+             + ("  HBM util" if hbm else "") + "  verdict"]
+    for p in phases[1:top + 1]:
+        tot = sum(p.breakdown_ns.values())
+        row = "".join(f"{_share(p.breakdown_ns.get(c, 0), tot):>10}" for c in classes)
+        util = p.metrics.get("hbm_utilization")  # in percent
+        cell = f"{format_percent(util / 100, 0):>10}" if util is not None else " " * 10
+        lines.append(f"  {p.name[:27]:<28}{format_duration(p.end_ns - p.start_ns):>12}  {row}"
+                     + (cell if hbm else "") + f"  {p.verdict}")
+    return lines
+
+
+def _gpu(g: dict[str, Any], top: int) -> list[str]:
+    """The GPU-trace section: per-rank time breakdown, idle causes per stream, overlap."""
+    lines = ["\nGPU time per rank (Holistic Trace Analysis definitions)"]
+    lines.append(f"  {'rank':>4} {'span':>12} {'compute':>9} {'comm':>9} {'memory':>9} {'other':>9} {'idle':>9}")
+    for b in g["temporal_breakdown"]:
+        span = max(b["span"], 1)
+        lines.append(f"  {b['rank']:>4} {format_duration(b['span']):>12}" + "".join(
+            f" {format_percent(b[k] / span):>9}" for k in ("compute", "communication", "memory", "other", "idle")))
+    lines.append("\nGPU idle time per stream")
+    lines.append(f"  {'rank':>4} {'stream':<24}{'idle':>12}{'host wait':>11}{'kernel wait':>13}{'other':>9}")
+    for s in sorted(g["idle_by_stream"], key=lambda s: -s["total"])[:top]:
+        tot = max(s["total"], 1)
+        lines.append(f"  {s['rank']:>4} {s['stream_name'][:23]:<24}{format_duration(s['total']):>12}"
+                     f"{format_percent(s['host_wait'] / tot):>11}{format_percent(s['kernel_wait'] / tot):>13}"
+                     f"{format_percent(s['other'] / tot):>9}")
+    for o in g["comm_compute_overlap"]:
+        if o["ratio"] is not None:
+            lines.append(f"  rank {o['rank']}: {format_percent(o['ratio'])} of communication overlapped compute")
+    return lines
