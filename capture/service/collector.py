@@ -182,10 +182,12 @@ class Collector:
         n = SUBMISSION_INTS
         devices, streams, submits, visibles, cids, chunks = (ints[i::n] for i in range(n))
         keys = list(zip(devices, streams, strict=True))
-        queues = {key: self._queue(*key) for key in set(keys)}
+        # in order of first use, as the whole-run writer makes them (a set's order follows str hashes)
+        queues = {key: self._queue(*key) for key in dict.fromkeys(keys)}
         named = self._submit_names
-        for name in set(names).difference(named):
-            named[name] = self.strings.intern(f"submit {name}")
+        for name in dict.fromkeys(names):
+            if name not in named:
+                named[name] = self.strings.intern(f"submit {name}")
         first = base + batch.add_slice_ids([queues[k][0] for k in keys], submits, list(map(sub, visibles, submits)),
                                            [named[x] for x in names], "driver", cids,
                                            [batch.add_args({"chunk": c}) if c >= 0 else -1 for c in chunks])
