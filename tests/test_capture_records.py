@@ -218,7 +218,7 @@ def test_call_sites_are_the_first_script_frame_whatever_the_depth() -> None:
 def test_a_drain_is_due_at_the_first_call_after_flush_ms() -> None:
     """The timer thread makes the next call drain once ``flush_ms`` has passed, however few calls came."""
     frames: list[dict] = []
-    config = CaptureConfig(deterministic=True, flush_ms=5, flush_events=1_000_000)
+    config = CaptureConfig(flush_ms=5, flush_events=1_000_000)  # deterministic: no timer (test_deterministic)
     rec = traced_simulator(config, lambda kind, meta, cols: frames.append(meta) if kind == wire.RECORDS else None)
     dev = rec.sim.device(0)
     dev.launch("gemm", m=8, n=64, k=64)

@@ -93,13 +93,16 @@ class Recorder:
         send(wire.SESSION, session, {"spec": np.frombuffer(spec, dtype=np.uint8)})
 
     def install(self) -> None:
-        """Start seeing every API call of the session (and the timer of ``flush_ms``)."""
+        """Start seeing every API call of the session (and, unless deterministic, the timer of ``flush_ms``)."""
         log = self.sim.log
         log.record = self._hook(log)  # type: ignore[method-assign]  # this log's calls go through the hook
         templates = Templates()
         for dev in self.sim.devices:  # each device writes its finished commands into a ring of its own
             dev.engine.finished = DeviceRing(templates)  # type: ignore[assignment]
-        threading.Thread(target=self._ticker, name="accelview flush timer", daemon=True).start()
+        # Deterministic: drains every flush_events calls only. Where a drain falls shapes the
+        # capture (clock sync samples, the estimate records are converted with), so no wall clock.
+        if not self.config.deterministic:
+            threading.Thread(target=self._ticker, name="accelview flush timer", daemon=True).start()
 
     def _hook(self, log: HostLog) -> Callable[[int, int, str, int, dict[str, Any]], None]:
         """What records every API call of ``log`` in place of :meth:`HostLog.record`: the call's
