@@ -258,7 +258,10 @@ class CaptureService:
             complete, reason = False, f"{reason}; {lost}" if reason else lost
         self._report(ingest, reader.bytes, writer, spool)  # a stopped conversion: how far it got
         writer.builder.metadata["capture"].pop("spool", None)  # converted: nothing is left in it
-        ingest.close(complete, reason, {"exit_code": exit_code, "wall_s": round(time.monotonic() - t0, 3)})
+        ended = {"exit_code": exit_code}
+        if not cfg.deterministic:  # a deterministic capture holds nothing that depends on when it ran
+            ended["wall_s"] = round(time.monotonic() - t0, 3)
+        ingest.close(complete, reason, ended)
         self.progress.bytes_written = cfg_size(writer.path)  # the final file (no callback: the run is over)
         return ProfileResult(writer.path, exit_code, complete, reason, self.progress, ingest.dropped)
 

@@ -155,11 +155,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.register_at_fork(after_in_child=lambda: _detach_after_fork(out))
     collector = _collectors
     what = f"workload {ns.workload}" if ns.workload else " ".join(target)
-    extra = {"profile": {"target": what, "argv": list(target), "cwd": os.getcwd(), "pid": os.getpid()}}
+    # Deterministic: what went in (target, arguments), not where or as which process it ran.
+    extra = {"profile": {"target": what, "argv": list(target)}}
+    process = f"python {what}"
+    if not config.deterministic:
+        extra["profile"].update(cwd=os.getcwd(), pid=os.getpid())
+        process += f" (pid {os.getpid()})"
 
     def factory(asked: dict[str, Any]) -> Any:
         if not collector:
-            collector.append(traced_simulator(config, out.send, asked, f"python {what} (pid {os.getpid()})", extra))
+            collector.append(traced_simulator(config, out.send, asked, process, extra))
             collector[0].after_drain = _stop_after_drain
         return collector[0].sim
 

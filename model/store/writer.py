@@ -47,12 +47,14 @@ def _refuse_existing(path: Path, overwrite: bool) -> None:
 
 
 def _root_attrs(metadata: Mapping[str, Any], complete: bool, reason: str, finalized: bool) -> dict[str, Any]:
-    return {
+    attrs = {
         "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "tool_version": TOOL_VERSION,
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"), "chunk_rows": CHUNK_ROWS,
-        "complete": complete, "incomplete_reason": reason, "finalized": finalized,
+        "chunk_rows": CHUNK_ROWS, "complete": complete, "incomplete_reason": reason, "finalized": finalized,
         "metadata": dict(metadata),
     }
+    if not (metadata.get("capture") or {}).get("deterministic"):  # a deterministic capture: its inputs alone
+        attrs["created"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    return attrs
 
 
 def write_capture(trace: Trace, path: str | Path, overwrite: bool = False) -> None:
