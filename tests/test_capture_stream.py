@@ -79,8 +79,9 @@ def _by_track(trace: Trace) -> Counter:
     return Counter(zip(names, (trace.strings[int(c)] for c in trace.slices.category), strict=True))
 
 
-def test_streamed_capture_has_the_same_records_as_the_whole_run(pair) -> None:
-    streamed, whole = pair
+def assert_same_records(streamed: Trace, whole: Trace) -> None:
+    """The slices per track, flows, instants, truth rows and host times a streamed capture
+    shares with the whole-run capture of the same deterministic session."""
     assert streamed.self_check() == []
     assert _by_track(streamed) == _by_track(whole)
     assert len(streamed.flows) == len(whole.flows)
@@ -97,8 +98,12 @@ def test_streamed_capture_has_the_same_records_as_the_whole_run(pair) -> None:
     assert np.array_equal(np.sort(streamed.slices.start_ns[host]), np.sort(whole.slices.start_ns[whole_host]))
 
 
-def test_streamed_counters_add_up_like_the_whole_run(pair) -> None:
-    streamed, whole = pair
+def test_streamed_capture_has_the_same_records_as_the_whole_run(pair) -> None:
+    assert_same_records(*pair)
+
+
+def assert_same_counter_totals(streamed: Trace, whole: Trace) -> None:
+    """Each counter track's samples add up to what they do in the whole-run capture."""
 
     def totals(trace: Trace) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -112,6 +117,10 @@ def test_streamed_counters_add_up_like_the_whole_run(pair) -> None:
         assert a[name] == pytest.approx(b[name], rel=1e-9, abs=1e-6), name
 
 
+def test_streamed_counters_add_up_like_the_whole_run(pair) -> None:
+    assert_same_counter_totals(*pair)
+
+
 def _op_details(trace: Trace) -> dict[tuple[int, str], dict]:
     """Each op slice's arguments and counters (call sites aside), by (correlation, name)."""
     ops = np.flatnonzero(trace.slices.category == trace.strings.lookup("op"))
@@ -122,11 +131,15 @@ def _op_details(trace: Trace) -> dict[tuple[int, str], dict]:
     return out
 
 
-def test_streamed_ops_carry_the_same_arguments_and_counters_as_the_whole_run(pair) -> None:
-    streamed, whole = pair
+def assert_same_op_details(streamed: Trace, whole: Trace) -> None:
+    """Every op carries the same arguments and hardware counters as in the whole-run capture."""
     a, b = _op_details(streamed), _op_details(whole)
     assert len(a) == len(b) > 20
     assert a == b
+
+
+def test_streamed_ops_carry_the_same_arguments_and_counters_as_the_whole_run(pair) -> None:
+    assert_same_op_details(*pair)
 
 
 def test_idle_gaps_the_host_waited_through_are_blamed_on_the_sync_as_in_the_whole_run(tmp_path) -> None:
