@@ -1,4 +1,5 @@
-"""Chrome Trace Event Format import: every phase, both file forms, batching, and bad input."""
+"""Reading big Chrome JSON files: batches cut where events end, the forked helper that digests
+batches too, runs of repeated metadata collapsed before decoding, and memory bounded by what is kept."""
 
 from __future__ import annotations
 
@@ -10,107 +11,13 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from accelview.model import CaptureError, Trace, TrackKind, forking, nesting
-from accelview.model.importers import chrome_json, find_importer, import_trace
+from accelview.model import CaptureError, forking
+from accelview.model.importers import chrome_json, import_trace
 from accelview.model.importers.pipeline import digest, reading, repeats
 from accelview.model.importers.pipeline import digest_worker as helper
 from accelview.model.importers.pipeline import stream as json_stream
-
-
-def write(path: Path, doc: object, gz: bool = False) -> Path:
-    data = json.dumps(doc, indent=1).encode()
-    path.write_bytes(gzip.compress(data) if gz else data)
-    return path
-
-
-def slices_named(trace: Trace, name: str) -> list[int]:
-    return [i for i in range(len(trace.slices)) if trace.name(trace.slices.name[i]) == name]
-
-
-def one(trace: Trace, name: str) -> int:
-    ids = slices_named(trace, name)
-    assert len(ids) == 1, (name, ids)
-    return ids[0]
-
-
-EVENTS = [
-    {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "server"}},
-    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 7, "args": {"name": "main"}},
-    {"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": 7, "args": {"sort_index": 3}},
-    {"ph": "X", "name": "outer", "cat": "op", "pid": 1, "tid": 7, "ts": 100, "dur": 50, "args": {"n": 1}},
-    {"ph": "X", "name": "inner {with braces}, and \"quotes\"", "pid": 1, "tid": 7, "ts": 110, "dur": 10},
-    {"ph": "B", "name": "be-outer", "pid": 1, "tid": 8, "ts": 200},
-    {"ph": "B", "name": "be-inner", "pid": 1, "tid": 8, "ts": 210},
-    {"ph": "E", "pid": 1, "tid": 8, "ts": 220},
-    {"ph": "E", "pid": 1, "tid": 8, "ts": 260},
-    {"ph": "i", "name": "mark", "pid": 1, "tid": 7, "ts": 120, "s": "t"},
-    {"ph": "I", "name": "global-mark", "pid": 1, "tid": 7, "ts": 130, "s": "g"},
-    {"ph": "C", "name": "queue", "pid": 1, "ts": 100, "args": {"depth": 3}},
-    {"ph": "C", "name": "queue", "pid": 1, "ts": 150, "args": {"depth": 5}},
-    {"ph": "C", "name": "mem", "pid": 1, "ts": 100, "args": {"used": 1.5, "free": 2.5}},
-    {"ph": "b", "name": "request", "cat": "net", "id": 5, "pid": 1, "ts": 100},
-    {"ph": "n", "name": "progress", "cat": "net", "id": 5, "pid": 1, "ts": 140},
-    {"ph": "e", "name": "request", "cat": "net", "id": 5, "pid": 1, "ts": 180},
-    {"ph": "s", "name": "hand-off", "cat": "flow", "id": 9, "pid": 1, "tid": 7, "ts": 112},
-    {"ph": "f", "name": "hand-off", "cat": "flow", "id": 9, "pid": 1, "tid": 8, "ts": 205},
-    {"ph": "s", "name": "bound", "cat": "flow", "id": 10, "pid": 1, "tid": 7, "ts": 101},
-    {"ph": "f", "name": "bound", "cat": "flow", "id": 10, "pid": 1, "tid": 8, "ts": 215, "bp": "e"},
-    {"ph": "P", "name": "sample", "pid": 1, "tid": 7, "ts": 150},
-    {"ph": "O", "name": "snapshot", "pid": 1, "id": 1, "ts": 150},
-]
-
-
-@pytest.fixture(params=["object", "object-gz", "array", "array-unclosed"])
-def trace_file(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    if request.param.startswith("object"):
-        doc = {"displayTimeUnit": "ns", "traceEvents": EVENTS, "otherData": {"version": 1}}
-        return write(tmp_path / "t.json.gz", doc, gz=True) if request.param == "object-gz" else write(
-            tmp_path / "t.json", doc)
-    text = json.dumps(EVENTS, indent=1)
-    if request.param == "array-unclosed":
-        text = text.rstrip().rstrip("]").rstrip() + ",\n"
-    (tmp_path / "t.json").write_text(text)
-    return tmp_path / "t.json"
-
-
-def test_every_phase_imports(trace_file: Path) -> None:
-    trace = import_trace(trace_file)
-    assert find_importer(trace_file).name == "chrome-json"
-    assert trace.self_check() == []
-    outer, inner = one(trace, "outer"), one(trace, 'inner {with braces}, and "quotes"')
-    sl = trace.slices
-    assert (sl.start_ns[outer], sl.dur_ns[outer], sl.depth[outer]) == (100_000, 50_000, 0)
-    assert sl.depth[inner] == 1 and sl.track[inner] == sl.track[outer]
-    assert trace.args(int(sl.args[outer])) == {"n": 1}
-    assert trace.track_name(int(sl.track[outer])) == "main"
-    assert trace.tracks.kind[sl.track[outer]] == TrackKind.HOST_THREAD
-    assert trace.track_name(int(trace.tracks.parent[sl.track[outer]])) == "server (1)"
-    be_outer, be_inner = one(trace, "be-outer"), one(trace, "be-inner")
-    assert (sl.dur_ns[be_outer], sl.dur_ns[be_inner], sl.depth[be_inner]) == (60_000, 10_000, 1)
-    request = one(trace, "request")
-    assert sl.dur_ns[request] == 80_000
-    assert len(trace.instants) == 3  # mark, global-mark, the async "n"
-    counters = {trace.track_name(int(t)): len(trace.counter_series(int(t))[0]) for t in trace.counter_tracks.track}
-    assert counters == {"queue": 2, "mem used": 1, "mem free": 1}
-    flows = {(int(s), int(d)) for s, d in zip(trace.flows.src, trace.flows.dst, strict=True)}
-    # s binds to the enclosing slice (deepest): "inner"; f without bp binds to the next slice: "be-inner".
-    assert (inner, be_inner) in flows
-    # f with bp "e" binds to the enclosing slice at ts 215: "be-inner" (deepest) from "outer".
-    assert (outer, be_inner) in flows
-    stats = trace.metadata["import_stats"]
-    assert stats["skipped_phase_P"] == 1 and stats["skipped_phase_O"] == 1 and stats["skipped_events"] == 2
-    assert stats["events"] == len(EVENTS)
-
-
-def test_small_batches_split_safely(trace_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Batches end at '}' bytes; those inside strings and nested args must not split an event."""
-    reference = import_trace(trace_file)
-    monkeypatch.setattr(json_stream, "BLOCK", 37)
-    trace = import_trace(trace_file)
-    assert len(trace.slices) == len(reference.slices) and len(trace.flows) == len(reference.flows)
-    assert trace.metadata["import_stats"]["events"] == len(EVENTS)
+from chrome_files import contents, write
 
 
 def test_chunks_are_cut_where_an_event_starts() -> None:
@@ -134,14 +41,51 @@ def test_events_full_of_inner_object_lists_still_split(tmp_path: Path, monkeypat
     assert trace.args(int(trace.slices.args[0]))["list"].startswith('[{"k":0,"s":"},{"}')
 
 
-def contents(trace: Trace) -> dict[str, list]:
-    """Every table row by row, string ids resolved, plus metadata: equal for equal imports."""
-    out: dict[str, list] = {"metadata": [trace.metadata]}
-    for name, table in trace.tables.items():
-        cols = [[trace.name(int(v)) for v in table[c]] if c in {"name", "category", "host", "key", "str"}
-                else table[c].tolist() for c in table.schema.names]
-        out[name] = list(zip(*cols, strict=True))
-    return out
+@pytest.mark.parametrize(("text", "end"), [
+    (b'{"a": "x}\\"},"}, {"b": [{"c": 1}, {"d": "\\\\"}]},\n{"e": {', 47),
+    (b'{"a": 1}', 8),
+    (b'{"a": {"b": 1}', 0),
+    (b'{"a": 1}, {"b": 2}\n]', 18),
+])
+def test_scan_split_respects_strings_escapes_and_nesting(text: bytes, end: int) -> None:
+    assert json_stream.scan_split(text) == end
+
+
+@pytest.mark.parametrize("separator", ["}, , {", "},, {", "},\n,\n{"])
+def test_a_doubled_comma_is_malformed_wherever_the_batches_are_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   separator: str) -> None:
+    """The separator between two events was skipped again after reading more, so a doubled
+    comma that fell where a batch ends passed as one."""
+    events = [{"name": f"op{i}", "ph": "X", "pid": 1, "tid": 1, "ts": i, "dur": 1} for i in range(12)]
+    path = tmp_path / "doubled.json"
+    path.write_text(json.dumps({"traceEvents": events}).replace("}, {", separator, 1))
+    for block in range(8, 200, 5):
+        monkeypatch.setattr(json_stream, "BLOCK", block)
+        with pytest.raises(CaptureError, match="malformed JSON"):
+            chrome_json.load(path)
+
+
+def test_memory_follows_the_events_kept_not_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 16 MB trace of which little is kept (repeated metadata, ops with bulky args that the
+    Kineto profile drops) imports with a small fraction of its size in Python memory."""
+    meta = '{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}'
+    args = json.dumps({"Input Dims": [[64, 3, 224, 224]] * 80, "Concrete Inputs": ["x" * 40] * 80})
+    ops = [f'{{"ph": "X", "cat": "cpu_op", "name": "op{i % 50}", "pid": 1, "tid": 1, "ts": {i * 10}, "dur": 5, '
+           f'"args": {args}}}' for i in range(3_000)]
+    text = '{"schemaVersion": 1, "traceEvents": [\n' + ",\n".join([meta] * 20_000 + ops) + "\n]}"
+    path = tmp_path / "big.json.gz"
+    path.write_bytes(gzip.compress(text.encode(), compresslevel=1))
+    monkeypatch.setattr(json_stream, "BLOCK", 1 << 16)  # peak is ~10 blocks: buffer, its copy, one batch
+    seen: list[float] = []
+    tracemalloc.start()
+    try:
+        trace = import_trace(path, progress=seen.append)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(trace.slices) == 3_000 and len(text) > 15e6
+    assert peak < len(text) / 4, f"peak {peak / 1e6:.1f} MB for {len(text) / 1e6:.1f} MB of JSON"
+    assert seen == sorted(seen) and seen[-1] == 1.0 and len(set(seen)) > 3 and seen[0] < 0.5  # moves as it inflates
 
 
 def many_events(n: int = 150, tricky: bool = True) -> list[dict]:
@@ -326,163 +270,3 @@ def test_metadata_written_after_the_slices_is_collapsed_too(tmp_path: Path, monk
     trace = import_trace(path)
     assert trace.metadata["import_stats"]["duplicate_metadata_events"] == 401 - 3
     assert {trace.track_name(int(t)) for t in trace.slices.track} == {"t4", "t8"}
-
-
-def test_flow_v2_and_id2(tmp_path: Path) -> None:
-    """Perfetto's newer flows name the slice itself (bind_id + flow_out/flow_in); ids may be id2."""
-    doc = {"traceEvents": [
-        {"ph": "X", "name": "producer", "pid": 1, "tid": 7, "ts": 300, "dur": 10, "bind_id": 77, "flow_out": True},
-        {"ph": "X", "name": "inner", "pid": 1, "tid": 7, "ts": 300, "dur": 5},
-        {"ph": "X", "name": "relay", "pid": 1, "tid": 8, "ts": 320, "dur": 5, "bind_id": 77, "flow_in": True,
-         "flow_out": True},
-        {"ph": "X", "name": "consumer", "pid": 1, "tid": 9, "ts": 340, "dur": 5, "bind_id": 77, "flow_in": True},
-        {"ph": "b", "name": "req", "cat": "net", "id2": {"local": "0x1"}, "pid": 1, "ts": 300},
-        {"ph": "b", "name": "req", "cat": "net", "id2": {"local": "0x2"}, "pid": 1, "ts": 305},
-        {"ph": "e", "name": "req", "cat": "net", "id2": {"local": "0x1"}, "pid": 1, "ts": 330},
-        {"ph": "e", "name": "req", "cat": "net", "id2": {"local": "0x2"}, "pid": 1, "ts": 310},
-    ]}
-    trace = import_trace(write(tmp_path / "v2.json", doc))
-    name = {i: trace.name(n) for i, n in enumerate(trace.slices.name)}
-    flows = {(name[int(s)], name[int(d)]) for s, d in zip(trace.flows.src, trace.flows.dst, strict=True)}
-    assert flows == {("producer", "relay"), ("relay", "consumer")}
-    reqs = sorted(int(d) for i, d in enumerate(trace.slices.dur_ns) if name[i] == "req")
-    assert reqs == [5_000, 30_000]
-
-
-def test_nanosecond_timestamps_are_exact(tmp_path: Path) -> None:
-    text = ('{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1712195495519689.047, '
-            '"dur": 63.813}, {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 4458676522690.655, "dur": 1.001}]}')
-    (tmp_path / "ns.json").write_text(text)
-    trace = import_trace(tmp_path / "ns.json")
-    starts = {trace.name(n): int(s) for n, s in zip(trace.slices.name, trace.slices.start_ns, strict=True)}
-    assert starts == {"a": 1712195495519689047, "b": 4458676522690655}
-    assert sorted(trace.slices.dur_ns.tolist()) == [1001, 63813]
-
-
-def test_malformed_events_are_counted_not_fatal(tmp_path: Path) -> None:
-    doc = {"traceEvents": [{"ph": "X", "name": "ok", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
-                           {"ph": "X", "name": "bad", "pid": 1, "tid": 1, "ts": "soon", "dur": 1},
-                           {"ph": "E", "pid": 1, "tid": 2, "ts": 5}]}
-    trace = import_trace(write(tmp_path / "m.json", doc))
-    assert len(trace.slices) == 1
-    stats = trace.metadata["import_stats"]
-    assert stats["malformed_events"] == 1 and stats["end_events_without_begin"] == 1
-
-
-@pytest.mark.parametrize(("content", "problem"), [
-    (b"", "empty file"),
-    (b"   \n", "empty file"),
-    (b'{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}, {"ph": "X", "na',
-     "truncated"),
-    (b'{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}', "truncated"),
-    (b'{"traceEvents": [{"ph": "X", "name": "a", "pid": 1 "tid": 1}]}', "malformed JSON"),
-    (b'{"schemaVersion": 1, "otherData": {}}', "no traceEvents"),
-    (b"hello, world", "not Chrome trace JSON"),
-    (b'{"displayTimeUnit": "ns", "traceEvents": [', "truncated"),
-])
-def test_bad_files_give_one_clear_error(tmp_path: Path, content: bytes, problem: str) -> None:
-    path = tmp_path / "bad.json"
-    path.write_bytes(content)
-    with pytest.raises(CaptureError) as err:
-        chrome_json.load(path)
-    assert problem in str(err.value) and str(path) in str(err.value)
-    assert "\n" not in str(err.value)
-
-
-def test_a_byte_order_mark_and_whitespace_before_the_json_are_skipped(tmp_path: Path) -> None:
-    body = json.dumps({"displayTimeUnit": "ns", "traceEvents": EVENTS}).encode()
-    plain, marked = tmp_path / "plain.json", tmp_path / "marked.json"
-    plain.write_bytes(body)
-    marked.write_bytes(b"\xef\xbb\xbf \n\t" + body)
-    assert contents(chrome_json.load(marked)) == contents(chrome_json.load(plain))
-    (tmp_path / "stray.json").write_bytes(b"\xbb" + body)
-    with pytest.raises(CaptureError, match="not Chrome trace JSON"):
-        chrome_json.load(tmp_path / "stray.json")
-
-
-@pytest.mark.parametrize("separator", ["}, , {", "},, {", "},\n,\n{"])
-def test_a_doubled_comma_is_malformed_wherever_the_batches_are_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                   separator: str) -> None:
-    """The separator between two events was skipped again after reading more, so a doubled
-    comma that fell where a batch ends passed as one."""
-    events = [{"name": f"op{i}", "ph": "X", "pid": 1, "tid": 1, "ts": i, "dur": 1} for i in range(12)]
-    path = tmp_path / "doubled.json"
-    path.write_text(json.dumps({"traceEvents": events}).replace("}, {", separator, 1))
-    for block in range(8, 200, 5):
-        monkeypatch.setattr(json_stream, "BLOCK", block)
-        with pytest.raises(CaptureError, match="malformed JSON"):
-            chrome_json.load(path)
-
-
-def test_truncated_gzip_is_a_clear_error(tmp_path: Path) -> None:
-    data = gzip.compress(json.dumps({"traceEvents": EVENTS * 50}).encode())
-    path = tmp_path / "cut.json.gz"
-    path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(CaptureError, match="truncated"):
-        import_trace(path)
-
-
-def test_a_failure_in_the_reading_thread_reaches_the_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(raw: object, block: int) -> None:
-        raise RuntimeError("disk on fire")
-
-    monkeypatch.setattr(json_stream, "read_blocks", broken)
-    with pytest.raises(RuntimeError, match="disk on fire"):
-        import_trace(write(tmp_path / "t.json.gz", {"traceEvents": EVENTS}, gz=True))
-
-
-def test_unknown_format_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "notes.txt"
-    path.write_text("not a trace")
-    assert find_importer(path) is None
-    with pytest.raises(CaptureError, match="not a trace format"):
-        import_trace(path)
-    with pytest.raises(CaptureError, match="no such file"):
-        import_trace(tmp_path / "missing.json")
-
-
-def test_memory_follows_the_events_kept_not_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A 16 MB trace of which little is kept (repeated metadata, ops with bulky args that the
-    Kineto profile drops) imports with a small fraction of its size in Python memory."""
-    meta = '{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}}'
-    args = json.dumps({"Input Dims": [[64, 3, 224, 224]] * 80, "Concrete Inputs": ["x" * 40] * 80})
-    ops = [f'{{"ph": "X", "cat": "cpu_op", "name": "op{i % 50}", "pid": 1, "tid": 1, "ts": {i * 10}, "dur": 5, '
-           f'"args": {args}}}' for i in range(3_000)]
-    text = '{"schemaVersion": 1, "traceEvents": [\n' + ",\n".join([meta] * 20_000 + ops) + "\n]}"
-    path = tmp_path / "big.json.gz"
-    path.write_bytes(gzip.compress(text.encode(), compresslevel=1))
-    monkeypatch.setattr(json_stream, "BLOCK", 1 << 16)  # peak is ~10 blocks: buffer, its copy, one batch
-    seen: list[float] = []
-    tracemalloc.start()
-    try:
-        trace = import_trace(path, progress=seen.append)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert len(trace.slices) == 3_000 and len(text) > 15e6
-    assert peak < len(text) / 4, f"peak {peak / 1e6:.1f} MB for {len(text) / 1e6:.1f} MB of JSON"
-    assert seen == sorted(seen) and seen[-1] == 1.0 and len(set(seen)) > 3 and seen[0] < 0.5  # moves as it inflates
-
-
-@pytest.mark.parametrize(("text", "end"), [
-    (b'{"a": "x}\\"},"}, {"b": [{"c": 1}, {"d": "\\\\"}]},\n{"e": {', 47),
-    (b'{"a": 1}', 8),
-    (b'{"a": {"b": 1}', 0),
-    (b'{"a": 1}, {"b": 2}\n]', 18),
-])
-def test_scan_split_respects_strings_escapes_and_nesting(text: bytes, end: int) -> None:
-    assert json_stream.scan_split(text) == end
-
-
-def test_fast_slice_orders_equal_lexsort() -> None:
-    """The packed-key sorts used for the flow index, depths and the slices table give exactly
-    numpy's lexsort orders: ties, negative and extreme values included."""
-    rng = np.random.default_rng(5)
-    for _ in range(200):
-        n = int(rng.integers(0, 500))
-        group = rng.integers(0, int(rng.integers(1, 6)), n).astype(np.int32)
-        start = (rng.integers(-25, 25, n) * int(rng.choice([1, 10**9, 2**40, 2**61]))).astype(np.int64)
-        dur = rng.integers(0, 4, n).astype(np.int64)
-        depth = rng.integers(0, 5, n).astype(np.uint16)
-        assert (nesting.start_order(group, start, dur) == np.lexsort((-dur, start, group))).all()
-        assert (nesting.run_order(group, depth, start) == np.lexsort((start, depth, group))).all()
