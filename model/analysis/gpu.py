@@ -17,7 +17,8 @@ computed per rank (the root track of an imported rank, or the whole trace) and p
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -302,3 +303,24 @@ def comm_compute_overlap(trace: Trace, drop_last_step: bool = True) -> list[Over
         comp = union(w.start[w.kind == 0], w.end[w.kind == 0])
         out.append(Overlap(w.rank, total(*comm), total(*intersection(comm, comp))))
     return out
+
+
+def report_section(trace: Trace, top: int = 20) -> dict[str, Any] | None:
+    """All of the above as plain JSON-able values, the ``gpu`` section of a report (the ``top``
+    kernels by time); None when the trace has no GPU stream lanes."""
+    if not (trace.tracks.kind == TrackKind.GPU_STREAM).any():
+        return None
+    return {
+        "temporal_breakdown": [asdict(b) for b in temporal_breakdown(trace)],
+        "idle_by_stream": [{**asdict(s), "stream_name": trace.track_name(s.stream), "total": s.total}
+                           for s in idle_time_breakdown(trace)],
+        "kernels": [asdict(k) for k in kernel_statistics(trace)[:top]],
+        "launches": [{**_scalars(s), "stream_name": trace.track_name(s.stream)} for s in launch_statistics(trace)],
+        "comm_compute_overlap": [{**asdict(o), "ratio": None if np.isnan(o.ratio) else o.ratio}
+                                 for o in comm_compute_overlap(trace)],
+    }
+
+
+def _scalars(obj: Any) -> dict[str, Any]:
+    """A dataclass as a dict of its scalar fields (arrays left out)."""
+    return {f.name: v for f in fields(obj) if not isinstance(v := getattr(obj, f.name), np.ndarray)}
