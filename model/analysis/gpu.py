@@ -1,17 +1,9 @@
 """Analyses of GPU (and accelerator) traces: where device time goes, and why it idles.
 
-Stateless functions from a ``Trace`` to plain results (dataclasses of ints and floats, in ns),
-computed per rank (the root track of an imported rank, or the whole trace) and per stream
-(a GPU_STREAM, EXEC_UNIT or DMA_ENGINE track). Definitions follow Holistic Trace Analysis
-(HTA 0.5), so the figures agree with it on the same trace:
-
-- device work: slices on stream tracks, except annotations (``gpu_user_annotation``);
-- kernel kinds: communication (``nccl…Kernel``), memory (memcpy/memset/dma), other (syncs),
-  compute (the rest);
-- idle time of a stream: the gap before each kernel (syncs excluded) after the previous one
-  ended; it is *host wait* when the kernel's launch call started after that end (the device
-  had nothing queued), *kernel wait* when the gap is below ``kernel_wait_ns`` (back-to-back
-  launch overhead), *other* otherwise. HTA's threshold is 30 in trace units (µs): 30 000 ns.
+Stateless functions from a ``Trace`` to dataclasses of ns, per rank and per stream (GPU_STREAM,
+EXEC_UNIT or DMA_ENGINE track), with Holistic Trace Analysis's definitions of device work,
+kernel kinds and idle causes (docs/IMPORT.md, "GPU analyses"), so that the figures agree with
+HTA on the same trace.
 """
 
 from __future__ import annotations
