@@ -1,4 +1,4 @@
-"""Recompute the Holistic Trace Analysis figures that tests/test_gpu_analysis.py holds.
+"""Recompute the Holistic Trace Analysis figures that tests/model/test_gpu_analysis.py holds.
 
 HTA is not a dependency of accelview (it is heavy: pandas, ~10 s per trace), so this runs in
 a Python that has it, e.g. ``python -m venv /tmp/hta && /tmp/hta/bin/pip install

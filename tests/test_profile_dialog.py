@@ -6,9 +6,6 @@ import threading
 
 import numpy as np
 import pytest
-
-pytest.importorskip("pytestqt")
-
 from accelview.app.profile_dialog import ProfileDialog
 from accelview.model import TrackKind
 from accelview.model.store.reader import load_capture

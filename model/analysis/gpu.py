@@ -1,23 +1,16 @@
 """Analyses of GPU (and accelerator) traces: where device time goes, and why it idles.
 
-Stateless functions from a ``Trace`` to plain results (dataclasses of ints and floats, in ns),
-computed per rank (the root track of an imported rank, or the whole trace) and per stream
-(a GPU_STREAM, EXEC_UNIT or DMA_ENGINE track). Definitions follow Holistic Trace Analysis
-(HTA 0.5), so the figures agree with it on the same trace:
-
-- device work: slices on stream tracks, except annotations (``gpu_user_annotation``);
-- kernel kinds: communication (``nccl…Kernel``), memory (memcpy/memset/dma), other (syncs),
-  compute (the rest);
-- idle time of a stream: the gap before each kernel (syncs excluded) after the previous one
-  ended; it is *host wait* when the kernel's launch call started after that end (the device
-  had nothing queued), *kernel wait* when the gap is below ``kernel_wait_ns`` (back-to-back
-  launch overhead), *other* otherwise. HTA's threshold is 30 in trace units (µs): 30 000 ns.
+Stateless functions from a ``Trace`` to dataclasses of ns, per rank and per stream (GPU_STREAM,
+EXEC_UNIT or DMA_ENGINE track), with Holistic Trace Analysis's definitions of device work,
+kernel kinds and idle causes (docs/IMPORT.md, "GPU analyses"), so that the figures agree with
+HTA on the same trace.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -302,3 +295,24 @@ def comm_compute_overlap(trace: Trace, drop_last_step: bool = True) -> list[Over
         comp = union(w.start[w.kind == 0], w.end[w.kind == 0])
         out.append(Overlap(w.rank, total(*comm), total(*intersection(comm, comp))))
     return out
+
+
+def report_section(trace: Trace, top: int = 20) -> dict[str, Any] | None:
+    """All of the above as plain JSON-able values, the ``gpu`` section of a report (the ``top``
+    kernels by time); None when the trace has no GPU stream lanes."""
+    if not (trace.tracks.kind == TrackKind.GPU_STREAM).any():
+        return None
+    return {
+        "temporal_breakdown": [asdict(b) for b in temporal_breakdown(trace)],
+        "idle_by_stream": [{**asdict(s), "stream_name": trace.track_name(s.stream), "total": s.total}
+                           for s in idle_time_breakdown(trace)],
+        "kernels": [asdict(k) for k in kernel_statistics(trace)[:top]],
+        "launches": [{**_scalars(s), "stream_name": trace.track_name(s.stream)} for s in launch_statistics(trace)],
+        "comm_compute_overlap": [{**asdict(o), "ratio": None if np.isnan(o.ratio) else o.ratio}
+                                 for o in comm_compute_overlap(trace)],
+    }
+
+
+def _scalars(obj: Any) -> dict[str, Any]:
+    """A dataclass as a dict of its scalar fields (arrays left out)."""
+    return {f.name: v for f in fields(obj) if not isinstance(v := getattr(obj, f.name), np.ndarray)}

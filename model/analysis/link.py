@@ -3,7 +3,7 @@
 Bulk bandwidth per direction = encoded rate (GT/s × lanes × 128/130 / 8) × the fraction left
 after DLLPs and ordered sets × TLP payload efficiency payload/(payload + ⌈payload/MPS⌉ × header),
 with a 24 B header for posted writes (device → host) and 20 B for read completions
-(host → device). Gen4 x16 at MPS 256 gives 26.0 / 26.4 GB/s; Gen5 x16 52.0 / 52.7 GB/s.
+(host → device). The figures it gives per generation: docs/SIMULATOR.md, "PCIe link".
 """
 
 from __future__ import annotations

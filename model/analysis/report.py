@@ -15,7 +15,7 @@ from .critical_path import critical_path
 from .device_passes import fusion_candidates, host_sync, launch_bound, low_hbm_efficiency
 from .findings import Finding, ranked
 from .gaps import Gaps, device_gaps
-from .gpu_section import gpu_section
+from .gpu import report_section
 from .metrics.evaluate import sampled_metrics, window_metric
 from .metrics.expr import ExprError
 from .metrics.taxonomy import MetricRegistry
@@ -206,5 +206,5 @@ def analyze(trace: Trace) -> Report:
             found.append(f)
     cp = critical_path(trace, roles=roles)
     return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found),
-                  op_stats(trace, roles.device_ops), cp.by_resource_ns, gpu_section(trace),
+                  op_stats(trace, roles.device_ops), cp.by_resource_ns, report_section(trace),
                   lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1, roles.device_busy))

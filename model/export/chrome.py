@@ -1,16 +1,9 @@
 """Export a Trace as Chrome Trace Event JSON that Perfetto UI and chrome://tracing open.
 
-Each track with events becomes a thread lane (``tid`` = track id) of the process lane of its
-parent track (``pid`` = parent id; a root track is its own process), named by ``M`` events
-with the track's sort order. Slices are ``X`` events, instants ``i``, counter samples ``C``,
-flows ``s``/``f`` pairs whose bind points are chosen so that each binds to exactly its slice
-(the slice's start, or the first instant in it not covered by a child; an ``xslice`` field
-names the slice outright for accelview, as zero-length slices can share a point). Timestamps are
-written as exact decimal µs (ns precision).
-
-The file also carries the track table, counter descriptors and the trace's metadata under a
-top-level ``"accelview"`` key, which other tools ignore; accelview's Chrome importer uses it
-to rebuild the same tracks, so a round trip keeps lanes, slices, flows, counters and args.
+Tracks become thread lanes of their parent's process lane; slices are ``X`` events, instants
+``i``, counters ``C``, flows ``s``/``f`` whose bind points land on exactly their slices, with
+exact decimal µs timestamps. A top-level ``"accelview"`` key, which other tools ignore, carries
+what accelview's importer needs to rebuild the same tracks (docs/IMPORT.md, "Export").
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """PyTorch profiler (Kineto) traces: Chrome JSON with GPU streams, launches and ranks.
 
-On top of the Chrome importer: device processes (``"GPU 0"``, ``"MTIA 9"``) become DEVICE
-tracks whose threads are GPU streams (or DMA engines); CPU threads stay host threads with
-their CPU ops, user annotations and runtime calls nested by time. A runtime call and the
-kernels, memcpys, memsets and syncs it launched share ``args.correlation``: they are linked
-by a flow named ``ac2g`` built from that id (Kineto's own ``ac2g`` flow events are counted
-and replaced, as they include ends without a start). Each file sits under a ``rank N`` track;
-a directory of per-rank files opens as one multi-rank trace. ``baseTimeNanoseconds`` is added
-back, so timestamps are absolute ns and ranks share one timebase.
+The Chrome importer with Kineto's policy: device processes become DEVICE tracks of GPU streams,
+CPU threads stay host threads; a runtime call and the device ops it launched are linked by an
+``ac2g`` flow built from ``args.correlation``; each file sits under a ``rank N`` track, with
+absolute ns timestamps, so a directory of ranks opens as one trace (docs/IMPORT.md).
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """Finalizing a streamed capture in bounded memory: its staging area → the final layout.
 
-Writes what ``write_capture(build_from_staging(...))`` writes — the same tables, order, slice
-ids, depths, flows, truth, indexes and encodings — but never holds more than a few blocks of
-rows: tables are sorted with an external merge sort (``extsort``) and depths computed block by
-block (``depth_stream``). A column's stored type (the narrowest its values allow) is known
-from the rows going into the sort, so sorted rows go straight into the output; only the
-delta-coded timestamps and the indexes, whose ranges show at the end, are spooled to scratch
-files first. Slice ids are renumbered through a map from provisional to final id kept on
-disk: the flows and truth entries that refer to slices are sorted by the id they refer to,
-looked up in that map in one sweep, and sorted back.
+Writes what ``write_capture(build_from_staging(...))`` writes (the same tables, order, slice
+ids, depths, flows, truth, indexes and encodings) but never holds more than a few blocks of
+rows: tables go through an external merge sort (``extsort``), depths are computed block by
+block (``depth_stream``), and slice ids are renumbered through a map kept on disk.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The capture file format, as constants and the column encodings (docs/FORMAT.md explains it).
 
-Pure numpy: the h5py side is in ``h5io``, the layout logic in ``capture_writer``/``capture_reader``.
+Pure numpy: the h5py side is in ``h5io``, the layout logic in ``writer``/``reader``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The streaming writer appends each batch to a staging area of the file and flushes it, so its
 memory stays bounded and a writer that dies leaves a file the reader can still recover. On
-``close`` it sorts everything into the final layout in bounded memory (``capture_finalize``),
+``close`` it sorts everything into the final layout in bounded memory (``finalize``),
 in a new file that replaces the old one atomically, so a crash during that step also keeps
 the staged data.
 """

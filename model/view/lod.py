@@ -1,18 +1,10 @@
 """Level of detail for the timeline: what one frame draws, bounded by pixels, not events.
 
-Each (track, depth) run of slices is non-overlapping and sorted by start, so the busy time
-before any instant is a prefix sum plus one partial slice: ``busy(t)``. A frame samples it at
-its pixel-bucket edges (one binary search per edge), which gives every pixel's exact busy
-fraction however many slices fall in it; slices narrower than a pixel merge into that
-coverage and never vanish. Slices wide enough to be boxes come from a per-run index sorted by
-(duration class, start), so finding them is also bounded by the pixels on screen.
-
-Times given to ``TraceLOD`` are relative to its ``origin`` (the trace start, an int): float
-arithmetic on absolute nanosecond timestamps (1.7e18 since the epoch in real traces) is only
-precise to 256 ns, so views work in offsets and add the origin back as exact integers.
-
-Coverage is computed for a window a quarter screen wider on each side than the view and cached per
-zoom level, so panning at one zoom reuses it. Pure numpy; no Qt.
+Within a (track, depth) run the busy time before any instant is a prefix sum plus one partial
+slice, so a frame gets every pixel's exact busy fraction from one binary search per pixel edge
+(slices narrower than a pixel never vanish); boxes come from a per-run index by (duration
+class, start). Times are relative to ``origin`` (the trace start): floats of absolute ns since
+the epoch are only precise to 256 ns. Coverage is cached per zoom. Pure numpy; no Qt.
 """
 
 from __future__ import annotations

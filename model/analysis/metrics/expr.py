@@ -38,30 +38,15 @@ class Name:
 
 
 @dataclass(frozen=True)
-class BinOp:
-    """``left op right`` for op in + - * /."""
-
-    op: str
-    left: Node
-    right: Node
-
-
-@dataclass(frozen=True)
-class Neg:
-    """Unary minus."""
-
-    operand: Node
-
-
-@dataclass(frozen=True)
 class Call:
-    """A function call."""
+    """An operator or function applied to its operands: ``+ - * /``, ``neg`` (unary minus) or
+    one of ``FUNCTIONS``; one node type for all, so that walking the tree has one case."""
 
     func: str
     args: tuple[Node, ...]
 
 
-Node = Num | Name | BinOp | Neg | Call
+Node = Num | Name | Call
 
 
 def parse(text: str) -> Node:
@@ -78,10 +63,6 @@ def names(node: Node) -> set[str]:
     """All names an expression refers to."""
     if isinstance(node, Name):
         return {node.name}
-    if isinstance(node, BinOp):
-        return names(node.left) | names(node.right)
-    if isinstance(node, Neg):
-        return names(node.operand)
     if isinstance(node, Call):
         return set().union(*(names(a) for a in node.args))
     return set()
@@ -96,30 +77,30 @@ def evaluate(node: Node, resolve: Callable[[str], Value]) -> Value:
         return node.value, Unit()
     if isinstance(node, Name):
         return resolve(node.name)
-    if isinstance(node, Neg):
-        v, u = evaluate(node.operand, resolve)
-        return -v, u
-    if isinstance(node, Call):
-        vals = [evaluate(a, resolve) for a in node.args]
-        if node.func == "clip01":
-            (v, u), = vals
-            return np.clip(v, 0.0, 1.0), u
-        _same_units(vals, node.func)
-        f = np.minimum if node.func == "min" else np.maximum
-        out = vals[0][0]
-        for v, _ in vals[1:]:
-            out = f(out, v)
-        return out, vals[0][1]
-    lv, lu = evaluate(node.left, resolve)
-    rv, ru = evaluate(node.right, resolve)
+    vals = [evaluate(a, resolve) for a in node.args]
     with np.errstate(divide="ignore", invalid="ignore"):
-        if node.op in "+-":
-            _same_units([(lv, lu), (rv, ru)], node.op)
-            return (lv + rv if node.op == "+" else lv - rv), lu
-        if node.op == "*":
+        return _apply(node.func, vals)
+
+
+_FOLDS = {"+": np.add, "-": np.subtract, "min": np.minimum, "max": np.maximum}
+
+
+def _apply(func: str, vals: list[Value]) -> Value:
+    """One operator or function on evaluated operands; division by zero gives NaN."""
+    if func in ("neg", "clip01"):
+        (v, u), = vals
+        return (-v if func == "neg" else np.clip(v, 0.0, 1.0)), u
+    if func in ("*", "/"):
+        (lv, lu), (rv, ru) = vals
+        if func == "*":
             return lv * rv, Unit((lu * ru).dims)
         out = np.divide(lv, rv)
         return np.where(np.isfinite(out), out, np.nan) if isinstance(out, np.ndarray) else out, Unit((lu / ru).dims)
+    _same_units(vals, func)
+    out = vals[0][0]
+    for v, _ in vals[1:]:
+        out = _FOLDS[func](out, v)
+    return out, vals[0][1]
 
 
 def _same_units(vals: list[Value], what: str) -> None:
@@ -163,19 +144,19 @@ class _Parser:
     def expr(self) -> Node:
         node = self.term()
         while self.peek() in ("+", "-"):
-            node = BinOp(self.take(), node, self.term())
+            node = Call(self.take(), (node, self.term()))
         return node
 
     def term(self) -> Node:
         node = self.unary()
         while self.peek() in ("*", "/"):
-            node = BinOp(self.take(), node, self.unary())
+            node = Call(self.take(), (node, self.unary()))
         return node
 
     def unary(self) -> Node:
         if self.peek() == "-":
             self.take()
-            return Neg(self.unary())
+            return Call("neg", (self.unary(),))
         return self.primary()
 
     def primary(self) -> Node:

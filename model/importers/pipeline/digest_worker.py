@@ -1,22 +1,9 @@
 """A forked helper process that digests batches of events, so that two cores decode at once.
 
-The importing process reads and splits the file; it hands some batches (raw JSON) to the
-helper and gets their digests back, pickled. Both go through a shared memory area made before
-the fork: a few slots, each holding one batch's text and then its result, so that a batch
-crosses with one copy and no thread is needed on either side (threads feeding a pipe 64 KiB at
-a time waited for the importer's busy thread to let go of the GIL, 5 ms a turn). The pipes only
-carry short messages: "slot i holds n bytes" each way (a result too big for its slot follows
-its message in the pipe). Batches submitted while every slot is taken wait here, and may be
-taken back by the importer when the file is read; so may batches placed in a slot that the
-helper has not started (a flag byte per slot: should both take one, each makes the same result
-and the helper's is dropped).
-Anything going wrong in the helper (a batch that is not valid JSON, a crash) is reported as
-``HelperFailed``: the caller then reads the file again on its own, which gives the same
-result or the same error message as if no helper had been used.
-
-The helper is forked after the importer's modules are loaded (nothing to import, nothing to
-initialise) and before the importer starts its own threads; it only ever decodes and pickles,
-then leaves with ``os._exit``.
+Batches and their pickled digests cross through shared-memory slots made before the fork; the
+pipes carry only "slot i holds n bytes". Anything going wrong in the helper is ``HelperFailed``:
+the caller reads the file again alone, with the same result or the same error message. How and
+why it works this way: docs/IMPORT.md, "A helper process".
 """
 
 from __future__ import annotations
@@ -169,9 +156,8 @@ class Helper:
         return value
 
     def close(self) -> None:
-        """Stop the helper; safe to call more than once. It is not waited for: the kernel
-        tears down its memory on the other core (10-15 ms for the MTIA trace's helper, which
-        the import would otherwise wait for) and it is reaped later (:func:`~accelview.model.forking.reap`)."""
+        """Stop the helper; safe to call more than once. It is not waited for, so that the kernel
+        tears down its memory on the other core; it is reaped later (:func:`~accelview.model.forking.reap`)."""
         if self.pid <= 0:
             return
         with contextlib.suppress(ProcessLookupError):

@@ -1,19 +1,10 @@
 """Collapse runs of identical metadata events in a batch before it is decoded.
 
-Some profilers repeat the same few metadata events (process and thread names, labels, sort
-order) hundreds of thousands of times: PyTorch's MTIA traces hold 310k such events, 68% of the
-file, of which 24 differ. Decoding each of them into an object only to find it is a duplicate
-costs more than all the slices. Identical events are identical bytes, so a run of a repeated
-unit of events is found with byte comparisons and kept once, with its repeat count.
-
-The metadata may follow other events in a batch (PyTorch writes it after the slices and flows
-of the trace): the batch is then split before its first metadata event, and only the part
-from there is looked at. From that point, runs (a unit of bytes repeated at least
-``MIN_REPEATS`` times back to back, that decodes on its own as whole metadata events followed
-by a comma) and single metadata events between them are taken in order; at the first event
-that is neither, the rest of the batch is left as it is. A unit
-that is a whole sequence of events, repeated exactly, parses identically each time, so the
-collapsed text decodes to the same events, fewer of them.
+Some profilers repeat a few metadata events hundreds of thousands of times, and decoding them
+costs more than all the slices (docs/IMPORT.md). Identical events are identical bytes: a unit
+repeated at least ``MIN_REPEATS`` times back to back that decodes on its own as whole metadata
+events is kept once with its count, so the collapsed text decodes to the same events, fewer of
+them. Metadata written after other events (as PyTorch does) is split off the batch first.
 """
 
 from __future__ import annotations

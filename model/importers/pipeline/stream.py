@@ -1,15 +1,10 @@
 """Stream the ``traceEvents`` array of a Chrome-trace JSON file in batches of complete events.
 
-A trace file is ``{"...": ..., "traceEvents": [ {...}, {...} ], "...": ...}`` (object form) or
-``[ {...}, {...} ]`` (array form, whose closing ``]`` may be missing), plain or gzipped.
-``EventStream`` reads it block by block through a streaming gunzip and hands out byte strings
-that each hold a JSON array of whole events, so that the caller decodes one batch at a time
-(memory proportional to one batch, not to the file). The top-level keys other than
-``traceEvents`` are collected in ``metadata``.
-
-A batch ends at a ``}`` that is followed by ``,`` or ``]``. Such a byte may also lie inside a
-string or a nested object; the prefix is then unbalanced JSON and ``split`` moves to the
-previous candidate. Decoding tells the two apart, so no byte-level tokenizer is needed.
+``EventStream`` reads the file (object form, or array form whose closing ``]`` may be missing;
+plain or gzipped) block by block and hands out byte strings that each hold a JSON array of
+whole events, so memory follows one batch, not the file; other top-level keys go to
+``metadata``. A batch ends at a ``}`` followed by ``,`` or ``]``; where that byte lies inside a
+string the prefix does not decode, and ``split`` moves to the previous candidate.
 """
 
 from __future__ import annotations

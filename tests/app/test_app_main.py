@@ -10,8 +10,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 SCRIPT = textwrap.dedent("""
     import sys
     from PySide6.QtCore import QTimer
@@ -39,12 +37,12 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_run_app_opens_the_file_and_returns(tmp_path):
-    capture_writer = pytest.importorskip("accelview.model.store.writer")
     from accelview.capture.synthetic import demo_trace
+    from accelview.model.store.writer import write_capture
 
     path = tmp_path / "run.h5"
     trace = demo_trace(steps=1, layers=1)
-    capture_writer.write_capture(trace, path)
+    write_capture(trace, path)
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path))  # settings to scratch
     out = subprocess.run([sys.executable, "-c", SCRIPT, str(path)], capture_output=True, text=True, timeout=90,
                          env=env)

@@ -8,11 +8,27 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from accelview.app.paint import TimelinePainter
+import numpy as np
+from accelview.app.overlays import GUTTER_W, RULER_H
+from accelview.app.paint import LEVELS, TimelinePainter
 from accelview.app.state import ViewState
 from accelview.app.theme import DARK, LIGHT
 from accelview.capture.synthetic import demo_trace
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtGui import QColor, QImage, QPainter
+
+UNPAINTED = QColor("#ff00ff")  # no theme uses it: a pixel of it left is one the frame did not paint
+
+
+def pixels(img: QImage) -> np.ndarray:
+    """The image's ARGB pixels as a (height, width) array."""
+    rows = np.frombuffer(img.constBits(), np.uint32).reshape(img.height(), img.bytesPerLine() // 4)
+    return rows[:, : img.width()].copy()
+
+
+def slice_pixels(painter: TimelinePainter, img: QImage) -> int:
+    """How many pixels of the time area have a slice colour (any palette colour at any coverage level)."""
+    content = pixels(img)[RULER_H:, GUTTER_W:]
+    return int(np.isin(content, painter.lut[LEVELS:-1]).sum())
 
 
 def test_thousands_of_frames(qapp):
@@ -34,10 +50,12 @@ def test_thousands_of_frames(qapp):
         p = QPainter(img)
         painter.paint(p, w, h, 0.0, 100.0 + i % 300)
         p.end()
-    assert not img.isNull()
+    assert slice_pixels(painter, img) > 1000  # the last frame still shows the trace's slices
 
 
 def test_empty_and_counter_only_traces_paint(qapp):
+    """A trace without slices paints a whole frame of background and grid, and no slice pixel;
+    a counter-only trace also names its device's lane in the gutter."""
     from accelview.model import TraceBuilder, TrackKind
 
     empty = TraceBuilder().build()
@@ -47,16 +65,26 @@ def test_empty_and_counter_only_traces_paint(qapp):
     b.add_counter(c, 0, 1.0)
     b.add_counter(c, 1000, 3.0)
     counters_only = b.build()
-    for trace in (empty, counters_only):
+    gutter_colours = {}
+    for name, trace in (("empty", empty), ("counters", counters_only)):
         st = ViewState()
         painter = TimelinePainter(st, DARK)
         st.scale = st.scale.with_width(painter.content_width(300))
         st.set_trace(trace)
         st.set_scale(st.scale.zoom(3.0))
         img = QImage(300, 200, QImage.Format.Format_RGB32)
+        img.fill(UNPAINTED)
         p = QPainter(img)
         painter.paint(p, 300, 200)
         p.end()
+        px = pixels(img)
+        assert not (px == UNPAINTED.rgba()).any(), name
+        assert slice_pixels(painter, img) == 0, name
+        assert (px[RULER_H:, GUTTER_W:] == QColor(DARK.bg).rgba()).mean() > 0.9, name  # background, bar grid lines
+        gutter_colours[name] = len(np.unique(px[RULER_H:, : GUTTER_W - 1]))
+    assert gutter_colours["empty"] == 1  # no lane, no name
+    assert [ln.track for ln in st.layout.lanes] == [dev]
+    assert gutter_colours["counters"] > 5  # the lane's name and swatch, anti-aliased
 
 
 def test_many_search_hits_paint_as_pixel_strips(qapp):

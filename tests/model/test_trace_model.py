@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from accelview.model import Table, TraceBuilder, TrackKind
-from accelview.model.nesting import assign_depths
+from accelview.model.nesting import assign_depths, run_order, start_order
 from accelview.model.schema import OP_COUNTER_COLUMNS, SLICES
 from factories import empty_trace, tiny_trace
 
@@ -175,7 +175,7 @@ def test_partial_overlaps_that_would_clash_fall_back_to_the_stack():
 def test_the_vectorised_walk_gives_the_stack_walks_depths():
     """Random slices with partial overlaps, ties and zero lengths: ``walked_depths`` equals the
     stack walk slice for slice, or gives up (None) past its limits, rarely."""
-    from accelview.model.nesting import stack_depths, start_order, walked_depths
+    from accelview.model.nesting import stack_depths, walked_depths
 
     rng = np.random.default_rng(5)
     walked = 0
@@ -221,3 +221,17 @@ def test_rows_added_after_the_build_are_renumbered_and_merged_in_order() -> None
     names = [trace.name(n) for n in trace.slices.name]
     assert {names[i]: trace.slice_args(i)["elapsed_cycles"] for i in range(3)} == {"a": 7, "b": 7, "c": 3}
     assert trace.counters.ts_ns.tolist() == [0, 5, 10, 15] and trace.counters.value.tolist() == [9, 1, 8, 2]
+
+
+def test_fast_slice_orders_equal_lexsort() -> None:
+    """The packed-key sorts used for the flow index, depths and the slices table give exactly
+    numpy's lexsort orders: ties, negative and extreme values included."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(0, 500))
+        group = rng.integers(0, int(rng.integers(1, 6)), n).astype(np.int32)
+        start = (rng.integers(-25, 25, n) * int(rng.choice([1, 10**9, 2**40, 2**61]))).astype(np.int64)
+        dur = rng.integers(0, 4, n).astype(np.int64)
+        depth = rng.integers(0, 5, n).astype(np.uint16)
+        assert (start_order(group, start, dur) == np.lexsort((-dur, start, group))).all()
+        assert (run_order(group, depth, start) == np.lexsort((start, depth, group))).all()

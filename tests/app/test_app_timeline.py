@@ -16,8 +16,8 @@ from accelview.app.state import ViewState
 from accelview.capture import sim
 from accelview.capture.synthetic import demo_trace
 from accelview.model.text.values import format_count, format_duration
-from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtGui import QImage, QMouseEvent, QPainter, QWheelEvent
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt
+from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
 
@@ -32,6 +32,23 @@ def win(qtbot, tmp_path):
     qtbot.waitExposed(w)
     w.set_trace(demo_trace(steps=3, layers=2))
     return w
+
+
+def frame(w) -> QImage:
+    """The timeline as it paints now."""
+    return w.timeline.grab().toImage()
+
+
+def gutter(w) -> QImage:
+    """The lane-name gutter of the timeline as it paints now."""
+    return frame(w).copy(0, RULER_H, GUTTER_W - 1, w.timeline.height() - RULER_H)
+
+
+def pixels_of(img: QImage, colour: str) -> int:
+    """How many pixels of ``img`` have exactly this colour."""
+    img = img.convertToFormat(QImage.Format.Format_RGB32)
+    px = np.frombuffer(img.constBits(), np.uint32).reshape(img.height(), img.bytesPerLine() // 4)[:, : img.width()]
+    return int((px == QColor(colour).rgba()).sum())
 
 
 def widget_pos(w, sid):
@@ -121,15 +138,16 @@ def test_click_selects_slice_with_chain_and_details(win, qtbot):
     st.select(first)
     qtbot.keyClick(win.timeline, Qt.Key.Key_BracketRight)
     assert st.selected == int(st.chain[1])
-    # The frame with the chain paints (arrows and outlines) without trouble.
-    img = win.timeline.grab()
-    assert not img.isNull()
+    # The frame shows the chain (arrows and outlines) until the selection is cleared.
+    with_chain = frame(win)
     qtbot.keyClick(win.timeline, Qt.Key.Key_Escape)
     assert st.selected == -1
+    assert frame(win) != with_chain
 
 
 def test_shift_drag_selects_range_fit_and_mark(win, qtbot):
     st = win.state
+    names_only = gutter(win)
     a, b = QPointF(GUTTER_W + 200, RULER_H + 100), QPointF(GUTTER_W + 500, RULER_H + 100)
     drag(win.timeline, a, b, Qt.KeyboardModifier.ShiftModifier)
     assert st.range is not None
@@ -138,15 +156,16 @@ def test_shift_drag_selects_range_fit_and_mark(win, qtbot):
     assert "range" in win.range_label.text()
     main = next(t for t in range(len(st.trace.tracks)) if st.trace.track_name(t) == "MainThread")
     assert 0 < st.lod.busy_fraction(main, r0, r1) <= 1
-    win.timeline.grab()  # paints the per-lane busy % in the gutter
+    assert gutter(win) != names_only  # the per-lane busy % beside the names
     qtbot.keyClick(win.timeline, Qt.Key.Key_F)
     assert st.scale.r0 < r0 < r1 < st.scale.r1
     assert st.scale.span == pytest.approx((r1 - r0) * 1.04, rel=1e-6)
     qtbot.keyClick(win.timeline, Qt.Key.Key_M)
     assert st.marks == [(r0, r1)]
-    win.timeline.grab()  # paints the mark
+    marked = frame(win)
     qtbot.keyClick(win.timeline, Qt.Key.Key_M, Qt.KeyboardModifier.ShiftModifier)
     assert st.marks == []
+    assert frame(win) != marked
 
 
 def test_wheel_over_counters_zooms_the_timeline(win):
@@ -200,10 +219,12 @@ def test_search_counts_highlights_and_steps(win, qtbot):
     assert st.selected == int(st.hits[-1])
     sl = st.trace.slices
     assert st.scale.r0 <= sl.start_ns[st.selected] - st.origin <= st.scale.r1
-    win.timeline.grab()  # paints the highlights
+    lanes = QRect(GUTTER_W, RULER_H, win.timeline.width() - GUTTER_W, win.timeline.height() - RULER_H)
+    assert pixels_of(frame(win).copy(lanes), win.timeline.painter.theme.search) > 0  # the hits are outlined
     win.search.edit.clear()
     qtbot.waitUntil(lambda: len(st.hits) == 0, timeout=3000)
     assert win.search.count.text() == ""
+    assert pixels_of(frame(win).copy(lanes), win.timeline.painter.theme.search) == 0
 
 
 def test_lane_tree_hides_and_collapses(win):
@@ -274,7 +295,7 @@ def test_counter_area_hidden_without_counters_and_instants_get_a_row(win):
     win.set_trace(b.build())
     assert not win.counters.isVisible()
     assert win.state.layout.lane_of(marks, 0) is not None
-    win.timeline.grab()
+    assert pixels_of(frame(win), win.timeline.painter.theme.accent) > 0  # the instant's marker
     win.set_trace(demo_trace(steps=1, layers=1))
     assert win.counters.isVisible()
 
