@@ -1,34 +1,17 @@
-"""The simulator's raw records as they travel from the profiled child to the service.
+"""The simulator's raw records as plain data, from the profiled child to the service.
 
-The child does as little as it can per record. A drain's host calls and submissions
-(:class:`~.sim.drain.Drained`) are logged as columns already: their integers cross as the
-log's two lists, each packed by one ``struct.pack`` (13 ns a number; a ``marshal`` takes 25,
-an ``array('q')`` 38). The devices' ops were packed by their rings as each finished
-(:mod:`.sim.ring`) into one list, and cross as an int64 and a float64 column per field,
-with only what the service cannot know otherwise. An op's stream and name are its submission's (the service keeps the
-submissions of commands not finished yet, by correlation id; the last drain sends the names
-too, see :func:`pack`). Its cost goes as its shape's number (``OpCost.shape``,
-given by the runtime's cost cache; the first op's cost of a shape is sent once per capture
-as the shape's template) and its jitter; an op the runtime did not cache gets a template of
-its own, for that frame only. The progress segments of an op that has several go in one
-``marshal`` (no memo: cheaper than a pickle, and the child and the service run the same
-Python); names and argument dicts in one pickle, where a name or an argument dict that comes
-back again in a frame (a stream's call arguments, an op shape's cached arguments) is pickled
-once and referred to after that. What is rare goes whole in ``side``: copies, graph replays,
-events (as tuples of their fields), memcpys, ranges. The service rebuilds the records and
-turns them into the capture's rows (:mod:`.collector`) on its own core.
-``RecordUnpacker`` (service) keeps the templates received and the unfinished submissions;
-each ``unpack`` depends on the ones before it, as frames do.
+The child packs a drain's numbers as ``struct`` columns and its names, argument dicts and rare
+records (copies, events, graph replays, op cost templates) as msgpack (:mod:`.plain`,
+:mod:`.simcodec`); no pickle, so converting a spool runs no code from it. Measurements of
+the choices: docs/CAPTURE.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import marshal
 import math
-import pickle
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, compress
 from typing import Any
 
@@ -39,7 +22,12 @@ from ..sim.device.engine import Command
 from ..sim.device.ring import OP_FIELDS, OP_FLOATS, OP_INTS, RingBatch
 from ..sim.runtime.drain import Drained
 from ..sim.runtime.hostlog import SUBMISSION_INTS, ApiCall
+from . import plain
+from .simcodec import command_of, command_plain, cost_of, cost_plain, layout_of, layouts_plain
 
+# the stream's version, in its SESS frame: 2 is plain data; a stream without it is an older
+# accelview's, whose records were pickled and are never unpickled
+PROTOCOL = 2
 Buffer = bytes | np.ndarray  # a column: its bytes, or a uint8 array of them
 
 # where a submission's stream, cid and chunk are among its integers (HostLog.submission_ints)
@@ -73,17 +61,24 @@ def pack(d: Drained, sites: Sequence[int] | None = None, named: bool = False) ->
 
     cols["op_ints"] = _packed("q", *map(column, OP_INTS))
     cols["op_floats"] = _packed("d", *map(column, OP_FLOATS))
-    cols["segments"] = marshal.dumps(list(chain.from_iterable(b.segments for b in batches)), 2)
-    # names and argument dicts: the same few objects again and again, each pickled once per frame
-    cols["objects"] = _dump([d.call_objects, d.submission_names, column("args"), column("cause"),
-                             column("name") if named else None])
+    # ops of several progress segments: their segments' numbers back to back (the count is in op_ints)
+    cols["segments"] = _packed("d", [x for b in batches for segs in b.segments for s in segs for x in s])
+    cols["call_names"] = plain.encode(d.call_objects[0::2])
+    cols["call_args"] = plain.encode(d.call_objects[1::2])
+    cols["submission_names"] = plain.encode(d.submission_names)
+    cols["op_args"] = plain.encode(column("args"))
+    cols["causes"] = plain.encode(column("cause"))
+    cols["op_names"] = plain.encode(column("name") if named else None)
     others, first = [], 0
+    layouts: dict[int, Any] = {}
     for b in batches:  # each device's place of a command among all the frame's commands
-        others += [(first + i, fields) for i, fields in b.others]
+        others += [[first + i, command_plain(c, layouts)] for i, c in b.others]
         first += b.commands
-    cols["side"] = _dump({"costs": list(chain.from_iterable(b.costs for b in batches)), "others": others,
-                          "memcpys": [(m.start_ns, m.end_ns, m.name, m.cid, m.args) for m in d.memcpys],
-                          "ranges": [(r.start_ns, r.end_ns, r.name) for r in d.ranges]})
+    cols["side"] = plain.encode({
+        "costs": [[n, cost_plain(c)] for b in batches for n, c in b.costs], "others": others,
+        "layouts": layouts_plain(layouts),
+        "memcpys": [[m.start_ns, m.end_ns, m.name, m.cid, m.args] for m in d.memcpys],
+        "ranges": [[r.start_ns, r.end_ns, r.name] for r in d.ranges]})
     meta = {"waits": d.waits, "horizon_ns": d.horizon_ns, "host_now_ns": d.host_now_ns, "events": len(d)}
     return meta, cols
 
@@ -94,12 +89,24 @@ def _packed(code: str, *lists: list[Any]) -> bytes:
     return b"".join([struct.pack(f"<{len(v)}{code}", *v) for v in lists])
 
 
-def _dump(value: Any) -> bytes:
-    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+def _interleaved(names: list[str], args: list[Any]) -> list[Any]:
+    """The host log's call objects, name and arguments of each call back to back."""
+    if len(names) != len(args):
+        raise plain.PlainDataError(f"{len(names)} call names for {len(args)} argument sets")
+    out: list[Any] = [None] * (2 * len(names))
+    out[0::2], out[1::2] = names, args
+    return out
 
 
-def _load(data: Buffer) -> Any:
-    return pickle.loads(data)
+def _segments(flat: np.ndarray, counts: list[int]) -> Iterator[list[tuple[float, float, float, int]]]:
+    """The progress segments of each op that has several, from their numbers back to back."""
+    if len(flat) != 4 * sum(counts):
+        raise plain.PlainDataError(f"{len(flat)} segment numbers for {sum(counts)} segments")
+    quads = [(a, b, m, int(n)) for a, b, m, n in flat.reshape(-1, 4).tolist()]
+    at = 0
+    for k in counts:
+        yield quads[at:at + k]
+        at += k
 
 
 def _ints(data: Buffer) -> np.ndarray:
@@ -122,10 +129,17 @@ class RecordUnpacker:
         """The records of one packed drain (columns as ``pack`` made them, or as the wire
         delivers them: ``uint8`` arrays) and each call's site id (-1: none; empty: no call sites
         recorded)."""
-        side = _load(cols["side"])
-        self.costs.update(side["costs"])
-        self.fields.update((n, list(c.__reduce__()[1])) for n, c in side["costs"])  # quick_init's field tuple
-        calls, submissions, args, causes, names = _load(cols["objects"])
+        side = plain.decode(cols["side"])
+        costs = [(int(n), cost_of(c)) for n, c in side["costs"]]
+        self.costs.update(costs)
+        self.fields.update((n, list(c.__reduce__()[1])) for n, c in costs)  # quick_init's field tuple
+        calls = _interleaved(plain.decode_strings(cols["call_names"]), plain.decode_shared(cols["call_args"]))
+        submissions = plain.decode_strings(cols["submission_names"])
+        args = plain.decode_shared(cols["op_args"])
+        causes = plain.decode_strings(cols["causes"])
+        names = plain.decode(cols["op_names"])
+        if names is not None and not all(type(x) is str for x in names):
+            raise plain.PlainDataError("op names must be strings")
         subs = _ints(cols["submission_ints"]).reshape(-1, SUBMISSION_INTS)
         if len(subs) != len(submissions):  # a signal stopped the script between a submission's integers and its name
             subs = subs[:min(len(subs), len(submissions))]
@@ -133,24 +147,25 @@ class RecordUnpacker:
         whole = subs[:, _S_CHUNK] < 0
         self.submitted.update(zip(subs[whole, _S_CID].tolist(), zip(
             subs[whole, _S_STREAM].tolist(), compress(submissions, whole.tolist()), strict=True), strict=True))
-        others = [(i, Command(*fields)) for i, fields in side["others"]]
+        layouts = [layout_of(p) for p in side["layouts"]]
+        others = [(int(i), command_of(fields, layouts)) for i, fields in side["others"]]
         ints = dict(zip(OP_INTS, _ints(cols["op_ints"]).reshape(len(OP_INTS), -1).tolist(), strict=True))
         floats = np.frombuffer(cols["op_floats"], dtype="<f8").reshape(len(OP_FLOATS), -1)
         floats = dict(zip(OP_FLOATS, floats.tolist(), strict=True))
-        several = iter(marshal.loads(cols["segments"]))
+        several = _segments(np.frombuffer(cols["segments"], dtype="<f8"), [k for k in ints["segments"] if k > 1])
         segments = [[(a, b, moved, n)] if k == 1 else (next(several) if k else []) for k, a, b, moved, n in zip(
             ints["segments"], floats["t0"], floats["t1"], floats["moved"], ints["sharers"], strict=True)]
         numbers = [ints["shape"], floats["jitter"], ints["cid"], floats["start"], floats["end"]]
         named = None if names is None else list(zip(ints["stream"], names, strict=True))
         cmds = self._commands([*numbers, segments], [args, causes], others, named)
-        for n, _ in side["costs"]:
+        for n, _ in costs:
             if n < 0:  # the cost of an op with no shape: this frame's only
                 del self.costs[n], self.fields[n]
         bounds = np.cumsum([0, *_ints(cols["k_count"]).tolist()])
         d = Drained(_ints(cols["call_ints"]).tolist(), calls, subs.ravel().tolist(), submissions,
                     waits=[tuple(w) for w in meta["waits"]],
-                    memcpys=[ApiCall(s, e, n, c, a) for s, e, n, c, a in side["memcpys"]],
-                    ranges=[ApiCall(s, e, n, -1, {}) for s, e, n in side["ranges"]],
+                    memcpys=[ApiCall(int(s), int(e), str(n), int(c), dict(a)) for s, e, n, c, a in side["memcpys"]],
+                    ranges=[ApiCall(int(s), int(e), str(n), -1, {}) for s, e, n in side["ranges"]],
                     commands=[cmds[a:z] for a, z in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)],
                     horizon_ns=list(meta["horizon_ns"]), host_now_ns=int(meta["host_now_ns"]))
         return d, _ints(cols["sites"]).astype(np.int32)

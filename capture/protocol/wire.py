@@ -64,12 +64,17 @@ def encode(kind: bytes, meta: Mapping[str, Any], columns: Mapping[str, np.ndarra
 
 
 def decode_columns(meta: Mapping[str, Any], payload: memoryview) -> dict[str, np.ndarray]:
-    """The columns of a frame's binary part (copies, so the buffer can be reused)."""
+    """The columns of a frame's binary part (copies, so the buffer can be reused). Only numeric
+    columns are read (no object dtype can come from a stream), each within the payload."""
     out: dict[str, np.ndarray] = {}
     pos = 0
     for name, dtype, rows in meta.get("columns", ()):
         dt = np.dtype(dtype)
+        if dt.kind not in "biuf" or dt.hasobject or dt.shape or not isinstance(rows, int) or rows < 0:
+            raise ValueError(f"capture stream: column {name!r} of dtype {dtype!r} refused (numbers only)")
         n = dt.itemsize * rows
+        if pos + n > len(payload):
+            raise ValueError(f"capture stream: column {name!r} runs past its frame")
         out[name] = np.frombuffer(payload[pos:pos + n], dtype=dt).copy()
         pos += n
     return out

@@ -13,7 +13,6 @@ a ``Simulator`` with the child's spec, seed and start time has the same device c
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable, Mapping
 from operator import sub
 from typing import Any
@@ -29,7 +28,8 @@ from ..convert.tracewriter import _metadata as sim_metadata
 from ..protocol import wire
 from ..protocol.config import CaptureConfig
 from ..protocol.hostmetrics import HostMetrics
-from ..protocol.payloads import RecordUnpacker
+from ..protocol.payloads import PROTOCOL, RecordUnpacker
+from ..protocol.simcodec import spec_of
 from ..sim.runtime.drain import Drained
 from ..sim.runtime.hostlog import CALL_INTS, SUBMISSION_INTS
 from ..sim.runtime.simulator import Simulator
@@ -264,6 +264,10 @@ class Collector:
 
 
 
+class OldStreamError(ValueError):
+    """A stream of an older protocol (its records pickled): refused, never unpickled."""
+
+
 class RecordSink:
     """The service's end of the pipe: raw-record frames go through a :class:`Collector`, every
     other frame (and the collector's rows) to ``ingest`` (:meth:`.ingest.Ingest.handle`)."""
@@ -283,6 +287,8 @@ class RecordSink:
             return
         try:
             self._records(kind, meta, cols)
+        except OldStreamError:  # nothing of such a stream can be read: not a lost frame but the wrong file
+            raise
         except Exception as e:  # a bug or a corrupt frame must not cost the rest of the capture
             self.lost_frames += 1
             self.error = self.error or f"{type(e).__name__}: {e}"
@@ -301,8 +307,10 @@ class RecordSink:
 
 def _collector(session: Mapping[str, Any], cols: dict[str, np.ndarray], send: Send) -> Collector:
     """The collector of the session a ``SESS`` frame describes (its device model rebuilt)."""
+    if session.get("protocol") != PROTOCOL:
+        raise OldStreamError("the stream was written by an older accelview (pickled records), which is not read")
     config = CaptureConfig.from_json(session["config"])
-    spec = pickle.loads(cols["spec"].tobytes())
+    spec = spec_of(session["spec"])
     sim = Simulator(spec, int(session["devices"]), int(session["seed"]), bool(session["deterministic"]),
                     int(session["counter_period_ns"]), host_start_ns=int(session["start_ns"]))
     return Collector(sim, config, send, str(session["process"]), session.get("extra") or {},

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import queue
 import signal
@@ -30,6 +31,7 @@ from accelview.model.store.writer import CaptureWriter
 
 from ..protocol import wire
 from ..protocol.config import CaptureConfig
+from ..protocol.payloads import PROTOCOL
 from ..protocol.wire import HEADER, KINDS, FrameReader
 from .collector import RecordSink
 from .ingest import Ingest
@@ -362,6 +364,7 @@ def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> Profile
         head = source.file.read(HEADER.size)
         if len(head) < HEADER.size or HEADER.unpack(head)[0] not in KINDS:
             raise CaptureError(spool, "is not a capture service's spool (no capture stream in it)")
+        _check_protocol(spool, HEADER.unpack(head), source.file)
         writer = CaptureWriter(output, overwrite=overwrite, flush_rows=FLUSH_ROWS)
         ingest = Ingest(writer)
         sink = RecordSink(ingest.handle)
@@ -386,6 +389,20 @@ def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> Profile
     progress = Progress(events=int(ingest.stats.get("events", 0)), bytes_received=source.size,
                         bytes_written=cfg_size(writer.path), dropped=sum(ingest.dropped.values()))
     return ProfileResult(writer.path, exit_code, False, reason, progress, ingest.dropped)
+
+
+def _check_protocol(spool: Path, head: tuple[bytes, int, int], file: Any) -> None:
+    """Refuse a spool an older accelview wrote: its records are pickles, which are never loaded."""
+    kind, jlen, _ = head
+    if kind != wire.SESSION:  # a child that failed before its session began: nothing to refuse
+        return
+    try:
+        meta = json.loads(file.read(jlen))
+    except ValueError:
+        meta = {}
+    if not isinstance(meta, dict) or meta.get("protocol") != PROTOCOL:
+        raise CaptureError(spool, "was written by an older accelview (its records are pickled) and cannot be "
+                                  "converted safely; profile the script again")
 
 
 def _replay(spool: _Spool, sink: RecordSink, after_chunk: Callable[[], bool] = lambda: False,

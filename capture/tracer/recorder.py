@@ -8,7 +8,7 @@ one ``RECS`` frame of packed raw records (:mod:`.records`). Each device writes i
 commands into a ring of its own as they finish (:mod:`.sim.ring`), so a drain reads no cold
 records. Turning records into the capture's rows, counters, flows and truth is the service's
 work (:mod:`.collector`): the profiled program pays for the hook, the rings, packing their
-lists (``struct``, a marshal and pickles), and a copy into the pipe. A timer thread (:meth:`Recorder._ticker`)
+lists (``struct`` and msgpack), and a copy into the pipe. A timer thread (:meth:`Recorder._ticker`)
 only marks a ``flush_ms`` drain due; the drains run on the script's thread, between two calls.
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import pickle
 import socket
 import sys
 import threading
@@ -30,7 +29,8 @@ import numpy as np
 from ..protocol import wire
 from ..protocol.config import CaptureConfig
 from ..protocol.hostmetrics import read_sample
-from ..protocol.payloads import pack
+from ..protocol.payloads import PROTOCOL, pack
+from ..protocol.simcodec import spec_plain
 from ..sim.device.ring import DeviceRing, Templates
 from ..sim.runtime import api as sim_api
 from ..sim.runtime import copies as sim_copies
@@ -89,8 +89,8 @@ class Recorder:
                    "counter_period_ns": sim.counter_period_ns, "start_ns": sim.clock.start_ns}
         if config.on("host_metrics") and not config.deterministic:
             session["host_metrics"] = read_sample()  # the baseline of the first utilisation
-        spec = pickle.dumps(sim.spec, protocol=pickle.HIGHEST_PROTOCOL)
-        send(wire.SESSION, session, {"spec": np.frombuffer(spec, dtype=np.uint8)})
+        session.update(protocol=PROTOCOL, spec=spec_plain(sim.spec))
+        send(wire.SESSION, session, None)
 
     def install(self) -> None:
         """Start seeing every API call of the session (and, unless deterministic, the timer of ``flush_ms``)."""

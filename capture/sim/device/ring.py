@@ -11,17 +11,15 @@ objects per op cost the traced script ~2.6 µs an op: the drains of a 160-token 
 towards the garbage collector's next collection: the traced script's collections took 28–32
 ms of a 160-token run, against 86 ms before and 112–123 ms untraced (where every command is
 kept, and each collection has more to walk). Commands that are not ops (copies, events, graph
-replays: rare) are kept as their fields with their place among the device's commands. An
+replays: rare) are kept whole with their place among the device's commands. An
 op's cost crosses as its shape's number; the first op of each shape leaves the shape's cost
 as its template (:class:`Templates`, shared by the devices of a session, as the numbers are).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any
 
 from .costs import OpCost
@@ -36,9 +34,6 @@ OP_FIELDS = ("cid", "shape", "stream", "segments", "t0", "t1", "moved", "sharers
 OP_INTS = ("cid", "shape", "stream", "segments", "sharers")
 OP_FLOATS = ("t0", "t1", "moved", "jitter", "start", "end")
 _NO_SEGMENT = (0.0, 0.0, 0.0, 0)
-# a command that is not an op crosses as all its fields, read in C (pickling a slotted dataclass
-# whole walks dataclasses.fields in Python)
-COMMAND_FIELDS = attrgetter(*(f.name for f in dataclasses.fields(Command)))
 
 
 @dataclass
@@ -56,7 +51,7 @@ class RingBatch:
 
     ops: list[Any]  # OP_FIELDS of each op, back to back
     segments: list[list[tuple[float, float, float, int]]]  # of the ops with more than one segment
-    others: list[tuple[int, tuple[Any, ...]]]  # (place among the batch's commands, fields) of the rest
+    others: list[tuple[int, Command]]  # (place among the batch's commands, command) of the rest
     costs: list[tuple[int, OpCost]]  # templates of the shapes first seen in this batch
     records: int = 0  # device records (a graph replay leaves one per node)
 
@@ -85,7 +80,7 @@ class DeviceRing:
     def _reset(self) -> None:
         self._ops: list[Any] = []
         self._segments: list[list[tuple[float, float, float, int]]] = []
-        self._others: list[tuple[int, tuple[Any, ...]]] = []
+        self._others: list[tuple[int, Command]] = []
         self._costs: list[tuple[int, OpCost]] = []
         self._records = 0
 
@@ -110,7 +105,7 @@ class DeviceRing:
                 self._segments.append(segments)
 
     def _other(self, c: Command) -> None:
-        self._others.append((len(self._ops) // len(OP_FIELDS) + len(self._others), COMMAND_FIELDS(c)))
+        self._others.append((len(self._ops) // len(OP_FIELDS) + len(self._others), c))
         self._records += c.records
 
     def _template(self, shape: int, cost: OpCost) -> int:

@@ -1,0 +1,137 @@
+"""The simulator's rare records (op cost templates, copies, events, graph replays) as plain
+lists and back: what the child packs and the service unpacks instead of pickling them.
+
+Only the fields the service reads cross; the service rebuilds each record from numbers,
+strings and numeric arrays (:mod:`.plain`), so a crafted stream can make nothing but them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from ..sim.device.costs import OpCost
+from ..sim.device.engine import Command
+from ..sim.device.hbm import AccessPattern
+from ..sim.device.opcounters import CostColumns
+from ..sim.device.ops import OpWork
+from ..sim.device.replay import GraphLayout, GraphRun
+from ..sim.device.specs import FORMAT_TAG, DeviceSpec, parse_spec
+from ..sim.device.transfer import DmaJob
+from .plain import array, unarray
+
+_JOB_FIELDS = [f.name for f in dataclasses.fields(DmaJob)]
+_COLUMN_FIELDS = [f.name for f in dataclasses.fields(CostColumns)]
+_PATTERNS: dict[tuple[str, int], AccessPattern] = {}
+
+
+def cost_plain(c: OpCost) -> list[Any]:
+    """An op's cost: its work's fields, then its own (``OpCost`` field order)."""
+    w = c.work
+    work = [w.op, w.unit, w.dtype, w.flops, w.bytes_read, w.bytes_written,
+            [w.read_pattern.kind, w.read_pattern.run_bytes], [w.write_pattern.kind, w.write_pattern.run_bytes],
+            None if w.gemm is None else list(w.gemm), w.work_items]
+    return [work, c.launch_ns, c.compute_ns, c.memory_ns, c.floor_ns, c.jitter, c.limiter, c.utilisation,
+            c.dram_read_bytes, c.dram_write_bytes, c.ideal_ns, c.clock_hz, c.shape]
+
+
+def cost_of(p: list[Any]) -> OpCost:
+    """The cost :func:`cost_plain` wrote."""
+    op, unit, dtype, flops, read, written, rp, wp, gemm, items = p[0]
+    work = OpWork(str(op), unit, str(dtype), float(flops), int(read), int(written), _pattern(rp), _pattern(wp),
+                  None if gemm is None else tuple(int(g) for g in gemm), int(items))
+    return OpCost(work, *(float(v) for v in p[1:6]), str(p[6]), float(p[7]), int(p[8]), int(p[9]), float(p[10]),
+                  float(p[11]), int(p[12]))
+
+
+def _pattern(p: list[Any]) -> AccessPattern:
+    key = (str(p[0]), int(p[1]))
+    pattern = _PATTERNS.get(key)
+    if pattern is None:
+        pattern = _PATTERNS[key] = AccessPattern(*key)
+    return pattern
+
+
+def _columns_plain(c: CostColumns) -> list[Any]:
+    return [array(getattr(c, f)) for f in _COLUMN_FIELDS]
+
+
+def _columns_of(p: list[Any]) -> CostColumns:
+    return CostColumns(*map(unarray, p))
+
+
+def layout_plain(g: GraphLayout) -> list[Any]:
+    """What every replay of a graph shares."""
+    return [g.name, g.names, array(g.units), array(g.which), g.base_args, g.base_limiters, _columns_plain(g.nodes),
+            array(g.inner), g.launch, array(g.touched), array(g.touched_nodes), array(g.touched_pick),
+            sorted(g.units_used)]
+
+
+def layout_of(p: list[Any]) -> GraphLayout:
+    """The layout :func:`layout_plain` wrote."""
+    (name, names, units, which, base_args, base_limiters, nodes, inner, launch, touched, touched_nodes,
+     touched_pick, used) = p
+    return GraphLayout(str(name), [str(n) for n in names], unarray(units), unarray(which), list(base_args),
+                       [str(x) for x in base_limiters], _columns_of(nodes), unarray(inner),
+                       None if launch is None else float(launch), unarray(touched), unarray(touched_nodes),
+                       unarray(touched_pick), frozenset(str(u) for u in used))
+
+
+def run_plain(r: GraphRun, layout: int) -> list[Any]:
+    """One replay; ``layout``: its layout's place in the frame's list of layouts."""
+    return [layout, [cost_plain(c) for c in r.patch], r.patch_args, r.patch_limiters, array(r.jitter),
+            array(r.body), array(r.end_off)]
+
+
+def run_of(p: list[Any], layouts: list[GraphLayout]) -> GraphRun:
+    """The replay :func:`run_plain` wrote."""
+    layout, patch, args, limiters, jitter, body, end_off = p
+    return GraphRun(layouts[layout], [cost_of(c) for c in patch], list(args), [str(x) for x in limiters],
+                    unarray(jitter), unarray(body), unarray(end_off))
+
+
+def command_plain(c: Command, layouts: dict[int, tuple[int, GraphLayout]]) -> list[Any]:
+    """A command that is not an op (copy, event record or wait, graph replay): the fields the
+    service reads; ``layouts`` gathers the frame's graph layouts (id → (place, layout))."""
+    job = None if c.job is None else [getattr(c.job, f) for f in _JOB_FIELDS]
+    run = None
+    if c.graph is not None:
+        lay = c.graph.layout
+        place = layouts.setdefault(id(lay), (len(layouts), lay))[0]
+        run = run_plain(c.graph, place)
+    segments = [x for s in c.segments for x in s]
+    return [c.cid, c.kind, c.stream, c.name, job, c.direction, run, c.args, c.start_ns, c.end_ns, c.engine, c.cause,
+            c.data_start_ns, c.data_end_ns, segments]
+
+
+def command_of(p: list[Any], layouts: list[GraphLayout]) -> Command:
+    """The command :func:`command_plain` wrote (what it does not send is left at its default)."""
+    cid, kind, stream, name, job, direction, run, args, start, end, engine, cause, dstart, dend, segments = p
+    if not isinstance(args, dict):
+        raise ValueError(f"a command's arguments must be a map, not {type(args).__name__}")
+    flat = [float(x) for x in segments]
+    return Command(int(cid), str(kind), int(stream), math.nan, math.nan, str(name),
+                   job=None if job is None else DmaJob(*job), direction=str(direction),
+                   graph=None if run is None else run_of(run, layouts), args=args, start_ns=float(start),
+                   end_ns=float(end), engine=int(engine), cause=str(cause), data_start_ns=float(dstart),
+                   data_end_ns=float(dend),
+                   segments=[(a, b, m, int(n)) for a, b, m, n in zip(*[iter(flat)] * 4, strict=True)])
+
+
+def layouts_plain(layouts: dict[int, tuple[int, GraphLayout]]) -> list[Any]:
+    """The frame's layouts, in place order."""
+    return [layout_plain(lay) for _, lay in sorted(layouts.values(), key=lambda x: x[0])]
+
+
+def spec_plain(spec: DeviceSpec) -> dict[str, Any]:
+    """A device spec as the JSON object of a spec file (what :func:`spec_of` reads back)."""
+    raw = dataclasses.asdict(spec)
+    return {"format": FORMAT_TAG, "source": raw.pop("source"), "spec": raw}
+
+
+def spec_of(p: dict[str, Any]) -> DeviceSpec:
+    """The spec :func:`spec_plain` wrote, checked as a spec file is."""
+    raw = dict(p["spec"])
+    raw["format"] = p["format"]
+    return parse_spec(raw, str(p["source"]))
