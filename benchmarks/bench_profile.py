@@ -70,7 +70,7 @@ SCRIPT = textwrap.dedent("""\
 
 PRODUCER = textwrap.dedent("""\
     import sys, os, numpy as np
-    from accelview.capture import wire
+    from accelview.capture.protocol import wire
     out = wire.FrameWriter(int(sys.argv[1]))
     total, batch = int(sys.argv[2]), 50_000
     out.send(wire.HELLO, {"metadata": {"capture": {"producer": "synthetic"}}})
@@ -97,7 +97,7 @@ PRODUCER = textwrap.dedent("""\
 
 SERVICE = textwrap.dedent("""\
     import json, sys, time
-    from accelview.capture import service
+    from accelview.capture.service import runner as service
     from accelview.capture.protocol.config import CaptureConfig
     from accelview.model.store.writer import CaptureWriter
     producer, out, events = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -128,7 +128,8 @@ SERVICE = textwrap.dedent("""\
 SERVICE_RATE = textwrap.dedent("""\
     import json, sys, tempfile, time
     from pathlib import Path
-    from accelview.capture import recorder, wire
+    from accelview.capture.protocol import wire
+    from accelview.capture.tracer import recorder
     from accelview.capture.service.collector import RecordSink
     from accelview.capture.protocol.config import CaptureConfig
     from accelview.capture.service.ingest import Ingest
