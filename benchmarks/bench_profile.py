@@ -134,7 +134,8 @@ SERVICE_RATE = textwrap.dedent("""\
     from accelview.capture.protocol.config import CaptureConfig
     from accelview.capture.service.ingest import Ingest
     from accelview.capture.service.runner import FLUSH_ROWS
-    from accelview.capture.sim import api, workloads
+    from accelview.capture.sim import workloads
+    from accelview.capture.sim.runtime import api
     from accelview.model.store.writer import CaptureWriter
     frames = []
     def keep(kind, meta, cols=None):  # what the pipe would carry, as the service's reader decodes it
