@@ -8,7 +8,8 @@ strings and numeric arrays (:mod:`.plain`), so a crafted stream can make nothing
 from __future__ import annotations
 
 import dataclasses
-import math
+from math import nan
+from operator import attrgetter
 from typing import Any
 
 from ..sim.device.costs import OpCost
@@ -21,7 +22,7 @@ from ..sim.device.specs import FORMAT_TAG, DeviceSpec, parse_spec
 from ..sim.device.transfer import DmaJob
 from .plain import array, unarray
 
-_JOB_FIELDS = [f.name for f in dataclasses.fields(DmaJob)]
+_JOB_FIELDS = attrgetter(*(f.name for f in dataclasses.fields(DmaJob)))  # read in C: copies come by the thousand
 _COLUMN_FIELDS = [f.name for f in dataclasses.fields(CostColumns)]
 _PATTERNS: dict[tuple[str, int], AccessPattern] = {}
 
@@ -94,7 +95,7 @@ def run_of(p: list[Any], layouts: list[GraphLayout]) -> GraphRun:
 def command_plain(c: Command, layouts: dict[int, tuple[int, GraphLayout]]) -> list[Any]:
     """A command that is not an op (copy, event record or wait, graph replay): the fields the
     service reads; ``layouts`` gathers the frame's graph layouts (id → (place, layout))."""
-    job = None if c.job is None else [getattr(c.job, f) for f in _JOB_FIELDS]
+    job = None if c.job is None else _JOB_FIELDS(c.job)
     run = None
     if c.graph is not None:
         lay = c.graph.layout
@@ -110,13 +111,13 @@ def command_of(p: list[Any], layouts: list[GraphLayout]) -> Command:
     cid, kind, stream, name, job, direction, run, args, start, end, engine, cause, dstart, dend, segments = p
     if not isinstance(args, dict):
         raise ValueError(f"a command's arguments must be a map, not {type(args).__name__}")
-    flat = [float(x) for x in segments]
-    return Command(int(cid), str(kind), int(stream), math.nan, math.nan, str(name),
-                   job=None if job is None else DmaJob(*job), direction=str(direction),
-                   graph=None if run is None else run_of(run, layouts), args=args, start_ns=float(start),
-                   end_ns=float(end), engine=int(engine), cause=str(cause), data_start_ns=float(dstart),
-                   data_end_ns=float(dend),
-                   segments=[(a, b, m, int(n)) for a, b, m, n in zip(*[iter(flat)] * 4, strict=True)])
+    if len(segments) % 4:
+        raise ValueError(f"{len(segments)} numbers do not make whole progress segments")
+    it = iter(segments)
+    # every field by position (keywords cost twice as much: a pageable copy is a command a chunk)
+    return Command(cid, kind, stream, nan, nan, name, None, None if job is None else DmaJob(*job), direction, 0.0,
+                   None, None if run is None else run_of(run, layouts), args, start, end, engine, cause, dstart, dend,
+                   [(a, b, m, int(n)) for a, b, m, n in zip(it, it, it, it, strict=True)])
 
 
 def layouts_plain(layouts: dict[int, tuple[int, GraphLayout]]) -> list[Any]:
