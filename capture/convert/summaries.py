@@ -10,15 +10,15 @@ the work in flight, not by the length of the run.
 
 from __future__ import annotations
 
+import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ..sim.device.devcounters import CounterSeries, device_counters
 from ..sim.device.engine import Command
 from ..sim.device.specs import DeviceSpec
-from .tracewriter import wait_cover
 
 
 class CounterWindows:
@@ -106,3 +106,20 @@ class IdleTruth:
         if self.busy_until is not None:  # a wait ending before busy_until can never match again
             self.waits = [w for w in self.waits if w[1] >= self.busy_until]
         return out
+
+
+def wait_cover(waits: Sequence[tuple[int, int]]) -> Callable[[float, float], bool]:
+    """``waited(a, b)``: whether the host was blocked in a wait that began by ``b`` and lasted
+    until ``a`` or later (a wait covering a gap [a, b) on the device); a binary search a question."""
+    if not waits:
+        return lambda a, b: False
+    w = np.array(waits, dtype=np.float64).reshape(-1, 2)
+    order = np.argsort(w[:, 0], kind="stable")
+    begins = w[order, 0].tolist()
+    latest_end = np.maximum.accumulate(w[order, 1]).tolist()  # of the waits begun so far
+
+    def waited(a: float, b: float) -> bool:
+        i = bisect.bisect_right(begins, b) - 1
+        return i >= 0 and latest_end[i] >= a
+
+    return waited

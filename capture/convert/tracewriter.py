@@ -9,10 +9,7 @@ each device idle interval's true cause, and each device clock's true parameters.
 
 from __future__ import annotations
 
-import bisect
-import dataclasses
 import math
-from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +18,6 @@ from accelview.model.schema import OP_COUNTER_COLUMNS
 
 from ..sim.device.engine import Command
 from ..sim.device.opcounters import counter_columns
-from ..sim.device.pcie import Link
 from ..sim.device.replay import UNITS, ReplayColumns
 from ..sim.device.window_sums import window_edges
 from ..sim.runtime.hostlog import CALL_INTS
@@ -30,6 +26,8 @@ from .batch import TraceBatch
 from .clocksync import estimate, take_samples, true_alignment
 from .graphrows import add_graph_slices, replay_counters
 from .offload import Offload
+from .session import session_metadata
+from .summaries import wait_cover
 
 if TYPE_CHECKING:
     from ..sim.runtime.hostlog import HostLog, Submission
@@ -38,27 +36,11 @@ if TYPE_CHECKING:
 HOST_NAME = "sim-host"
 
 
-def _metadata(sim: Simulator) -> dict[str, Any]:
-    spec = sim.spec
-    link = Link.from_spec(spec)
-    return {
-        "device_spec": {
-            **dataclasses.asdict(spec),
-            "peak_flops": {d: spec.matrix_flops(d) for d in ("bf16", "fp8", "fp32")},
-            "vector_peak_flops": {d: spec.vector_flops(d) for d in ("bf16", "fp8", "fp32")},
-            "hbm_bytes_per_s": spec.hbm_bytes_per_s,
-            "pcie_bytes_per_s": {d: link.bulk_bandwidth(d) for d in ("h2d", "d2h")},
-        },
-        "capture": {"simulator": True, "seed": sim.seed, "deterministic": sim.clock.deterministic,
-                    "devices": len(sim.devices), "counter_period_ns": sim.counter_period_ns},
-    }
-
-
 def build_trace(sim: Simulator) -> Trace:
     """The capture of a finished session (call ``sim.finish()`` first)."""
     b = TraceBuilder()
     batch = TraceBatch(b)
-    b.metadata.update(_metadata(sim))
+    b.metadata.update(session_metadata(sim))
     b.add_clock("host monotonic", reference=True)
     host = b.add_track(HOST_NAME, TrackKind.HOST, host=HOST_NAME)
     proc = b.add_track("python (simulated)", TrackKind.PROCESS, parent=host, host=HOST_NAME)
@@ -356,20 +338,3 @@ def _idle_truth(b: TraceBuilder, sim: Simulator, track: int, ops: list[Command],
     for a, z, (_, _, cause) in zip(g0.tolist(), g1.tolist(), gaps, strict=True):
         if z > a:
             b.add_truth_idle(track, a, z, cause)
-
-
-def wait_cover(waits: Sequence[tuple[int, int]]) -> Callable[[float, float], bool]:
-    """``waited(a, b)``: whether the host was blocked in a wait that began by ``b`` and lasted
-    until ``a`` or later (a wait covering a gap [a, b) on the device); a binary search a question."""
-    if not waits:
-        return lambda a, b: False
-    w = np.array(waits, dtype=np.float64).reshape(-1, 2)
-    order = np.argsort(w[:, 0], kind="stable")
-    begins = w[order, 0].tolist()
-    latest_end = np.maximum.accumulate(w[order, 1]).tolist()  # of the waits begun so far
-
-    def waited(a: float, b: float) -> bool:
-        i = bisect.bisect_right(begins, b) - 1
-        return i >= 0 and latest_end[i] >= a
-
-    return waited

@@ -23,8 +23,8 @@ from accelview.model import StringTable, TraceBuilder, TrackKind
 from ..convert.batch import TraceBatch
 from ..convert.clocksync import true_alignment
 from ..convert.devicerows import DeviceRows
+from ..convert.session import session_metadata
 from ..convert.summaries import QueueDepth
-from ..convert.tracewriter import _metadata as sim_metadata
 from ..protocol import wire
 from ..protocol.config import CaptureConfig
 from ..protocol.hostmetrics import HostMetrics
@@ -71,7 +71,7 @@ class Collector:
         if host_metrics is not None:
             self._metrics = HostMetrics(self.meta, self.proc, self.host)
             self._metrics.add(self.meta, 0, host_metrics)  # the baseline
-        meta = {**sim_metadata(sim), **dict(extra_metadata or {})}
+        meta = {**session_metadata(sim), **dict(extra_metadata or {})}
         meta["capture"] = {**meta.get("capture", {}), "config": config.summary()}
         self.send(wire.HELLO, {"metadata": meta}, None)
         self._send_clocks()

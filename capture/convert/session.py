@@ -1,0 +1,29 @@
+"""What a simulated session's capture says about itself: the device spec and the capture's settings."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from ..sim.device.pcie import Link
+
+if TYPE_CHECKING:
+    from ..sim.runtime.simulator import Simulator
+
+
+def session_metadata(sim: Simulator) -> dict[str, Any]:
+    """The capture metadata of a session: its device spec with the peaks the analyses read, and
+    how it was simulated (the whole run and the service write the same)."""
+    spec = sim.spec
+    link = Link.from_spec(spec)
+    return {
+        "device_spec": {
+            **dataclasses.asdict(spec),
+            "peak_flops": {d: spec.matrix_flops(d) for d in ("bf16", "fp8", "fp32")},
+            "vector_peak_flops": {d: spec.vector_flops(d) for d in ("bf16", "fp8", "fp32")},
+            "hbm_bytes_per_s": spec.hbm_bytes_per_s,
+            "pcie_bytes_per_s": {d: link.bulk_bandwidth(d) for d in ("h2d", "d2h")},
+        },
+        "capture": {"simulator": True, "seed": sim.seed, "deterministic": sim.clock.deterministic,
+                    "devices": len(sim.devices), "counter_period_ns": sim.counter_period_ns},
+    }
