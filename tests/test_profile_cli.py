@@ -229,7 +229,7 @@ def test_cancelling_the_conversion_stops_it_and_keeps_what_was_converted(tmp_pat
     import accelview.capture.service.runner as service
 
     monkeypatch.setattr(service, "REPORT_S", 0.0)  # a progress report after every chunk converted
-    monkeypatch.setattr(service._Spool, "CHUNK", 8192)
+    monkeypatch.setattr(service.Spool, "CHUNK", 8192)
     script = write_script(tmp_path, """\
         for i in range(3000):
             dev.launch("elementwise", elements=4096)

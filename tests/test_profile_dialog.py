@@ -85,8 +85,8 @@ def test_stop_while_converting_stops_the_conversion_and_the_bar_shows_how_far_it
     import accelview.capture.service.runner as service
 
     monkeypatch.setattr(service, "REPORT_S", 0.0)  # a progress report after every chunk converted
-    monkeypatch.setattr(service._Spool, "CHUNK", 4096)
-    chunks = service._Spool.chunks
+    monkeypatch.setattr(service.Spool, "CHUNK", 4096)
+    chunks = service.Spool.chunks
     clicked = threading.Event()
 
     def until_stopped(self):  # past half way the conversion waits for the dialog's Stop
@@ -95,7 +95,7 @@ def test_stop_while_converting_stops_the_conversion_and_the_bar_shows_how_far_it
                 clicked.wait(30)
             yield chunk
 
-    monkeypatch.setattr(service._Spool, "chunks", until_stopped)
+    monkeypatch.setattr(service.Spool, "chunks", until_stopped)
     out = tmp_path / "half.h5"
     dialog = ProfileDialog(script=str(script), output=str(out))
     qtbot.addWidget(dialog)

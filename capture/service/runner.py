@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import queue
 import signal
@@ -21,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,10 +30,10 @@ from accelview.model.store.writer import CaptureWriter
 
 from ..protocol import wire
 from ..protocol.config import CaptureConfig
-from ..protocol.payloads import PROTOCOL
-from ..protocol.wire import HEADER, KINDS, FrameReader
+from ..protocol.wire import FrameReader
 from .collector import RecordSink
 from .ingest import Ingest
+from .spool import Spool, file_size, replay, spool_of
 
 PIPE_BYTES = 1 << 20  # pipe buffer asked of Linux (F_SETPIPE_SZ; the default 64 KiB stalls the child)
 MAX_BUFFERED = 16 << 20  # bytes read from the child and not yet converted, at most
@@ -188,7 +187,7 @@ class CaptureService:
         writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": about}, flush_rows=FLUSH_ROWS)
         ingest = Ingest(writer)
         sink = RecordSink(ingest.handle)
-        spool = None if cfg.live else _Spool(left)
+        spool = None if cfg.live else Spool(left)
         reader = FrameReader(columns=spool is None)  # spooling: only each frame's JSON, for the progress line
         r, w = os.pipe()
         with contextlib.suppress(OSError, AttributeError):  # a deeper pipe: the child rarely waits for a flush
@@ -264,7 +263,7 @@ class CaptureService:
         if not cfg.deterministic:  # a deterministic capture holds nothing that depends on when it ran
             ended["wall_s"] = round(time.monotonic() - t0, 3)
         ingest.close(complete, reason, ended)
-        self.progress.bytes_written = cfg_size(writer.path)  # the final file (no callback: the run is over)
+        self.progress.bytes_written = file_size(writer.path)  # the final file (no callback: the run is over)
         return ProfileResult(writer.path, exit_code, complete, reason, self.progress, ingest.dropped)
 
     def _count(self, kind: bytes, meta: Mapping[str, Any]) -> None:
@@ -275,7 +274,7 @@ class CaptureService:
         elif kind == wire.STATS:
             self._events = int(meta.get("events", self._events))
 
-    def _convert(self, spool: _Spool, sink: RecordSink, ingest: Ingest, writer: CaptureWriter) -> tuple[int, str]:
+    def _convert(self, spool: Spool, sink: RecordSink, ingest: Ingest, writer: CaptureWriter) -> tuple[int, str]:
         """Convert the spooled stream into the capture, chunk by chunk (memory stays what one chunk
         needs). Returns the bytes of a last frame cut short, and why the conversion stopped
         early: cancelling now stops it (cancelling the script before did not: its records are
@@ -296,7 +295,7 @@ class CaptureService:
                 self._report(ingest, spool.size, writer, spool)
             return False
 
-        reader = _replay(spool, sink, after_chunk)
+        reader = replay(spool, sink, after_chunk)
         if self._cancel.is_set():
             left = spool.size - spool.read
             return 0, f"cancelled while converting ({left / 1e6:.1f} MB of records not converted)"
@@ -331,14 +330,14 @@ class CaptureService:
             return False, f"the script exited with status {end['exit_code']}" + (f" ({error})" if error else "")
         return True, ""
 
-    def _report(self, ingest: Ingest, received: int, writer: CaptureWriter, spool: _Spool | None = None,
+    def _report(self, ingest: Ingest, received: int, writer: CaptureWriter, spool: Spool | None = None,
                 backlog: int = 0) -> None:
         p = self.progress
         p.backlog_bytes = backlog
         p.elapsed_s, p.bytes_received = time.monotonic() - self._t0, received
         if spool is None or p.phase == "converting":
             p.events = int(ingest.stats.get("events", 0))
-            p.bytes_written = cfg_size(writer.path)
+            p.bytes_written = file_size(writer.path)
         else:
             p.events, p.bytes_written = self._events, spool.size
         p.converted_bytes = spool.read if spool is not None else received
@@ -347,30 +346,22 @@ class CaptureService:
             self.on_progress(p)
 
 
-def spool_of(capture: Path) -> Path:
-    """Where a spooling service keeps the child's stream of ``capture``: ``.NAME.spool`` beside it."""
-    return capture.with_name(f".{capture.name}.spool")
-
-
 def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> ProfileResult:
     """Convert a spool its capture service left unconverted (it was killed) into ``output``,
     marked incomplete; the spool is removed once the capture is closed. Raises
     :class:`CaptureError` for a file that is not a spool."""
     try:
-        source = _Spool(spool, existing=True)
+        source = Spool(spool, existing=True)
     except OSError as e:
         raise CaptureError(spool, f"cannot read: {e.strerror or e}") from None
     try:
-        head = source.file.read(HEADER.size)
-        if len(head) < HEADER.size or HEADER.unpack(head)[0] not in KINDS:
-            raise CaptureError(spool, "is not a capture service's spool (no capture stream in it)")
-        _check_protocol(spool, HEADER.unpack(head), source.file)
+        source.check()
         writer = CaptureWriter(output, overwrite=overwrite, flush_rows=FLUSH_ROWS)
         ingest = Ingest(writer)
         sink = RecordSink(ingest.handle)
         reader = FrameReader()
         try:
-            _replay(source, sink, reader=reader)
+            replay(source, sink, reader=reader)
         except ValueError as e:  # a damaged stream: keep what came before it
             sink.error = sink.error or str(e)
         reason = "recovered from the spool of a capture service that stopped before converting it"
@@ -387,77 +378,8 @@ def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> Profile
         source.file.close()
     spool.unlink(missing_ok=True)
     progress = Progress(events=int(ingest.stats.get("events", 0)), bytes_received=source.size,
-                        bytes_written=cfg_size(writer.path), dropped=sum(ingest.dropped.values()))
+                        bytes_written=file_size(writer.path), dropped=sum(ingest.dropped.values()))
     return ProfileResult(writer.path, exit_code, False, reason, progress, ingest.dropped)
-
-
-def _check_protocol(spool: Path, head: tuple[bytes, int, int], file: Any) -> None:
-    """Refuse a spool an older accelview wrote: its records are pickles, which are never loaded."""
-    kind, jlen, _ = head
-    if kind != wire.SESSION:  # a child that failed before its session began: nothing to refuse
-        return
-    try:
-        meta = json.loads(file.read(jlen))
-    except ValueError:
-        meta = {}
-    if not isinstance(meta, dict) or meta.get("protocol") != PROTOCOL:
-        raise CaptureError(spool, "was written by an older accelview (its records are pickled) and cannot be "
-                                  "converted safely; profile the script again")
-
-
-def _replay(spool: _Spool, sink: RecordSink, after_chunk: Callable[[], bool] = lambda: False,
-            reader: FrameReader | None = None) -> FrameReader:
-    """Hand the spooled stream's frames to ``sink``, a chunk at a time, until ``after_chunk``
-    says stop; returns the reader (its ``pending``: a last frame cut short)."""
-    reader = reader or FrameReader()
-    for chunk in spool.chunks():
-        for kind, meta, cols in reader.feed(chunk):
-            sink.handle(kind, meta, cols)
-        if after_chunk():
-            break
-    return reader
-
-
-class _Spool:
-    """The child's stream as it arrived, in a hidden file beside the capture (:func:`spool_of`):
-    written while the script runs, read back in chunks to convert once it has ended
-    (``existing``: one a service left behind, to convert)."""
-
-    CHUNK = 1 << 20
-
-    def __init__(self, path: Path, existing: bool = False) -> None:
-        self.path = path
-        self.file = open(path, "rb" if existing else "w+b")  # noqa: SIM115  (kept open; closed by remove)
-        self.size = path.stat().st_size if existing else 0
-        self.read = 0
-
-    def write(self, data: bytes) -> None:
-        """Append bytes received from the child."""
-        self.file.write(data)
-        self.size += len(data)
-
-    def chunks(self) -> Iterator[bytes]:
-        """What was written, from the start, a chunk at a time (``read`` counts the bytes so far)."""
-        if self.file.writable():
-            self.file.flush()
-        self.file.seek(0)
-        while chunk := self.file.read(self.CHUNK):
-            self.read += len(chunk)
-            yield chunk
-
-    def remove(self) -> None:
-        """Close and delete the spool."""
-        self.file.close()
-        with contextlib.suppress(OSError):
-            self.path.unlink()
-
-
-def cfg_size(path: Path) -> int:
-    """Size of the capture file so far (0 if absent)."""
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def _signal(proc: subprocess.Popen, sig: int) -> None:
