@@ -13,8 +13,8 @@ from accelview.capture.protocol import wire
 from accelview.capture.protocol.config import CaptureConfig
 from accelview.capture.protocol.payloads import RecordUnpacker, pack
 from accelview.capture.service.collector import RecordSink
+from accelview.capture.sim.device.command import Command
 from accelview.capture.sim.device.costs import op_cost
-from accelview.capture.sim.device.engine import Command
 from accelview.capture.sim.device.ring import DeviceRing, Templates
 from accelview.capture.sim.runtime import api
 from accelview.capture.sim.runtime.drain import drain

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from accelview.model import TraceBuilder, TrackKind
 
-from ..sim.device.engine import Command
+from ..sim.device.command import Command
 from ..sim.device.opcounters import CostColumns, counter_columns
 from .batch import TraceBatch
 from .clocktrack import ClockTracker

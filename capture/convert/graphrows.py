@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..sim.device.engine import Command
+from ..sim.device.command import Command
 from ..sim.device.opcounters import counter_columns
 from ..sim.device.replay import UNITS, ReplayColumns
 from .batch import TraceBatch

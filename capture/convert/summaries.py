@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..sim.device.command import Command
 from ..sim.device.devcounters import CounterSeries, device_counters
-from ..sim.device.engine import Command
 from ..sim.device.specs import DeviceSpec
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from accelview.model import Trace, TraceBuilder, TrackKind
 from accelview.model.schema import OP_COUNTER_COLUMNS
 
-from ..sim.device.engine import Command
+from ..sim.device.command import Command
 from ..sim.device.opcounters import counter_columns
 from ..sim.device.replay import UNITS, ReplayColumns
 from ..sim.device.window_sums import window_edges

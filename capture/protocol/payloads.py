@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ..sim.device.command import Command
 from ..sim.device.costs import OpCost
-from ..sim.device.engine import Command
 from ..sim.device.ring import OP_FIELDS, OP_FLOATS, OP_INTS, RingBatch
 from ..sim.runtime.drain import Drained
 from ..sim.runtime.hostlog import SUBMISSION_INTS, ApiCall

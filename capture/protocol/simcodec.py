@@ -12,8 +12,8 @@ from math import nan
 from operator import attrgetter
 from typing import Any
 
+from ..sim.device.command import Command
 from ..sim.device.costs import OpCost
-from ..sim.device.engine import Command
 from ..sim.device.hbm import AccessPattern
 from ..sim.device.opcounters import CostColumns
 from ..sim.device.ops import OpWork

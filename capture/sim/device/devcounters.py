@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .engine import Command
+from .command import Command
 from .replay import UNITS, ReplayColumns
 from .specs import DeviceSpec
 from .window_sums import serial_window_sums, window_sums

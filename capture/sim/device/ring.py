@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .command import Command
 from .costs import OpCost
-from .engine import Command
 
 # What the ring keeps of an op, back to back in one list (one ``extend`` an op): its cid, its
 # cost's shape number, stream, number of progress segments, its only segment when it has one

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..device.engine import Command
+from ..device.command import Command
 from ..device.hbm import SEQUENTIAL, efficiency
 from .buffers import DeviceBuffer, HostBuffer
 

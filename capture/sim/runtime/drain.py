@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..device.engine import Command
+from ..device.command import Command
 from ..device.ring import DeviceRing, RingBatch
 from .hostlog import HostRecords
 

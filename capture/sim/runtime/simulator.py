@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..device.clock import DeviceClock
+from ..device.command import Command, EventState
 from ..device.costs import CostTerms, cost, cost_terms
-from ..device.engine import Command, DeviceEngine, EventState
+from ..device.engine import DeviceEngine
 from ..device.ops import OpWork, op_work
 from ..device.specs import DeviceSpec, load_spec
 from . import copies
