@@ -4,7 +4,7 @@ The recorder hooks every runtime API call (it records the session's calls in pla
 :meth:`HostLog.record`): it notes the user's call
 site, and every ``flush_events`` calls or ``flush_ms`` it *drains* the session
 (:func:`accelview.capture.sim.runtime.drain.drain`) and sends what finished since the last drain as
-one ``RECS`` frame of packed raw records (:mod:`.records`). Each device writes its finished
+one ``RECS`` frame of packed raw records (:mod:`..protocol.payloads`). Each device writes its finished
 commands into a ring of its own as they finish (:mod:`.sim.ring`), so a drain reads no cold
 records. Turning records into the capture's rows, counters, flows and truth is the service's
 work (:mod:`.collector`): the profiled program pays for the hook, the rings, packing their
@@ -105,28 +105,9 @@ class Recorder:
             threading.Thread(target=self._ticker, name="accelview flush timer", daemon=True).start()
 
     def _hook(self, log: HostLog) -> Callable[[int, int, str, int, dict[str, Any]], None]:
-        """What records every API call of ``log`` in place of :meth:`HostLog.record`: the call's
-        entry, then its call site, and a drain when one is due. A closure over what it uses, for
-        it runs on every call (one function where a hook called from ``record`` was two calls).
-
-        The call site is the first frame outside the runtime's files. Walking there with
-        ``f_back`` makes a frame object of every runtime frame on the way (microseconds per
-        call); ``sys._getframe(depth)`` makes only the one asked for, and that is the script's
-        own frame, which stays made while it runs. So the walk runs once per (code, instruction,
-        kind of call, depth) it finds, the kind being the call name's first word (``launch``,
-        ``copy``, ``device_synchronize`` ...): the next time, ``sys._getframe`` at the depth last
-        found for the kind gives a frame, and a frame at a known instruction, making a call of
-        that kind at that depth, is the same call site again. (It would not be if one
-        instruction called both a runtime function and a function of the script's that called
-        the runtime for the same kind of call through a runtime chain one frame shorter; the
-        runtime's public calls give no such pair.) What a call reads: its kind's cell, the
-        frame, and in the cell's table of the instructions found at that depth (by offset) the
-        code object and site id; no tuple, no ``id()``, no line number (that is worked out once
-        per site).
-
-        A drain is due every ``flush_events`` calls, or at the first call after ``flush_ms``:
-        a timer thread (:meth:`_ticker`) lowers ``due[0]``, the number of calls the hook
-        compares with, to 0, so a call reads no clock."""
+        """What records every API call of ``log`` in place of :meth:`HostLog.record`: its entry,
+        its call site (the first frame outside the runtime, found by ``sys._getframe`` at the depth
+        last seen for the kind of call), and a drain when one is due. How and why: docs/CAPTURE.md."""
         sites = self.sites
         append, site_ids, codes, new_sites = sites.append, self._site_ids, self._codes, self._new_sites
         due = self._due

@@ -1,19 +1,9 @@
 """A device's trace buffer as the tracer reads it: each command written down as it finishes.
 
-The simulated device hands every finished command to its engine's ``finished``; untraced,
-that is a list that keeps them all. The recorder gives each traced device a
-:class:`DeviceRing` there instead, the way a driver gives the hardware a buffer to write its
-records into: an op, the command that comes by the thousand, is written down (:data:`OP_FIELDS`,
-one ``list.extend``) the moment it finishes, while it is still in the cache, and the
-simulator frees it right after. Read and freed at the next drain instead, a dozen cold
-objects per op cost the traced script ~2.6 µs an op: the drains of a 160-token llm run took
-119–129 ms, and 36–46 ms with the ring. Freed at once, the commands also no longer count
-towards the garbage collector's next collection: the traced script's collections took 28–32
-ms of a 160-token run, against 86 ms before and 112–123 ms untraced (where every command is
-kept, and each collection has more to walk). Commands that are not ops (copies, events, graph
-replays: rare) are kept whole with their place among the device's commands. An
-op's cost crosses as its shape's number; the first op of each shape leaves the shape's cost
-as its template (:class:`Templates`, shared by the devices of a session, as the numbers are).
+The recorder installs a :class:`DeviceRing` as each traced engine's ``finished``, as a driver
+gives the hardware a buffer: an op is written down at once (:data:`OP_FIELDS`, one
+``list.extend``) and freed, its cost as its shape's number; the rare other commands are kept
+whole. Why, and what it saves the traced script: docs/CAPTURE.md, *The device rings*.
 """
 
 from __future__ import annotations
