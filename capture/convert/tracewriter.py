@@ -9,7 +9,6 @@ each device idle interval's true cause, and each device clock's true parameters.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,7 +23,8 @@ from ..sim.runtime.hostlog import CALL_INTS
 from . import counter_rows as sampled
 from .batch import TraceBatch
 from .clocksync import estimate, take_samples, true_alignment
-from .graphrows import add_graph_slices, replay_counters
+from .deviceslices import DeviceTracks, OpShapes, add_records
+from .graphrows import replay_counters
 from .offload import Offload
 from .session import session_metadata
 from .summaries import wait_cover
@@ -244,76 +244,18 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
             for i in range(dev.spec.pcie.dma_engines)]
     pcie = {x: b.add_track(f"PCIe {x.upper()}", TrackKind.PCIE, parent=top, device=d, clock=clock)
             for x in ("h2d", "d2h")}
-    starts = to_ref(np.array([c.start_ns for c in cmds]))
-    ends = to_ref(np.array([c.end_ns for c in cmds]))
-    dstarts = to_ref(np.array([c.data_start_ns if not math.isnan(c.data_start_ns) else 0.0 for c in cmds]))
-    dends = to_ref(np.array([c.data_end_ns if not math.isnan(c.data_end_ns) else 0.0 for c in cmds]))
-    ops: list[tuple[int, Command, int | None]] = []
-    busy: list[Command] = []  # ops and graph replays, for idle truth
-    replays: list[tuple[Command, int | None]] = []
-    for i, c in enumerate(cmds):
-        s, e = int(starts[i]), int(ends[i])
-        sub = sub_ids.get((d, c.cid, int(c.args.get("chunk", -1))))
-        if c.kind == "graph" and c.graph is not None:
-            replays.append((c, sub))
-            busy.append(c)
-            continue
-        if c.kind == "op" and c.cost is not None:
-            ops.append((i, c, sub))
-            busy.append(c)
-            continue
-        if c.kind == "copy":
-            job = c.job
-            args = dict(c.args, direction=c.direction, engine=c.engine)
-            if job is not None:
-                args.update(descriptors=job.descriptors, tlps=job.data_tlps, wire_bytes=job.data_wire_bytes)
-            sid = batch.add_slice(dmas[c.engine], s, e - s, c.name, "copy", correlation=c.cid, args=args)
-            if c.direction in pcie and not math.isnan(c.data_start_ns):
-                ds, de = int(dstarts[i]), int(dends[i])
-                pid = batch.add_slice(pcie[c.direction], ds, de - ds, c.name, "pcie", correlation=c.cid,
-                                      args={"bytes": job.nbytes if job else 0})
-                batch.add_flow(sid, pid, "transfer")
+
+    def flow(src: Any, dst: Any, name: str) -> None:
+        if isinstance(dst, np.ndarray):
+            batch.add_flow_columns(src, dst, name)
         else:
-            batch.add_instant(top, s, "event recorded" if c.kind == "record" else "event waited", "sync",
-                              args={"stream": c.stream})
-            continue
-        if sub is not None:
-            batch.add_flow(sub, sid, "execute")
-    counted = [_add_ops(batch, ops, units, starts, ends)]
-    graphs = [c for c, _ in replays]
-    nodes = add_graph_slices(batch, graphs, units.__getitem__, to_ref, True, columns, counters=False)
-    linked = [(sub, local) for (_, sub), local in zip(replays, nodes, strict=True) if sub is not None]
-    if linked:  # one chunk of flows for all replays
-        batch.add_flow_columns(np.repeat([sub for sub, _ in linked], [len(local) for _, local in linked]),
-                               np.concatenate([local for _, local in linked]), "execute")
-    _idle_truth(b, sim, top, busy, to_ref)
-    return top, clock, np.concatenate(counted + nodes)
+            batch.add_flow(src, dst, name)
 
-
-def _add_ops(batch: TraceBatch, ops: list[tuple[int, Command, int | None]], units: dict[str, int],
-             starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Op slices (``ops``: index into the converted times, command, submission) with their
-    arguments (shared by ops of one shape), truth and flows; returns their local indices (their
-    counters are made apart, see :func:`_offload`)."""
-    if not ops:
-        return np.empty(0, np.int64)
-    cmds = [c for _, c, _ in ops]
-    costs = [c.cost for c in cmds if c.cost is not None]
-    index = np.array([i for i, _, _ in ops])
-    s, e = starts[index].astype(np.int64), ends[index].astype(np.int64)
-    add_args = batch.add_args
-    sets = np.array([add_args({**c.args, "bytes_read": c.cost.bytes_read, "bytes_written": c.cost.bytes_written,
-                               "dtype": c.cost.work.dtype}) for c in cmds if c.cost is not None], dtype=np.int32)
-    intern = batch.intern
-    first = batch.add_slice_columns(np.array([units[c.unit] for c in costs], dtype=np.int32), s, e - s,
-                                    np.array([intern(c.name) for c in cmds], dtype=np.int32), "op",
-                                    np.array([c.cid for c in cmds], dtype=np.int64), sets)
-    local = first + np.arange(len(cmds))
-    batch.add_truth_op_columns(local, np.array([intern(c.limiter) for c in costs], dtype=np.int64))
-    subs = np.array([-1 if sub is None else sub for _, _, sub in ops], dtype=np.int64)
-    linked = subs >= 0
-    batch.add_flow_columns(subs[linked], local[linked], "execute")
-    return local
+    local = add_records(batch, cmds, DeviceTracks(top, units.__getitem__, dmas, pcie), to_ref,
+                        lambda cid, chunk: sub_ids.get((d, cid, chunk), -1), flow, 0, OpShapes(), counters=False,
+                        replays=columns)
+    _idle_truth(b, sim, top, [c for c in cmds if c.runs_ops], to_ref)
+    return top, clock, local
 
 
 def _idle_truth(b: TraceBuilder, sim: Simulator, track: int, ops: list[Command], to_ref: Any) -> None:

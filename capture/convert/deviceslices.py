@@ -1,0 +1,174 @@
+"""A device's finished commands as rows: the one conversion the whole run and the service share.
+
+Copies become DMA slices with their PCIe slice and ``transfer`` flow, events become sync
+instants, ops become slices with their argument sets, true limiters and (optionally) counters,
+graph replays become a slice per node; each is joined to its driver submission by an
+``execute`` flow. Rows go in one order whatever the caller: copies and instants in finishing
+order, then the ops as one column chunk, then the replays' nodes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..sim.device.command import Command
+from ..sim.device.costs import OpCost
+from ..sim.device.opcounters import CostColumns, counter_columns
+from ..sim.device.replay import ReplayColumns
+from .batch import TraceBatch
+from .graphrows import add_graph_slices
+
+_COST_FIELDS = ("launch_ns", "compute_ns", "memory_ns", "floor_ns", "ideal_ns", "clock_hz", "dram_read_bytes",
+                "dram_write_bytes", "useful_bytes", "latency_bound", "flops")
+ToRef = Callable[[np.ndarray], np.ndarray]
+# flow(src, dst, name): ids in the caller's space (a slice's local index + base); dst one, or an array
+Flow = Callable[[int, Any, str], None]
+
+
+@dataclass
+class DeviceTracks:
+    """One device's tracks: its own, its units' (``unit(name)``: the caller may make one on first
+    use), its DMA engines' and its PCIe directions'."""
+
+    top: int
+    unit: Callable[[str], int]
+    dmas: list[int]
+    pcie: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What an op's slice and counters take from its cost that every op of its shape shares."""
+
+    track: int
+    limiter: str
+    args: dict[str, Any]
+    consts: tuple[float, ...]  # _COST_FIELDS
+
+
+class OpShapes:
+    """The :class:`_Shape` of each op shape number seen (an op costed outside the runtime's
+    cache, shape -1, gets one of its own each time)."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, _Shape] = {}
+
+    def of(self, cost: OpCost, unit: Callable[[str], int]) -> _Shape:
+        """The shape row of ``cost`` (made on first sight of its shape)."""
+        row = self._known.get(cost.shape)
+        if row is None:
+            work = cost.work
+            row = _Shape(unit(work.unit), cost.limiter,
+                         {"bytes_read": cost.bytes_read, "bytes_written": cost.bytes_written, "dtype": work.dtype},
+                         (cost.launch_ns, cost.compute_ns, cost.memory_ns, cost.floor_ns, cost.ideal_ns,
+                          cost.clock_hz, cost.dram_read_bytes, cost.dram_write_bytes, work.bytes_total,
+                          cost.limiter == "latency", work.flops))
+            if cost.shape >= 0:
+                self._known[cost.shape] = row
+        return row
+
+
+def add_records(batch: TraceBatch, cmds: Sequence[Command], tracks: DeviceTracks, to_ref: ToRef,
+                sub_of: Callable[[int, int], int], flow: Flow, base: int, shapes: OpShapes, *, pcie: bool = True,
+                truth: bool = True, counters: bool = True, replays: ReplayColumns | None = None) -> np.ndarray:
+    """Rows of one device's finished ``cmds`` (device times, converted by ``to_ref``). ``sub_of(cid,
+    chunk)``: the flow id of a command's submission (-1: none); ``flow``: takes flow ids, a slice's
+    being its local index + ``base``; ``counters``: add the ops' and nodes' counters (False: the
+    caller makes them); ``replays``: the replays as columns, if made already. Returns the local
+    indices of the op slices, then of the replays' nodes."""
+    starts = to_ref(np.array([c.start_ns for c in cmds]))
+    ends = to_ref(np.array([c.end_ns for c in cmds]))
+    dstarts = to_ref(np.array([_or0(c.data_start_ns) for c in cmds]))
+    dends = to_ref(np.array([_or0(c.data_end_ns) for c in cmds]))
+    ops: list[int] = []
+    graphs: list[int] = []
+    for i, c in enumerate(cmds):
+        kind = c.kind
+        if kind == "op" and c.cost is not None:
+            ops.append(i)
+            continue
+        if kind == "graph" and c.graph is not None:
+            graphs.append(i)
+            continue
+        s, e = int(starts[i]), int(ends[i])
+        sub = sub_of(c.cid, int(c.args.get("chunk", -1)))
+        if kind != "copy":
+            batch.add_instant(tracks.top, s, "event recorded" if kind == "record" else "event waited", "sync",
+                              args={"stream": c.stream})
+            continue
+        job = c.job
+        args = dict(c.args, direction=c.direction, engine=c.engine)
+        if job is not None:
+            args.update(descriptors=job.descriptors, tlps=job.data_tlps, wire_bytes=job.data_wire_bytes)
+        sid = batch.add_slice(tracks.dmas[c.engine], s, e - s, c.name, "copy", correlation=c.cid, args=args)
+        if pcie and c.direction in tracks.pcie and not math.isnan(c.data_start_ns):
+            ds, de = int(dstarts[i]), int(dends[i])
+            pid = batch.add_slice(tracks.pcie[c.direction], ds, de - ds, c.name, "pcie", correlation=c.cid,
+                                  args={"bytes": job.nbytes if job else 0})
+            flow(base + sid, base + pid, "transfer")
+        if sub >= 0:
+            flow(sub, base + sid, "execute")
+    local = [_add_ops(batch, [cmds[i] for i in ops], starts[ops], ends[ops], tracks, sub_of, flow, base, shapes,
+                      truth, counters)]
+    if graphs:
+        runs = [cmds[i] for i in graphs]
+        nodes = add_graph_slices(batch, runs, tracks.unit, to_ref, truth, replays, counters=counters)
+        subs = np.array([sub_of(c.cid, -1) for c in runs], dtype=np.int64)
+        linked = subs >= 0
+        if linked.any():  # one chunk of flows for all replays
+            flow(np.repeat(subs[linked], [len(n) for n, ok in zip(nodes, linked.tolist(), strict=True) if ok]),
+                 base + np.concatenate([n for n, ok in zip(nodes, linked.tolist(), strict=True) if ok]), "execute")
+        local += nodes
+    return np.concatenate(local)
+
+
+def _add_ops(batch: TraceBatch, ops: list[Command], starts: np.ndarray, ends: np.ndarray, tracks: DeviceTracks,
+             sub_of: Callable[[int, int], int], flow: Flow, base: int, shapes: OpShapes, truth: bool,
+             counters: bool) -> np.ndarray:
+    """Op slices with their argument sets (one per argument dict and shape), truth, counters and
+    flows, as column chunks; returns their local indices."""
+    if not ops:
+        return np.empty(0, np.int64)
+    costs = [c.cost for c in ops]
+    unit = tracks.unit
+    rows = [shapes.of(c, unit) for c in costs]  # type: ignore[arg-type]
+    made: dict[tuple[int, int], int] = {}  # (id of an op's argument dict, its shape row) → its set
+    sets = []
+    add_args = batch.add_args
+    for c, row in zip(ops, rows, strict=True):
+        key = (id(c.args), id(row))  # both live as long as the call: their ids are theirs
+        set_id = made.get(key)
+        if set_id is None:
+            set_id = made[key] = add_args({**c.args, **row.args})
+        sets.append(set_id)
+    s, e = starts.astype(np.int64), ends.astype(np.int64)
+    intern = batch.intern
+    first = batch.add_slice_columns(np.array([r.track for r in rows], dtype=np.int32), s, e - s,
+                                    np.array([intern(c.name) for c in ops], dtype=np.int32), "op",
+                                    np.array([c.cid for c in ops], dtype=np.int64), np.array(sets, dtype=np.int32))
+    local = first + np.arange(len(ops))
+    if counters:
+        consts = np.array([r.consts for r in rows], dtype=np.float64).reshape(-1, len(_COST_FIELDS)).T
+        cols = dict(zip(_COST_FIELDS, consts, strict=True))
+        columns = CostColumns(cols["launch_ns"], cols["compute_ns"], cols["memory_ns"], cols["floor_ns"],
+                              np.array([c.jitter for c in costs]), cols["ideal_ns"], cols["clock_hz"],  # type: ignore[union-attr]
+                              cols["dram_read_bytes"].astype(np.int64), cols["dram_write_bytes"].astype(np.int64),
+                              cols["useful_bytes"], cols["latency_bound"] != 0, cols["flops"])
+        batch.add_op_counters(local, counter_columns(columns, np.array([c.end_ns - c.start_ns for c in ops])))
+    if truth:
+        batch.add_truth_op_columns(local, np.array([intern(r.limiter) for r in rows], dtype=np.int64))
+    subs = np.array([sub_of(c.cid, -1) for c in ops], dtype=np.int64)
+    linked = subs >= 0
+    if linked.any():
+        flow(subs[linked], base + local[linked], "execute")
+    return local
+
+
+def _or0(t: float) -> float:
+    """A time, or 0 for a phase the command never had (NaN)."""
+    return 0.0 if math.isnan(t) else t
