@@ -18,7 +18,7 @@ from ..sim.device.command import Command
 from .batch import TraceBatch
 from .clocktrack import ClockTracker
 from .deviceslices import DeviceTracks, OpShapes, add_records
-from .summaries import CounterWindows, IdleTruth
+from .summaries import CounterWindows, IdleTruth, add_idle_rows
 
 if TYPE_CHECKING:
     from ..protocol.config import CaptureConfig
@@ -94,14 +94,7 @@ class DeviceRows:
     def add_idle_truth(self, b: TraceBuilder, cmds: Sequence[Command], waits: Sequence[tuple[int, int]],
                        horizon: float) -> None:
         """Idle intervals now final, with their true cause."""
-        gaps = self.idle.gaps([c for c in cmds if c.runs_ops], waits, horizon)
-        if not gaps:
-            return
-        g0 = self.clock.to_ref(np.array([g[0] for g in gaps]))
-        g1 = self.clock.to_ref(np.array([g[1] for g in gaps]))
-        causes = np.array([b.strings.intern(g[2]) for g in gaps], dtype=np.int32)
-        keep = g1 > g0
-        b.add_rows("truth_idle", {"track": np.full(int(keep.sum()), self.top, np.int32), "start_ns": g0[keep],
-                                  "end_ns": g1[keep], "cause": causes[keep]})
+        add_idle_rows(b, self.top, self.idle.gaps([c for c in cmds if c.runs_ops], waits, horizon),
+                      self.clock.to_ref)
 
 

@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from accelview.model import TraceBuilder
 
 from ..sim.device.command import Command
 from ..sim.device.devcounters import CounterSeries, device_counters
@@ -106,6 +107,23 @@ class IdleTruth:
         if self.busy_until is not None:  # a wait ending before busy_until can never match again
             self.waits = [w for w in self.waits if w[1] >= self.busy_until]
         return out
+
+
+def add_idle_rows(b: TraceBuilder, track: int, gaps: Sequence[tuple[float, float, str]],
+                  to_ref: Callable[[np.ndarray], np.ndarray]) -> None:
+    """``truth_idle`` rows of ``gaps`` (true host ns, converted by ``to_ref``) on a device's
+    ``track``; a gap the conversion closes is left out (its cause is not interned)."""
+    if not gaps:
+        return
+    g0 = to_ref(np.array([g[0] for g in gaps]))
+    g1 = to_ref(np.array([g[1] for g in gaps]))
+    keep = np.flatnonzero(g1 > g0)
+    if not len(keep):
+        return
+    intern = b.strings.intern
+    b.add_rows("truth_idle", {"track": np.full(len(keep), track, np.int32), "start_ns": g0[keep],
+                              "end_ns": g1[keep], "cause": np.array([intern(gaps[i][2]) for i in keep.tolist()],
+                                                                    dtype=np.int32)})
 
 
 def wait_cover(waits: Sequence[tuple[int, int]]) -> Callable[[float, float], bool]:

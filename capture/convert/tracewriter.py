@@ -9,6 +9,7 @@ each device idle interval's true cause, and each device clock's true parameters.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from .deviceslices import DeviceTracks, OpShapes, add_records
 from .graphrows import replay_counters
 from .offload import Offload
 from .session import session_metadata
-from .summaries import wait_cover
+from .summaries import IdleTruth, add_idle_rows
 
 if TYPE_CHECKING:
     from ..sim.runtime.hostlog import HostLog, Submission
@@ -254,29 +255,6 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
     local = add_records(batch, cmds, DeviceTracks(top, units.__getitem__, dmas, pcie), to_ref,
                         lambda cid, chunk: sub_ids.get((d, cid, chunk), -1), flow, 0, OpShapes(), counters=False,
                         replays=columns)
-    _idle_truth(b, sim, top, [c for c in cmds if c.runs_ops], to_ref)
+    # every gap between ops (no unit busy), with the cause of the op that ends it: the service's rule, at once
+    add_idle_rows(b, top, IdleTruth().gaps([c for c in cmds if c.runs_ops], sim.log.waits, math.inf), to_ref)
     return top, clock, local
-
-
-def _idle_truth(b: TraceBuilder, sim: Simulator, track: int, ops: list[Command], to_ref: Any) -> None:
-    """Every gap between device ops (no execution unit busy) with the cause of the op ending it."""
-    if not ops:
-        return
-    ops = sorted(ops, key=lambda c: c.start_ns)
-    waited = wait_cover(sim.log.waits)
-    gaps: list[tuple[float, float, str]] = []
-    busy_until = ops[0].end_ns
-    for c in ops[1:]:
-        if c.start_ns > busy_until:
-            cause = c.cause if c.cause in ("host", "pcie", "sync") else "sync"
-            if cause == "host" and waited(busy_until, c.start_ns):
-                cause = "sync"
-            gaps.append((busy_until, c.start_ns, cause))
-        busy_until = max(busy_until, c.end_ns)
-    if not gaps:
-        return
-    g0 = to_ref(np.array([g[0] for g in gaps]))
-    g1 = to_ref(np.array([g[1] for g in gaps]))
-    for a, z, (_, _, cause) in zip(g0.tolist(), g1.tolist(), gaps, strict=True):
-        if z > a:
-            b.add_truth_idle(track, a, z, cause)
