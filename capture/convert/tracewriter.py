@@ -20,18 +20,17 @@ from ..sim.device.command import Command
 from ..sim.device.opcounters import counter_columns
 from ..sim.device.replay import UNITS, ReplayColumns
 from ..sim.device.window_sums import window_edges
-from ..sim.runtime.hostlog import CALL_INTS
 from . import counter_rows as sampled
 from .batch import TraceBatch
 from .clocksync import estimate, take_samples, true_alignment
-from .deviceslices import DeviceTracks, OpShapes, add_records
+from .deviceslices import DeviceTracks, Flow, OpShapes, add_records
 from .graphrows import replay_counters
+from .hostslices import add_calls, add_submissions
 from .offload import Offload
 from .session import session_metadata
 from .summaries import IdleTruth, add_idle_rows
 
 if TYPE_CHECKING:
-    from ..sim.runtime.hostlog import HostLog, Submission
     from ..sim.runtime.simulator import Device, Simulator
 
 HOST_NAME = "sim-host"
@@ -59,10 +58,19 @@ def build_trace(sim: Simulator) -> Trace:
     tracks = sampled.plan(sim, list(dict.fromkeys((s.device, s.stream) for s in subs)))
     helper = _offload(sim, edges, clocks, replays, tracks)
     try:
-        api_ids = _calls(batch, sim.log, api, thread)
+        log = sim.log
+        first, cids = add_calls(batch, log.call_ints, log.call_objects, api, thread, log.ranges, log.memcpys)
+        api_ids = {cid: first + i for i, cid in enumerate(cids) if cid > 0}
         queues: dict[tuple[int, int], int] = {}
-        sub_ids: dict[tuple[int, int, int], int] = {}
-        _submissions(b, batch, subs, api_ids, proc, queues, sub_ids)
+
+        def queue(device: int, stream: int) -> int:
+            track = queues[(device, stream)] = b.add_track(f"device {device} queue {stream}", TrackKind.DRIVER_QUEUE,
+                                                           parent=proc, host=HOST_NAME, device=device)
+            return track
+
+        first = add_submissions(batch, log.submission_ints, log.submission_names, queue,
+                                lambda cid: api_ids.get(cid, -1), _flow_to(batch), 0)
+        sub_ids = {(s.device, s.cid, s.chunk): first + i for i, s in enumerate(subs)}
         track_ids, nodes = [], []
         for dev, clock, columns in zip(sim.devices, clocks, replays, strict=True):
             top, clock_id, local = _device(b, batch, sim, dev, sub_ids, clock, columns)
@@ -169,59 +177,6 @@ def _replays(cmds: list[Command]) -> ReplayColumns | None:
     return ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
 
 
-def _calls(batch: TraceBatch, log: HostLog, api: int, thread: int) -> dict[int, int]:
-    """API calls, the script's ranges and staging memcpy's as slices; returns each correlated
-    call's local slice index by correlation id. The calls are read from the log's columns."""
-    ints = np.array(log.call_ints, dtype=np.int64).reshape(-1, CALL_INTS)  # start_ns, end_ns, cid
-    starts, cids = ints[:, 0].tolist(), ints[:, 2].tolist()
-    durs = (ints[:, 1] - ints[:, 0]).tolist()
-    intern, add_args = batch.intern, batch.add_args
-    known: dict[int, int] = {}  # argument dicts the runtime shares (a stream's), by identity
-    names, sets = [], []
-    objects = log.call_objects
-    for name, a in zip(objects[0::2], objects[1::2], strict=True):  # strings interned in row order
-        names.append(intern(name))
-        set_id = known.get(id(a))
-        if set_id is None:
-            set_id = known[id(a)] = add_args(a)
-        sets.append(set_id)
-    first = batch.add_slice_ids(api, starts, durs, names, "runtime", cids, sets)
-    api_ids = {cid: first + i for i, cid in enumerate(cids) if cid > 0}
-    for r in log.ranges:
-        batch.add_slice(thread, r.start_ns, r.end_ns - r.start_ns, r.name, "user")
-    for m in log.memcpys:
-        batch.add_slice(api, m.start_ns, m.end_ns - m.start_ns, m.name, "host memcpy", correlation=m.cid,
-                        args=m.args)
-    return api_ids
-
-
-def _submissions(b: TraceBuilder, batch: TraceBatch, subs: list[Submission], api_ids: dict[int, int], proc: int,
-                 queues: dict[tuple[int, int], int], sub_ids: dict[tuple[int, int, int], int]) -> None:
-    """Driver submissions as slices on their queues' tracks (made on first use, into ``queues``),
-    with a flow from the API call; fills ``sub_ids`` (device, cid, chunk) → local slice index."""
-    intern, add_args, flows = batch.intern, batch.add_args, batch.flows
-    first = batch.slice_count
-    tracks, names, sets = [], [], []
-    submit = -1  # the flows' name, interned at the first flow (strings keep their order of first use)
-    for i, s in enumerate(subs):
-        key = (s.device, s.stream)
-        track = queues.get(key)
-        if track is None:
-            track = queues[key] = b.add_track(f"device {s.device} queue {s.stream}", TrackKind.DRIVER_QUEUE,
-                                              parent=proc, host=HOST_NAME, device=s.device)
-        tracks.append(track)
-        names.append(intern(f"submit {s.name}"))
-        sets.append(add_args({"chunk": s.chunk}) if s.chunk >= 0 else -1)
-        sub_ids[(s.device, s.cid, s.chunk)] = first + i
-        api_id = api_ids.get(s.cid)
-        if api_id is not None:
-            if submit < 0:
-                submit = intern("submit")
-            flows.append((api_id, first + i, submit))
-    batch.add_slice_ids(tracks, [s.submit_ns for s in subs], [s.visible_ns - s.submit_ns for s in subs], names,
-                        "driver", [s.cid for s in subs], sets)
-
-
 def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub_ids: dict, clk: _DeviceClock,
             columns: ReplayColumns | None) -> tuple[int, int, np.ndarray]:
     """A device's tracks, slices, flows and truth (its sampled counters and its ops' counters
@@ -245,6 +200,16 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
             for i in range(dev.spec.pcie.dma_engines)]
     pcie = {x: b.add_track(f"PCIe {x.upper()}", TrackKind.PCIE, parent=top, device=d, clock=clock)
             for x in ("h2d", "d2h")}
+    local = add_records(batch, cmds, DeviceTracks(top, units.__getitem__, dmas, pcie), to_ref,
+                        lambda cid, chunk: sub_ids.get((d, cid, chunk), -1), _flow_to(batch), 0, OpShapes(),
+                        counters=False, replays=columns)
+    # every gap between ops (no unit busy), with the cause of the op that ends it: the service's rule, at once
+    add_idle_rows(b, top, IdleTruth().gaps([c for c in cmds if c.runs_ops], sim.log.waits, math.inf), to_ref)
+    return top, clock, local
+
+
+def _flow_to(batch: TraceBatch) -> Flow:
+    """A flow callback that adds to ``batch`` (flow ids are its local indices)."""
 
     def flow(src: Any, dst: Any, name: str) -> None:
         if isinstance(dst, np.ndarray):
@@ -252,9 +217,4 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
         else:
             batch.add_flow(src, dst, name)
 
-    local = add_records(batch, cmds, DeviceTracks(top, units.__getitem__, dmas, pcie), to_ref,
-                        lambda cid, chunk: sub_ids.get((d, cid, chunk), -1), flow, 0, OpShapes(), counters=False,
-                        replays=columns)
-    # every gap between ops (no unit busy), with the cause of the op that ends it: the service's rule, at once
-    add_idle_rows(b, top, IdleTruth().gaps([c for c in cmds if c.runs_ops], sim.log.waits, math.inf), to_ref)
-    return top, clock, local
+    return flow

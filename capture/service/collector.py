@@ -14,7 +14,6 @@ a ``Simulator`` with the child's spec, seed and start time has the same device c
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from operator import sub
 from typing import Any
 
 import numpy as np
@@ -23,6 +22,7 @@ from accelview.model import StringTable, TraceBuilder, TrackKind
 from ..convert.batch import TraceBatch
 from ..convert.clocksync import true_alignment
 from ..convert.devicerows import DeviceRows
+from ..convert.hostslices import add_calls, add_submissions
 from ..convert.session import session_metadata
 from ..convert.summaries import QueueDepth
 from ..protocol import wire
@@ -31,7 +31,7 @@ from ..protocol.hostmetrics import HostMetrics
 from ..protocol.payloads import PROTOCOL, RecordUnpacker
 from ..protocol.simcodec import spec_of
 from ..sim.runtime.drain import Drained
-from ..sim.runtime.hostlog import CALL_INTS, SUBMISSION_INTS
+from ..sim.runtime.hostlog import SUBMISSION_INTS
 from ..sim.runtime.simulator import Simulator
 
 Send = Callable[[bytes, Mapping[str, Any], Mapping[str, np.ndarray] | None], None]
@@ -66,7 +66,6 @@ class Collector:
         self.calls = 0
         self.max_end = float(sim.clock.start_ns)
         self.sites: dict[int, tuple[str, str]] = {}  # call-site id → (file:line, function)
-        self._submit_names: dict[str, int] = {}  # a submission's name → its slice name's string id
         self._metrics: HostMetrics | None = None
         if host_metrics is not None:
             self._metrics = HostMetrics(self.meta, self.proc, self.host)
@@ -101,27 +100,18 @@ class Collector:
                 flows.append((src, dst, intern(name)))
 
         # the host's records as the log's columns (no record objects: tens of thousands a second)
-        ints, objects = d.call_ints, d.call_objects
-        cids = ints[2::CALL_INTS]
         api_ids: dict[int, int] = {}
         if cfg.on("runtime"):
-            starts, ends = ints[0::CALL_INTS], ints[1::CALL_INTS]
-            site_ids = sites.tolist() if sites is not None and len(sites) else [-1] * len(cids)
-            first = base + batch.add_slice_rows([self.api] * len(cids), starts, list(map(sub, ends, starts)),
-                                                objects[0::2], "runtime", cids,
-                                                self._call_args(batch, objects[1::2], site_ids))
-            api_ids = {cid: first + j for j, cid in enumerate(cids) if cid > 0}
+            site_ids = sites.tolist() if sites is not None and len(sites) else None
+            first, cids = add_calls(batch, d.call_ints, d.call_objects, self.api, self.thread, d.ranges, d.memcpys,
+                                    site_ids, self.sites)
+            api_ids = {cid: base + first + j for j, cid in enumerate(cids) if cid > 0}
             if self.call_waiting:  # submissions that came in a drain before their call
                 submit = intern("submit")
                 for cid in self.call_waiting.keys() & api_ids.keys():
                     flows.extend((api_ids[cid], gid, submit) for gid in self.call_waiting.pop(cid))
-            for r in d.ranges:
-                batch.add_slice(self.thread, r.start_ns, r.end_ns - r.start_ns, r.name, "user")
-            for mc in d.memcpys:
-                batch.add_slice(self.api, mc.start_ns, mc.end_ns - mc.start_ns, mc.name, "host memcpy",
-                                correlation=mc.cid, args=mc.args)
         if cfg.on("driver"):
-            self._submissions(d, batch, base, api_ids, flows)
+            self._submissions(d, batch, base, api_ids, flow)
 
         def sub_of(device: int, cid: int, chunk: int) -> int:
             return self.exec_of.pop((device, cid, chunk), -1)
@@ -160,53 +150,27 @@ class Collector:
         self.events += len(d)
         self._send_rows(b, base, batch.arg_sets)
 
-    def _call_args(self, batch: TraceBatch, argses: list[dict[str, Any]], sites: list[int]) -> list[int]:
-        """Each call's argument set (its arguments, and its call site): one set made per argument
-        dict and site (a stream's calls share their arguments' dict), not one per call."""
-        made: dict[tuple[int, int], int] = {}
-        out = []
-        for args, site in zip(argses, sites, strict=True):
-            key = (id(args), site)  # the dicts live as long as the drain: their ids are theirs
-            set_id = made.get(key)
-            if set_id is None:
-                if site >= 0:
-                    args = {**args, "site": self.sites[site][0], "function": self.sites[site][1]}
-                set_id = made[key] = batch.add_args(args)
-            out.append(set_id)
-        return out
-
     def _submissions(self, d: Drained, batch: TraceBatch, base: int, api_ids: dict[int, int],
-                     flows: list[tuple[int, int, int]]) -> None:
-        """Driver submissions as slices on their queues' tracks, each joined to its API call."""
-        ints, names = d.submission_ints, d.submission_names
+                     flow: Callable[[int, Any, str], None]) -> None:
+        """Driver submissions as slices on their queues' tracks, each joined to its API call (or
+        waiting for it); their queues' depth and the map from command to submission."""
+        ints = d.submission_ints
+        first = base + add_submissions(batch, ints, d.submission_names, lambda dev, st: self._queue(dev, st)[0],
+                                       lambda cid: api_ids.get(cid, -1), flow, base)
         n = SUBMISSION_INTS
-        devices, streams, submits, visibles, cids, chunks = (ints[i::n] for i in range(n))
-        keys = list(zip(devices, streams, strict=True))
-        # in order of first use, as the whole-run writer makes them (a set's order follows str hashes)
-        queues = {key: self._queue(*key) for key in dict.fromkeys(keys)}
-        named = self._submit_names
-        for name in dict.fromkeys(names):
-            if name not in named:
-                named[name] = self.strings.intern(f"submit {name}")
-        first = base + batch.add_slice_ids([queues[k][0] for k in keys], submits, list(map(sub, visibles, submits)),
-                                           [named[x] for x in names], "driver", cids,
-                                           [batch.add_args({"chunk": c}) if c >= 0 else -1 for c in chunks])
-        gids = range(first, first + len(cids))
-        if len(queues) == 1:
-            next(iter(queues.values()))[2].ups.extend(submits)
+        devices, streams, submits, _, cids, chunks = (ints[i::n] for i in range(n))
+        if len(set(zip(devices, streams, strict=True))) == 1:
+            self.queues[(devices[0], streams[0])][2].ups.extend(submits)
         else:
-            for key, t in zip(keys, submits, strict=True):
-                queues[key][2].ups.append(t)
+            for key, t in zip(zip(devices, streams, strict=True), submits, strict=True):
+                self.queues[key][2].ups.append(t)
+        gids = range(first, first + len(cids))
         if self.config.on("device"):
             self.exec_of.update(zip(zip(devices, cids, chunks, strict=True), gids, strict=True))
-        submit = self.strings.intern("submit")
-        waiting = self.config.on("runtime")
-        for cid, gid in zip(cids, gids, strict=True):
-            api = api_ids.get(cid)
-            if api is not None:
-                flows.append((api, gid, submit))
-            elif waiting:
-                self.call_waiting.setdefault(cid, []).append(gid)
+        if self.config.on("runtime"):
+            for cid, gid in zip(cids, gids, strict=True):
+                if cid not in api_ids:
+                    self.call_waiting.setdefault(cid, []).append(gid)
 
     def _queue(self, device: int, stream: int) -> tuple[int, int, QueueDepth]:
         key = (device, stream)

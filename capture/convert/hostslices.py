@@ -1,0 +1,74 @@
+"""The host's records as rows: API calls, the script's ranges, staging memcpy's and driver
+submissions, read from the host log's columns. The whole run and the service share them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..sim.runtime.hostlog import ApiCall
+from .batch import TraceBatch
+from .deviceslices import Flow
+
+
+def add_calls(batch: TraceBatch, call_ints: Sequence[int], call_objects: Sequence[Any], api: int, thread: int,
+              ranges: Sequence[ApiCall], memcpys: Sequence[ApiCall], sites: Sequence[int] | None = None,
+              site_names: Mapping[int, tuple[str, str]] | None = None) -> tuple[int, list[int]]:
+    """API calls (the log's columns: start, end, cid back to back; name, arguments back to
+    back) as slices on ``api``, with one argument set per argument dict and call site (``sites``:
+    a site id per call, -1 none; ``site_names``: id → (file:line, function)); then ranges on
+    ``thread`` and memcpys on ``api``. Returns the first call's local index and the calls' cids."""
+    ints = np.array(call_ints, dtype=np.int64).reshape(-1, 3)  # start_ns, end_ns, cid
+    starts, cids = ints[:, 0].tolist(), ints[:, 2].tolist()
+    durs = (ints[:, 1] - ints[:, 0]).tolist()
+    intern, add_args = batch.intern, batch.add_args
+    known: dict[tuple[int, int], int] = {}  # (id of an argument dict the runtime shares, site) → its set
+    names, sets = [], []
+    site_of = iter(sites) if sites is not None and len(sites) else None
+    for name, a in zip(call_objects[0::2], call_objects[1::2], strict=True):  # strings interned in row order
+        names.append(intern(name))
+        site = next(site_of) if site_of is not None else -1
+        key = (id(a), site)
+        set_id = known.get(key)
+        if set_id is None:
+            if site >= 0 and site_names is not None:
+                a = {**a, "site": site_names[site][0], "function": site_names[site][1]}
+            set_id = known[key] = add_args(a)
+        sets.append(set_id)
+    first = batch.add_slice_ids(api, starts, durs, names, "runtime", cids, sets)
+    for r in ranges:
+        batch.add_slice(thread, r.start_ns, r.end_ns - r.start_ns, r.name, "user")
+    for m in memcpys:
+        batch.add_slice(api, m.start_ns, m.end_ns - m.start_ns, m.name, "host memcpy", correlation=m.cid,
+                        args=m.args)
+    return first, cids
+
+
+def add_submissions(batch: TraceBatch, ints: Sequence[int], names: Sequence[str], queue: Callable[[int, int], int],
+                    api_of: Callable[[int], int], flow: Flow, base: int) -> int:
+    """Driver submissions (the log's columns: device, stream, submit, visible, cid, chunk back to
+    back; a name each) as slices on their queues' tracks (``queue(device, stream)``, asked in
+    order of first use), each joined by a ``submit`` flow to its API call (``api_of(cid)``: the
+    call's flow id, -1 none); returns the first submission's local index (flow ids: local + ``base``)."""
+    n = 6
+    devices, streams, submits, visibles, cids, chunks = (ints[i::n] for i in range(n))
+    tracks: dict[tuple[int, int], int] = {}
+    intern, add_args = batch.intern, batch.add_args
+    first = batch.slice_count
+    track_ids, name_ids, sets = [], [], []
+    for i, (device, stream, name, chunk, cid) in enumerate(zip(devices, streams, names, chunks, cids, strict=True)):
+        key = (device, stream)
+        track = tracks.get(key)
+        if track is None:
+            track = tracks[key] = queue(device, stream)
+        track_ids.append(track)
+        name_ids.append(intern(f"submit {name}"))
+        sets.append(add_args({"chunk": chunk}) if chunk >= 0 else -1)
+        api = api_of(cid)
+        if api >= 0:  # strings in order of first use: "submit" at the first flow
+            flow(api, base + first + i, "submit")
+    batch.add_slice_ids(track_ids, submits, list(map(int.__sub__, visibles, submits)), name_ids, "driver", cids,
+                        sets)
+    return first
