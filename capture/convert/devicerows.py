@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from accelview.model import TraceBuilder, TrackKind
+from accelview.model import TraceBuilder
 
 from ..sim.device.command import Command
 from .batch import TraceBatch
@@ -32,28 +32,13 @@ class DeviceRows:
                  config: CaptureConfig) -> None:
         self.dev, self.index, self.clock_id, self.config, self.meta = dev, dev.index, clock_id, config, meta
         self.clock = ClockTracker(dev.clock, start_ns, np.random.default_rng([seed, 2, dev.index]))
-        d = dev.index
-        self.top = meta.add_track(f"device {d} ({dev.spec.name})", TrackKind.DEVICE, parent=-1, device=d,
-                                  clock=clock_id)
-        self.units = {u: meta.add_track(u, TrackKind.EXEC_UNIT, parent=self.top, device=d, clock=clock_id)
-                      for u in ("matrix", "vector")}
-        dmas = [meta.add_track(f"DMA {i}", TrackKind.DMA_ENGINE, parent=self.top, device=d, clock=clock_id)
-                for i in range(dev.spec.pcie.dma_engines)]
-        pcie = {x: meta.add_track(f"PCIe {x.upper()}", TrackKind.PCIE, parent=self.top, device=d, clock=clock_id)
-                for x in ("h2d", "d2h")}
-        self.tracks = DeviceTracks(self.top, self.unit_track, dmas, pcie)
+        self.tracks = DeviceTracks.make(meta, dev.index, dev.spec, clock_id)  # the collective unit's on first use
+        self.top = self.tracks.top
         self.shapes = OpShapes()
         self.counter_tracks: dict[str, int] = {}
         self.windows = CounterWindows(dev.spec, start_ns, config.counter_period_ns)
         self.idle = IdleTruth()
         self.dropped = 0
-
-    def unit_track(self, unit: str) -> int:
-        """The track of an execution unit (the collective unit's appears on first use)."""
-        if unit not in self.units:
-            self.units[unit] = self.meta.add_track(unit, TrackKind.EXEC_UNIT, parent=self.top, device=self.index,
-                                                   clock=self.clock_id)
-        return self.units[unit]
 
     def add_slices(self, batch: TraceBatch, cmds: Sequence[Command], sub_of: Callable[[int, int, int], int],
                    flow: Callable[[int, Any, str], None], local_to_global: int) -> None:

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from accelview.model import TraceBuilder, TrackKind
 
 from ..sim.device.command import Command
 from ..sim.device.costs import OpCost
 from ..sim.device.opcounters import CostColumns, counter_columns
 from ..sim.device.replay import ReplayColumns
+from ..sim.device.specs import DeviceSpec
 from .batch import TraceBatch
 from .graphrows import add_graph_slices
 
@@ -32,13 +34,38 @@ Flow = Callable[[int, Any, str], None]
 
 @dataclass
 class DeviceTracks:
-    """One device's tracks: its own, its units' (``unit(name)``: the caller may make one on first
-    use), its DMA engines' and its PCIe directions'."""
+    """One device's tracks: its own, its execution units' (a unit not made yet is made on first
+    use, after the others), its DMA engines' and its PCIe directions'."""
 
+    b: TraceBuilder
+    device: int
     top: int
-    unit: Callable[[str], int]
+    clock: int
+    units: dict[str, int]
     dmas: list[int]
     pcie: dict[str, int]
+
+    @classmethod
+    def make(cls, b: TraceBuilder, device: int, spec: DeviceSpec, clock: int, collective: bool = False
+             ) -> DeviceTracks:
+        """The tracks of ``device`` on ``clock``, in the capture's order: the device, matrix,
+        vector (and ``collective`` now, when the caller knows it is used), DMA engines, PCIe."""
+        top = b.add_track(f"device {device} ({spec.name})", TrackKind.DEVICE, parent=-1, device=device, clock=clock)
+        units = {u: b.add_track(u, TrackKind.EXEC_UNIT, parent=top, device=device, clock=clock)
+                 for u in ("matrix", "vector", *(("collective",) if collective else ()))}
+        dmas = [b.add_track(f"DMA {i}", TrackKind.DMA_ENGINE, parent=top, device=device, clock=clock)
+                for i in range(spec.pcie.dma_engines)]
+        pcie = {x: b.add_track(f"PCIe {x.upper()}", TrackKind.PCIE, parent=top, device=device, clock=clock)
+                for x in ("h2d", "d2h")}
+        return cls(b, device, top, clock, units, dmas, pcie)
+
+    def unit(self, name: str) -> int:
+        """The track of an execution unit."""
+        track = self.units.get(name)
+        if track is None:
+            track = self.units[name] = self.b.add_track(name, TrackKind.EXEC_UNIT, parent=self.top,
+                                                        device=self.device, clock=self.clock)
+        return track
 
 
 @dataclass(frozen=True, slots=True)

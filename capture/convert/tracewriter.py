@@ -190,22 +190,13 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
     b.add_truth_clock(clock, *true_alignment(dev.clock))
 
     d = dev.index
-    top = b.add_track(f"device {d} ({dev.spec.name})", TrackKind.DEVICE, parent=-1, device=d, clock=clock)
-    units = {u: b.add_track(u, TrackKind.EXEC_UNIT, parent=top, device=d, clock=clock)
-             for u in ("matrix", "vector")}
-    if any("collective" in c.units_used for c in cmds):
-        units["collective"] = b.add_track("collective", TrackKind.EXEC_UNIT, parent=top, device=d,
-                                          clock=clock)
-    dmas = [b.add_track(f"DMA {i}", TrackKind.DMA_ENGINE, parent=top, device=d, clock=clock)
-            for i in range(dev.spec.pcie.dma_engines)]
-    pcie = {x: b.add_track(f"PCIe {x.upper()}", TrackKind.PCIE, parent=top, device=d, clock=clock)
-            for x in ("h2d", "d2h")}
-    local = add_records(batch, cmds, DeviceTracks(top, units.__getitem__, dmas, pcie), to_ref,
+    tracks = DeviceTracks.make(b, d, dev.spec, clock, collective=any("collective" in c.units_used for c in cmds))
+    local = add_records(batch, cmds, tracks, to_ref,
                         lambda cid, chunk: sub_ids.get((d, cid, chunk), -1), _flow_to(batch), 0, OpShapes(),
                         counters=False, replays=columns)
     # every gap between ops (no unit busy), with the cause of the op that ends it: the service's rule, at once
-    add_idle_rows(b, top, IdleTruth().gaps([c for c in cmds if c.runs_ops], sim.log.waits, math.inf), to_ref)
-    return top, clock, local
+    add_idle_rows(b, tracks.top, IdleTruth().gaps([c for c in cmds if c.runs_ops], sim.log.waits, math.inf), to_ref)
+    return tracks.top, clock, local
 
 
 def _flow_to(batch: TraceBatch) -> Flow:
