@@ -57,7 +57,7 @@ class HostRecords:
     """Host-side records, API calls and driver submissions (one of each per launch) as columns:
     the integer fields of each record back to back in one list and its names and argument dicts
     in another (:func:`call_rows`, :func:`submission_rows`). That costs less than a tuple per
-    record, and a tracer sends the integers in one C call (``marshal``). (A list, not an
+    record, and a tracer packs the integers in one C call (``struct.pack``). (A list, not an
     ``array('q')``: extending an array by a tuple costs ~7x extending a list on CPython 3.11,
     and the runtime extends one on every call.) ``calls`` and ``submissions`` give them as records."""
 
