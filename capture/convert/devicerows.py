@@ -1,10 +1,6 @@
-"""One device's side of the streaming capture: its tracks, and its finished commands as rows.
-
-Device records are what a real driver's ring buffers hold: op and DMA slices in device
-ticks, converted to the host timebase through the running clock estimate
-(:mod:`.clocktrack`). Per-op hardware counters join each op's argument set; sampled
-counters, queue depth and idle truth come from :mod:`.windows`.
-"""
+"""One device's side of the streaming capture: what it keeps from drain to drain (its tracks,
+running clock estimate, counter windows, idle truth and dropped records); its rows are made by
+:mod:`.deviceslices`, as the whole run's are."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ _JITTER_AT = [f.name for f in dataclasses.fields(OpCost)].index("jitter")
 def pack(d: Drained, sites: Sequence[int] | None = None, named: bool = False) -> tuple[
         dict[str, Any], dict[str, bytes]]:
     """The child's side: one drain, its devices' commands as their rings wrote them
-    (:mod:`.sim.ring`), as frame metadata (JSON-able) and columns, each as its bytes (the wire
+    (:mod:`..sim.device.ring`), as frame metadata (JSON-able) and columns, each as its bytes (the wire
     sends them as ``uint8`` columns: no numpy in the child's path); ``sites``: a call-site id per call (-1: none;
     None: no call sites recorded, an empty column). ``named``: the ops carry their own
     names too (the last drain: a script stopped by a signal between a command's submission

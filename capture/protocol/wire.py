@@ -7,7 +7,7 @@ under ``"columns"``, back to back. The writer hands the arrays' own memory to ``
 the reader copies each column once.
 
 From the profiled child: ``SESS`` (the traced session: its device model and capture
-config), ``RECS`` (one drain's packed raw records, :mod:`.records`), ``END `` (the script's
+config), ``RECS`` (one drain's packed raw records, :mod:`.payloads`), ``END `` (the script's
 exit status). The service's collector turns records into the capture's own kinds, which
 :class:`.ingest.Ingest` applies: ``HELO`` (session metadata), ``STRS`` (strings interned
 since the last frame), ``ROWS`` (rows of one table), ``CLCK`` (latest clock estimates),

@@ -1,8 +1,8 @@
 """The capture service's collector: turns the profiled process's raw records into rows.
 
 The profiled process only records (:mod:`.recorder`); its frames of packed raw records
-(:mod:`.records`) arrive here, in the service. For each drain the collector converts host
-calls, staging memcpy's and driver submissions (host clock), device records (through the
+(:mod:`..protocol.payloads`) arrive here, in the service. For each drain the collector converts host
+calls, staging memcpy's and driver submissions (host clock, :mod:`..convert.hostslices`), device records (through the
 running clock estimate, :mod:`.clocktrack`) and the sampled counters of the windows now
 complete into rows of the capture's tables with *global* ids (slice ids and argument-set
 ids count from the first drain; flows may join slices of different drains), and hands them

@@ -5,7 +5,7 @@ The recorder hooks every runtime API call (it records the session's calls in pla
 site, and every ``flush_events`` calls or ``flush_ms`` it *drains* the session
 (:func:`accelview.capture.sim.runtime.drain.drain`) and sends what finished since the last drain as
 one ``RECS`` frame of packed raw records (:mod:`..protocol.payloads`). Each device writes its finished
-commands into a ring of its own as they finish (:mod:`.sim.ring`), so a drain reads no cold
+commands into a ring of its own as they finish (:mod:`..sim.device.ring`), so a drain reads no cold
 records. Turning records into the capture's rows, counters, flows and truth is the service's
 work (:mod:`.collector`): the profiled program pays for the hook, the rings, packing their
 lists (``struct`` and msgpack), and a copy into the pipe. A timer thread (:meth:`Recorder._ticker`)
