@@ -1,11 +1,6 @@
-"""A device's finished commands as rows: the one conversion the whole run and the service share.
-
-Copies become DMA slices with their PCIe slice and ``transfer`` flow, events become sync
-instants, ops become slices with their argument sets, true limiters and (optionally) counters,
-graph replays become a slice per node; each is joined to its driver submission by an
-``execute`` flow. Rows go in one order whatever the caller: copies and instants in finishing
-order, then the ops as one column chunk, then the replays' nodes.
-"""
+"""A device's tracks, and its finished commands as rows (DMA and PCIe slices, sync instants, op
+and replay-node slices with arguments, truth, counters and flows): the one conversion the whole
+run and the capture service share, so their rows agree by construction."""
 
 from __future__ import annotations
 
@@ -103,11 +98,9 @@ class OpShapes:
 def add_records(batch: TraceBatch, cmds: Sequence[Command], tracks: DeviceTracks, to_ref: ToRef,
                 sub_of: Callable[[int, int], int], flow: Flow, base: int, shapes: OpShapes, *, pcie: bool = True,
                 truth: bool = True, counters: bool = True, replays: ReplayColumns | None = None) -> np.ndarray:
-    """Rows of one device's finished ``cmds`` (device times, converted by ``to_ref``). ``sub_of(cid,
-    chunk)``: the flow id of a command's submission (-1: none); ``flow``: takes flow ids, a slice's
-    being its local index + ``base``; ``counters``: add the ops' and nodes' counters (False: the
-    caller makes them); ``replays``: the replays as columns, if made already. Returns the local
-    indices of the op slices, then of the replays' nodes."""
+    """Rows of a device's finished ``cmds``: copies and instants in finishing order, then ops, then
+    replay nodes (``sub_of(cid, chunk)``: a submission's flow id, -1 none; a slice's flow id is its
+    local index + ``base``). Returns the local indices of the op slices, then of the nodes."""
     starts = to_ref(np.array([c.start_ns for c in cmds]))
     ends = to_ref(np.array([c.end_ns for c in cmds]))
     dstarts = to_ref(np.array([_or0(c.data_start_ns) for c in cmds]))

@@ -16,10 +16,9 @@ from .deviceslices import Flow
 def add_calls(batch: TraceBatch, call_ints: Sequence[int], call_objects: Sequence[Any], api: int, thread: int,
               ranges: Sequence[ApiCall], memcpys: Sequence[ApiCall], sites: Sequence[int] | None = None,
               site_names: Mapping[int, tuple[str, str]] | None = None) -> tuple[int, list[int]]:
-    """API calls (the log's columns: start, end, cid back to back; name, arguments back to
-    back) as slices on ``api``, with one argument set per argument dict and call site (``sites``:
-    a site id per call, -1 none; ``site_names``: id → (file:line, function)); then ranges on
-    ``thread`` and memcpys on ``api``. Returns the first call's local index and the calls' cids."""
+    """API calls (from the log's columns) as slices on ``api``, one argument set per argument dict
+    and call site (``sites``: an id per call, -1 none), then ranges on ``thread`` and memcpys on
+    ``api``; returns the first call's local index and the calls' cids."""
     ints = np.array(call_ints, dtype=np.int64).reshape(-1, 3)  # start_ns, end_ns, cid
     starts, cids = ints[:, 0].tolist(), ints[:, 2].tolist()
     durs = (ints[:, 1] - ints[:, 0]).tolist()
@@ -48,10 +47,9 @@ def add_calls(batch: TraceBatch, call_ints: Sequence[int], call_objects: Sequenc
 
 def add_submissions(batch: TraceBatch, ints: Sequence[int], names: Sequence[str], queue: Callable[[int, int], int],
                     api_of: Callable[[int], int], flow: Flow, base: int) -> int:
-    """Driver submissions (the log's columns: device, stream, submit, visible, cid, chunk back to
-    back; a name each) as slices on their queues' tracks (``queue(device, stream)``, asked in
-    order of first use), each joined by a ``submit`` flow to its API call (``api_of(cid)``: the
-    call's flow id, -1 none); returns the first submission's local index (flow ids: local + ``base``)."""
+    """Driver submissions (from the log's columns) as slices on their queues' tracks (``queue``,
+    asked in order of first use), each joined by a ``submit`` flow to its call's flow id
+    (``api_of(cid)``, -1 none); returns the first one's local index (flow ids: local + ``base``)."""
     n = 6
     devices, streams, submits, visibles, cids, chunks = (ints[i::n] for i in range(n))
     tracks: dict[tuple[int, int], int] = {}

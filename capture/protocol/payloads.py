@@ -1,10 +1,6 @@
-"""The simulator's raw records as plain data, from the profiled child to the service.
-
-The child packs a drain's numbers as ``struct`` columns and its names, argument dicts and rare
-records (copies, events, graph replays, op cost templates) as msgpack (:mod:`.plain`,
-:mod:`.simcodec`); no pickle, so converting a spool runs no code from it. Measurements of
-the choices: docs/CAPTURE.md.
-"""
+"""A drain's raw records as plain data from the profiled child to the service: numbers as
+``struct`` columns, names, arguments and rare records as msgpack (:mod:`.plain`); no pickle, so
+converting a spool runs no code from it. Measurements: docs/CAPTURE.md, *Packing*."""
 
 from __future__ import annotations
 

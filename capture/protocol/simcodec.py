@@ -1,9 +1,6 @@
-"""The simulator's rare records (op cost templates, copies, events, graph replays) as plain
-lists and back: what the child packs and the service unpacks instead of pickling them.
-
-Only the fields the service reads cross; the service rebuilds each record from numbers,
-strings and numeric arrays (:mod:`.plain`), so a crafted stream can make nothing but them.
-"""
+"""The simulator's rare records (op cost templates, copies, events, graph replays) and its device
+spec as plain lists and back, in place of pickles: the service rebuilds them from numbers,
+strings and numeric arrays only, so a crafted stream can make nothing else."""
 
 from __future__ import annotations
 
