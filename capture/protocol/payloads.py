@@ -19,7 +19,7 @@ from ..sim.device.ring import OP_FIELDS, OP_FLOATS, OP_INTS, RingBatch
 from ..sim.runtime.drain import Drained
 from ..sim.runtime.hostlog import SUBMISSION_INTS, ApiCall
 from . import plain
-from .simcodec import command_of, command_plain, cost_of, cost_plain, layout_of, layouts_plain
+from .simcodec import FrameTables, command_plain, commands_of, cost_of, cost_plain
 
 # the stream's version, in its SESS frame: 2 is plain data; a stream without it is an older
 # accelview's, whose records were pickled and are never unpickled
@@ -66,13 +66,13 @@ def pack(d: Drained, sites: Sequence[int] | None = None, named: bool = False) ->
     cols["causes"] = plain.encode(column("cause"))
     cols["op_names"] = plain.encode(column("name") if named else None)
     others, first = [], 0
-    layouts: dict[int, Any] = {}
+    tables = FrameTables()
     for b in batches:  # each device's place of a command among all the frame's commands
-        others += [[first + i, command_plain(c, layouts)] for i, c in b.others]
+        others += [[first + i, command_plain(c, tables)] for i, c in b.others]
         first += b.commands
+    cols["other_segments"] = _packed("d", tables.segments)
     cols["side"] = plain.encode({
-        "costs": [[n, cost_plain(c)] for b in batches for n, c in b.costs], "others": others,
-        "layouts": layouts_plain(layouts),
+        "costs": [[n, cost_plain(c)] for b in batches for n, c in b.costs], "others": others, **tables.plain(),
         "memcpys": [[m.start_ns, m.end_ns, m.name, m.cid, m.args] for m in d.memcpys],
         "ranges": [[r.start_ns, r.end_ns, r.name] for r in d.ranges]})
     meta = {"waits": d.waits, "horizon_ns": d.horizon_ns, "host_now_ns": d.host_now_ns, "events": len(d)}
@@ -143,8 +143,7 @@ class RecordUnpacker:
         whole = subs[:, _S_CHUNK] < 0
         self.submitted.update(zip(subs[whole, _S_CID].tolist(), zip(
             subs[whole, _S_STREAM].tolist(), compress(submissions, whole.tolist()), strict=True), strict=True))
-        layouts = [layout_of(p) for p in side["layouts"]]
-        others = [(int(i), command_of(fields, layouts)) for i, fields in side["others"]]
+        others = commands_of(side["others"], side, np.frombuffer(cols["other_segments"], dtype="<f8"))
         ints = dict(zip(OP_INTS, _ints(cols["op_ints"]).reshape(len(OP_INTS), -1).tolist(), strict=True))
         floats = np.frombuffer(cols["op_floats"], dtype="<f8").reshape(len(OP_FLOATS), -1)
         floats = dict(zip(OP_FLOATS, floats.tolist(), strict=True))

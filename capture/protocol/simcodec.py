@@ -9,6 +9,8 @@ from math import nan
 from operator import attrgetter
 from typing import Any
 
+import numpy as np
+
 from ..sim.device.command import Command
 from ..sim.device.costs import OpCost
 from ..sim.device.hbm import AccessPattern
@@ -89,37 +91,59 @@ def run_of(p: list[Any], layouts: list[GraphLayout]) -> GraphRun:
                     unarray(jitter), unarray(body), unarray(end_off))
 
 
-def command_plain(c: Command, layouts: dict[int, tuple[int, GraphLayout]]) -> list[Any]:
+class FrameTables:
+    """What the rare commands of one frame share, sent once: graph layouts, DMA jobs (by identity:
+    copies of one size share one) and every command's progress segments as one float column."""
+
+    def __init__(self) -> None:
+        self.layouts: dict[int, tuple[int, GraphLayout]] = {}
+        self.jobs: dict[int, tuple[int, DmaJob]] = {}
+        self.segments: list[float] = []  # t0, t1, bytes moved, sharers of each segment, back to back
+
+    def plain(self) -> dict[str, Any]:
+        """The layouts and jobs, in place order (the segments go as a column of their own)."""
+        return {"layouts": [layout_plain(lay) for _, lay in sorted(self.layouts.values(), key=lambda x: x[0])],
+                "jobs": [list(_JOB_FIELDS(job)) for _, job in sorted(self.jobs.values(), key=lambda x: x[0])]}
+
+
+def command_plain(c: Command, t: FrameTables) -> list[Any]:
     """A command that is not an op (copy, event record or wait, graph replay): the fields the
-    service reads; ``layouts`` gathers the frame's graph layouts (id → (place, layout))."""
-    job = None if c.job is None else _JOB_FIELDS(c.job)
+    service reads, its job, layout and segments as places in the frame's tables ``t``."""
+    job = -1
+    if c.job is not None:
+        job = t.jobs.setdefault(id(c.job), (len(t.jobs), c.job))[0]
     run = None
     if c.graph is not None:
         lay = c.graph.layout
-        place = layouts.setdefault(id(lay), (len(layouts), lay))[0]
-        run = run_plain(c.graph, place)
-    segments = [x for s in c.segments for x in s]
+        run = run_plain(c.graph, t.layouts.setdefault(id(lay), (len(t.layouts), lay))[0])
+    segments = c.segments
+    for seg in segments:
+        t.segments += seg
     return [c.cid, c.kind, c.stream, c.name, job, c.direction, run, c.args, c.start_ns, c.end_ns, c.engine, c.cause,
-            c.data_start_ns, c.data_end_ns, segments]
+            c.data_start_ns, c.data_end_ns, len(segments)]
 
 
-def command_of(p: list[Any], layouts: list[GraphLayout]) -> Command:
-    """The command :func:`command_plain` wrote (what it does not send is left at its default)."""
-    cid, kind, stream, name, job, direction, run, args, start, end, engine, cause, dstart, dend, segments = p
-    if not isinstance(args, dict):
-        raise ValueError(f"a command's arguments must be a map, not {type(args).__name__}")
+def commands_of(others: list[Any], tables: dict[str, Any], segments: np.ndarray) -> list[tuple[int, Command]]:
+    """The frame's rare commands, with their places, from what :func:`command_plain` and
+    :meth:`FrameTables.plain` wrote and the segment column (what is not sent stays at its default)."""
+    layouts = [layout_of(p) for p in tables["layouts"]]
+    jobs = [DmaJob(*f) for f in tables["jobs"]]
     if len(segments) % 4:
         raise ValueError(f"{len(segments)} numbers do not make whole progress segments")
-    it = iter(segments)
-    # every field by position (keywords cost twice as much: a pageable copy is a command a chunk)
-    return Command(cid, kind, stream, nan, nan, name, None, None if job is None else DmaJob(*job), direction, 0.0,
-                   None, None if run is None else run_of(run, layouts), args, start, end, engine, cause, dstart, dend,
-                   [(a, b, m, int(n)) for a, b, m, n in zip(it, it, it, it, strict=True)])
-
-
-def layouts_plain(layouts: dict[int, tuple[int, GraphLayout]]) -> list[Any]:
-    """The frame's layouts, in place order."""
-    return [layout_plain(lay) for _, lay in sorted(layouts.values(), key=lambda x: x[0])]
+    quads = [(a, b, m, int(n)) for a, b, m, n in segments.reshape(-1, 4).tolist()]
+    out, at = [], 0
+    for place, (cid, kind, stream, name, job, direction, run, args, start, end, engine, cause, dstart, dend,
+                n) in others:
+        if not isinstance(args, dict):
+            raise ValueError(f"a command's arguments must be a map, not {type(args).__name__}")
+        # every field by position (keywords cost twice as much: a pageable copy is a command a chunk)
+        out.append((place, Command(cid, kind, stream, nan, nan, name, None, jobs[job] if job >= 0 else None,
+                                   direction, 0.0, None, None if run is None else run_of(run, layouts), args, start,
+                                   end, engine, cause, dstart, dend, quads[at:at + n])))
+        at += n
+    if at != len(quads):
+        raise ValueError(f"{len(quads)} progress segments for {at}")
+    return out
 
 
 def spec_plain(spec: DeviceSpec) -> dict[str, Any]:
