@@ -103,19 +103,25 @@ def add_records(batch: TraceBatch, cmds: Sequence[Command], tracks: DeviceTracks
     local index + ``base``). Returns the local indices of the op slices, then of the nodes."""
     starts = to_ref(np.array([c.start_ns for c in cmds]))
     ends = to_ref(np.array([c.end_ns for c in cmds]))
-    dstarts = to_ref(np.array([_or0(c.data_start_ns) for c in cmds]))
-    dends = to_ref(np.array([_or0(c.data_end_ns) for c in cmds]))
     ops: list[int] = []
     graphs: list[int] = []
+    others: list[int] = []
     for i, c in enumerate(cmds):
         kind = c.kind
         if kind == "op" and c.cost is not None:
             ops.append(i)
-            continue
-        if kind == "graph" and c.graph is not None:
+        elif kind == "graph" and c.graph is not None:
             graphs.append(i)
-            continue
-        s, e = int(starts[i]), int(ends[i])
+        else:
+            others.append(i)
+    # the rare commands' times as Python numbers (a numpy scalar per field costs more than the row)
+    rare = [cmds[i] for i in others]
+    data_starts = to_ref(np.array([_or0(c.data_start_ns) for c in rare])).tolist()
+    data_ends = to_ref(np.array([_or0(c.data_end_ns) for c in rare])).tolist()
+    for c, s, e, ds, de in zip(rare, starts[others].tolist(), ends[others].tolist(), data_starts, data_ends,
+                               strict=True):
+        kind = c.kind
+        s, e = int(s), int(e)
         sub = sub_of(c.cid, int(c.args.get("chunk", -1)))
         if kind != "copy":
             batch.add_instant(tracks.top, s, "event recorded" if kind == "record" else "event waited", "sync",
@@ -127,7 +133,7 @@ def add_records(batch: TraceBatch, cmds: Sequence[Command], tracks: DeviceTracks
             args.update(descriptors=job.descriptors, tlps=job.data_tlps, wire_bytes=job.data_wire_bytes)
         sid = batch.add_slice(tracks.dmas[c.engine], s, e - s, c.name, "copy", correlation=c.cid, args=args)
         if pcie and c.direction in tracks.pcie and not math.isnan(c.data_start_ns):
-            ds, de = int(dstarts[i]), int(dends[i])
+            ds, de = int(ds), int(de)
             pid = batch.add_slice(tracks.pcie[c.direction], ds, de - ds, c.name, "pcie", correlation=c.cid,
                                   args={"bytes": job.nbytes if job else 0})
             flow(base + sid, base + pid, "transfer")

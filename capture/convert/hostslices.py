@@ -10,7 +10,6 @@ import numpy as np
 
 from ..sim.runtime.hostlog import ApiCall
 from .batch import TraceBatch
-from .deviceslices import Flow
 
 
 def add_calls(batch: TraceBatch, call_ints: Sequence[int], call_objects: Sequence[Any], api: int, thread: int,
@@ -46,27 +45,41 @@ def add_calls(batch: TraceBatch, call_ints: Sequence[int], call_objects: Sequenc
 
 
 def add_submissions(batch: TraceBatch, ints: Sequence[int], names: Sequence[str], queue: Callable[[int, int], int],
-                    api_of: Callable[[int], int], flow: Flow, base: int) -> int:
+                    api_ids: Mapping[int, int], flows: list[tuple[int, int, int]], base: int) -> int:
     """Driver submissions (from the log's columns) as slices on their queues' tracks (``queue``,
-    asked in order of first use), each joined by a ``submit`` flow to its call's flow id
-    (``api_of(cid)``, -1 none); returns the first one's local index (flow ids: local + ``base``)."""
+    asked in order of first use), each joined by a ``submit`` flow (into ``flows``) to its call's
+    flow id (``api_ids[cid]``); returns the first one's local index (flow ids: local + ``base``)."""
     n = 6
     devices, streams, submits, visibles, cids, chunks = (ints[i::n] for i in range(n))
     tracks: dict[tuple[int, int], int] = {}
     intern, add_args = batch.intern, batch.add_args
     first = batch.slice_count
     track_ids, name_ids, sets = [], [], []
+    submit = -1
+    named: dict[str, int] = {}  # a submission's name → its slice name's id
+    chunk_sets: dict[int, int] = {}  # a chunk number → its argument set
     for i, (device, stream, name, chunk, cid) in enumerate(zip(devices, streams, names, chunks, cids, strict=True)):
         key = (device, stream)
         track = tracks.get(key)
         if track is None:
             track = tracks[key] = queue(device, stream)
         track_ids.append(track)
-        name_ids.append(intern(f"submit {name}"))
-        sets.append(add_args({"chunk": chunk}) if chunk >= 0 else -1)
-        api = api_of(cid)
-        if api >= 0:  # strings in order of first use: "submit" at the first flow
-            flow(api, base + first + i, "submit")
+        name_id = named.get(name)
+        if name_id is None:
+            name_id = named[name] = intern(f"submit {name}")
+        name_ids.append(name_id)
+        if chunk >= 0:
+            set_id = chunk_sets.get(chunk)
+            if set_id is None:
+                set_id = chunk_sets[chunk] = add_args({"chunk": chunk})
+            sets.append(set_id)
+        else:
+            sets.append(-1)
+        api = api_ids.get(cid)
+        if api is not None:
+            if submit < 0:  # strings in order of first use: "submit" at the first flow
+                submit = intern("submit")
+            flows.append((api, base + first + i, submit))
     batch.add_slice_ids(track_ids, submits, list(map(int.__sub__, visibles, submits)), name_ids, "driver", cids,
                         sets)
     return first

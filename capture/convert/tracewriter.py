@@ -68,8 +68,7 @@ def build_trace(sim: Simulator) -> Trace:
                                                            parent=proc, host=HOST_NAME, device=device)
             return track
 
-        first = add_submissions(batch, log.submission_ints, log.submission_names, queue,
-                                lambda cid: api_ids.get(cid, -1), _flow_to(batch), 0)
+        first = add_submissions(batch, log.submission_ints, log.submission_names, queue, api_ids, batch.flows, 0)
         sub_ids = {(s.device, s.cid, s.chunk): first + i for i, s in enumerate(subs)}
         track_ids, nodes = [], []
         for dev, clock, columns in zip(sim.devices, clocks, replays, strict=True):

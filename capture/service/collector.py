@@ -13,6 +13,7 @@ a ``Simulator`` with the child's spec, seed and start time has the same device c
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -111,7 +112,7 @@ class Collector:
                 for cid in self.call_waiting.keys() & api_ids.keys():
                     flows.extend((api_ids[cid], gid, submit) for gid in self.call_waiting.pop(cid))
         if cfg.on("driver"):
-            self._submissions(d, batch, base, api_ids, flow)
+            self._submissions(d, batch, base, api_ids, flows)
 
         def sub_of(device: int, cid: int, chunk: int) -> int:
             return self.exec_of.pop((device, cid, chunk), -1)
@@ -151,12 +152,12 @@ class Collector:
         self._send_rows(b, base, batch.arg_sets)
 
     def _submissions(self, d: Drained, batch: TraceBatch, base: int, api_ids: dict[int, int],
-                     flow: Callable[[int, Any, str], None]) -> None:
+                     flows: list[tuple[int, int, int]]) -> None:
         """Driver submissions as slices on their queues' tracks, each joined to its API call (or
         waiting for it); their queues' depth and the map from command to submission."""
         ints = d.submission_ints
         first = base + add_submissions(batch, ints, d.submission_names, lambda dev, st: self._queue(dev, st)[0],
-                                       lambda cid: api_ids.get(cid, -1), flow, base)
+                                       api_ids, flows, base)
         n = SUBMISSION_INTS
         devices, streams, submits, _, cids, chunks = (ints[i::n] for i in range(n))
         if len(set(zip(devices, streams, strict=True))) == 1:
@@ -263,10 +264,16 @@ class RecordSink:
         else:
             if self.collector is None:
                 raise ValueError("records before the session frame")
-            d, sites = self.unpacker.unpack(dict(meta), cols)
-            self.collector.sites.update({int(i): (site, func) for i, site, func in meta.get("sites", ())})
-            self.collector.calls = int(meta.get("calls", self.collector.calls))
-            self.collector.feed(d, bool(meta.get("final")), sites, meta.get("host_metrics"))
+            collecting = gc.isenabled()
+            gc.disable()  # a frame's records are many short-lived objects and no cycles: no collections for them
+            try:
+                d, sites = self.unpacker.unpack(dict(meta), cols)
+                self.collector.sites.update({int(i): (site, func) for i, site, func in meta.get("sites", ())})
+                self.collector.calls = int(meta.get("calls", self.collector.calls))
+                self.collector.feed(d, bool(meta.get("final")), sites, meta.get("host_metrics"))
+            finally:
+                if collecting:
+                    gc.enable()
 
 
 def _collector(session: Mapping[str, Any], cols: dict[str, np.ndarray], send: Send) -> Collector:
