@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .lod_run import split_edges
+
 if TYPE_CHECKING:
     from ..trace import Trace
 
@@ -142,7 +144,10 @@ class CoverageCache:
         sl, runs = self.trace.slices, self.trace.runs
         start, dur = sl.start_ns, sl.dur_ns
         r = np.asarray(rs, np.int64)
-        edges = np.round(np.arange(g0, g1 + 1, dtype=np.float64) * p).astype(np.int64) + np.int64(self.origin)
+        # Bucket edges are fractional ns when zoomed below 1 ns a pixel: search on their integer
+        # part (starts are whole ns) and add the fraction to the partial slice, never rounding an
+        # edge onto its neighbour (which left zero-width buckets: a covering slice in stripes).
+        edges, ef = split_edges(g0, g1 - g0, p, self.origin)
         q = (r[:, None] << shift) + np.clip(edges - tmin, 0, (1 << shift) - 1)[None, :]
         # Rows starting <= each edge (+ begin). Each lane's edges are searched only within the
         # part of the key its first and last edge bound: small and cache-resident when zoomed in.
@@ -156,14 +161,15 @@ class CoverageCache:
         jm = np.maximum(j - 1, b)
         has = j > b
         st, du = start[jm], dur[jm]
-        busy = np.where(has, cum[jm] - cum[b] + np.clip(edges[None, :] - st, 0, du), 0)
-        frac = (np.diff(busy, axis=1) / np.maximum(np.diff(edges), 1)).astype(np.float32)
+        part = np.clip((edges[None, :] - st).astype(np.float64) + ef[None, :], 0, du)
+        busy = np.where(has, (cum[jm] - cum[b]).astype(np.float64) + part, 0.0)
+        frac = np.clip(np.diff(busy, axis=1) / p, 0, 1).astype(np.float32)
         if self._has_zero:  # a bucket where a zero-length slice starts is not drawn empty
             jl = np.empty(q.shape, np.int64)
             for i in range(len(rs)):
-                jl[i] = np.searchsorted(key[lo[i] : hi[i]], q[i], "left") + lo[i]
+                jl[i] = np.searchsorted(key[lo[i] : hi[i]], q[i] + (ef > 0), "left") + lo[i]
             frac = np.where((np.diff(jl, axis=1) > 0) & (frac < MIN_SHOWN), np.float32(MIN_SHOWN), frac)
-        covers = has[:, :-1] & (st[:, :-1] + du[:, :-1] > edges[None, :-1])
+        covers = has[:, :-1] & ((st[:, :-1] + du[:, :-1] - edges[None, :-1]) > ef[None, :-1])
         pick = np.where(covers, jm[:, :-1], np.minimum(j[:, :-1], e - 1))
         names = np.where(frac > 0, sl.name[pick], -1).astype(np.int32)
         return frac, names, self.colours(names)

@@ -12,6 +12,14 @@ from ..trace import Trace
 _SHIFT = 56  # class << 56 | (start - first start): starts within 2^56 ns (833 days) of a run's first
 
 
+def split_edges(first_bucket: int, n: int, ns_per_px: float, origin: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n + 1`` edges of buckets ``first_bucket``.. as (absolute whole ns, fraction of a ns):
+    below 1 ns a pixel edges fall between whole ns, and rounding them would make empty buckets."""
+    rel = np.arange(first_bucket, first_bucket + n + 1, dtype=np.float64) * ns_per_px
+    whole = np.floor(rel)
+    return whole.astype(np.int64) + np.int64(origin), rel - whole
+
+
 class RunIndex:
     """Search structures of one (track, depth) run: prefix sums of durations and the rows
     ordered by (log2 duration class, start)."""
@@ -62,20 +70,20 @@ class RunIndex:
         """Busy fraction and a representative name of ``n`` buckets of ``ns_per_px`` ns from
         bucket index ``first_bucket`` (bucket k spans origin + [k·p, (k+1)·p)). One binary
         search per bucket edge serves both."""
-        k = np.arange(first_bucket, first_bucket + n + 1, dtype=np.float64)
-        edges = np.round(k * ns_per_px).astype(np.int64) + np.int64(origin)
+        edges, ef = split_edges(first_bucket, n, ns_per_px, origin)
         if not len(self.start):
             return np.zeros(n, np.float32), np.full(n, -1, np.int32)
         j = np.searchsorted(self.start, edges, "right")  # slices starting <= each edge
-        busy = self._busy(edges, j)
-        width = np.maximum(np.diff(edges), 1)
-        frac = (np.diff(busy) / width).astype(np.float32)
+        jm = np.maximum(j - 1, 0)
+        part = np.clip((edges - self.start[jm]).astype(np.float64) + ef, 0, self.dur[jm])
+        busy = np.where(j > 0, self.cum[jm].astype(np.float64) + part, 0.0)
+        frac = np.clip(np.diff(busy) / ns_per_px, 0, 1).astype(np.float32)
         if (self.dur == 0).any():  # a bucket where a zero-length slice starts is not drawn empty
-            starts_in = np.diff(np.searchsorted(self.start, edges, "left")) > 0
+            starts_in = np.diff(np.searchsorted(self.start, edges + (ef > 0), "left")) > 0
             frac = np.where(starts_in & (frac < 0.25), np.float32(0.25), frac)
         left, jl = edges[:-1], j[:-1] - 1  # last slice starting <= the bucket's left edge
         jc = np.maximum(jl, 0)
-        covers = (jl >= 0) & (self.start[jc] + self.dur[jc] > left)
+        covers = (jl >= 0) & (self.start[jc] + self.dur[jc] - left > ef[:-1])
         pick = np.where(covers, jc, np.minimum(jl + 1, len(self.start) - 1))
         names = np.where(frac > 0, self.names[pick], -1).astype(np.int32)
         return frac, names

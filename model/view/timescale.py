@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 
 from accelview.model.text.values import DURATION_UNITS
 
-MIN_SPAN_NS = 10.0  # the deepest zoom: 10 ns across the whole view
+EDGE_MARGIN = 0.05  # the view may show this share of itself beyond the trace's first and last ns
+MIN_SPAN_NS = 1.0  # the deepest zoom: 1 ns across the whole view (timestamps are whole ns)
 
 
 @dataclass(frozen=True)
@@ -69,14 +70,17 @@ class TimeScale:
         return replace(self, width=max(int(width), 1))
 
     def with_window(self, t0: float, t1: float) -> TimeScale:
-        """Show [t0, t1), clamped to a sane span and kept near the trace's bounds."""
-        span = max(float(t1 - t0), MIN_SPAN_NS)
+        """Show [t0, t1), clamped to a sane span and to the trace's bounds plus a small margin
+        (``EDGE_MARGIN`` of the view), as Perfetto does: no panning off into empty time."""
         total = max(self.hi - self.lo, MIN_SPAN_NS)
-        span = min(span, total * 4)
-        mid = (t0 + t1) / 2
-        # The view may leave the trace only by half a view on either side.
-        mid = min(max(mid, self.lo - span / 2), self.hi + span / 2)
-        return replace(self, r0=mid - span / 2, r1=mid + span / 2)
+        span = min(max(float(t1 - t0), MIN_SPAN_NS), total * (1 + 2 * EDGE_MARGIN))
+        m = span * EDGE_MARGIN
+        r0 = float(t0) + (float(t1 - t0) - span) / 2 if t1 - t0 != span else float(t0)
+        if span >= total + 2 * m:  # wider than the trace: centre it
+            r0 = (self.lo + self.hi) / 2 - span / 2
+        else:
+            r0 = min(max(r0, self.lo - m), self.hi + m - span)
+        return replace(self, r0=r0, r1=r0 + span)
 
     def zoom(self, factor: float, at_x: float | None = None) -> TimeScale:
         """Zoom in (factor > 1) or out (< 1) keeping the time under pixel ``at_x`` fixed
