@@ -89,12 +89,16 @@ class OverlayPainter:
             p.drawRect(r.adjusted(-0.5, -0.5, 0.5, 0.5))
 
     def _chain(self, p: QPainter, scroll_y: float) -> None:
+        """The selected slice's chain: members outlined thinly in the accent colour, flows as
+        arrows (or one arrow and a ×N bracket per fan), and the selection itself filled and
+        outlined in the selection colour so it stands out from the chain around it."""
         st = self.state
+        self.badges: list[tuple[QRectF, str]] = []  # ×N brackets, for their tooltips
         if st.selected < 0:
             return
         th = self.theme
         p.setBrush(Qt.BrushStyle.NoBrush)
-        p.setPen(QPen(th.c("accent"), 2))
+        p.setPen(QPen(th.c("accent", 200), 1))
         for sid in st.chain.tolist():
             if sid != st.selected:
                 r = self.slice_rect(sid, scroll_y)
@@ -129,11 +133,38 @@ class OverlayPainter:
             p.fillRect(box, th.c("bg", 220))  # legible over the lane below
             p.setFont(self.font)
             p.drawText(box, Qt.AlignmentFlag.AlignCenter, label)
+            self.badges.append((box, self._badge_tip(src, dsts)))
         p.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         r = self.slice_rect(st.selected, scroll_y)
         if r is not None:
+            p.fillRect(r, th.c("select", 70))
             p.setPen(QPen(th.c("select"), 2))
-            p.drawRect(r.adjusted(-1, -1, 1, 1))
+            p.drawRect(r.adjusted(-3, -3, 3, 3))
+
+    def _badge_tip(self, src: int, dsts: list[int]) -> str:
+        """What a ×N bracket stands for, shown when the mouse rests on it."""
+        tr = self.state.trace
+        lane = tr.track_name(int(tr.slices.track[dsts[0]]))
+        return (f"×{len(dsts)}: {tr.strings[tr.slices.name[src]]} flows to {len(dsts)} slices on {lane}"
+                f" (a graph replay's nodes, say); drawn as one arrow to the first and a bracket over the rest")
+
+    def badge_at(self, pos: QPointF) -> str:
+        """The tooltip of the ×N badge under a widget position, or ''."""
+        return next((tip for box, tip in getattr(self, "badges", []) if box.contains(pos)), "")
+
+    def _notice(self, p: QPainter, w: int) -> None:
+        """A short message over the lanes' top right (the chain's end, a step's place in it)."""
+        text = getattr(self, "notice", "")
+        if not text:
+            return
+        p.setFont(self.bold)
+        tw = self.fm.horizontalAdvance(text) * 1.15 + 16
+        box = QRectF(w - tw - 12, RULER_H + 8, tw, self.fm.height() + 8)
+        p.fillRect(box, self.theme.c("header", 235))
+        p.setPen(QPen(self.theme.c("accent"), 1))
+        p.drawRect(box)
+        p.setPen(self.theme.c("text"))
+        p.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
 
     def _arrow(self, p: QPainter, a: QRectF, b: QRectF) -> None:
         """A flow arrow from slice rectangle ``a`` to ``b``: it leaves the source where the

@@ -48,6 +48,7 @@ class TimelinePainter(OverlayPainter):
         self.hover_sid = -1  # the slice under the mouse, outlined
         self.exact = True  # False while zooming: reuse coverage of the last zoom, resampled
         self.stale = False  # the last frame drew resampled coverage
+        self.notice = ""  # a short message drawn over the lanes (the widget clears it)
 
     def set_theme(self, theme: Theme) -> None:
         """Switch colours."""
@@ -56,8 +57,9 @@ class TimelinePainter(OverlayPainter):
         self.colours = theme.slice_colours
         pal, bg = theme.palette_argb(), theme.bg_rgb()
         # lut[(colour + 1) * LEVELS + level]: palette colours from faint (level 1) to full.
-        # Codes 0 and 1 are the empty lane (plain and alternate stripe); the last entry is the
-        # separator between boxes. Lane rows are opaque, so they also paint the stripes.
+        # Codes 0 and 1 are the empty lane: transparent, so the stripes and grid lines drawn
+        # before the rows show between slices and never over them. The last entry is the
+        # separator between boxes.
         k = (0.4 + 0.6 * np.arange(LEVELS) / (LEVELS - 1))[None, :, None]
         mix = (bg + (pal[:, None, :] - bg) * k).reshape(-1, 3)
         empty = np.repeat(bg[None], LEVELS, 0)
@@ -65,6 +67,7 @@ class TimelinePainter(OverlayPainter):
         empty[1] = (alt.red(), alt.green(), alt.blue())
         mix = np.concatenate([empty, mix, (bg * 0.55)[None]]).astype(np.uint32)
         self.lut = ((0xFF << 24) | (mix[:, 0] << 16) | (mix[:, 1] << 8) | mix[:, 2]).astype(np.uint32)
+        self.lut[:LEVELS] = 0
         self.sep_code = len(self.lut) - 1
         # Label colour per palette entry: dark text on light slices, light text on dark ones.
         lum = (0.299 * pal[:, 0] + 0.587 * pal[:, 1] + 0.114 * pal[:, 2]) / 255
@@ -102,9 +105,11 @@ class TimelinePainter(OverlayPainter):
         for ln in lanes:
             if ln.depth < 0:
                 p.fillRect(QRectF(GUTTER_W, self.lane_y(ln, scroll_y), w - GUTTER_W, ln.h), th.c("header"))
+            elif ln.track % 2:
+                p.fillRect(QRectF(GUTTER_W, self.lane_y(ln, scroll_y) + 1, w - GUTTER_W, ln.h - 2), th.c("lane_alt"))
+        self._grid(p, h)  # behind the slices and their labels, as in Perfetto
         self._slices(p, lanes, scroll_y)
         self._instants(p, lanes, scroll_y)
-        self._grid(p, h)
         self._marks_and_range(p, h)
         self._search_hits(p, lanes, scroll_y)
         self._hover(p, scroll_y)
@@ -112,6 +117,7 @@ class TimelinePainter(OverlayPainter):
         if hover_x is not None and hover_x >= GUTTER_W:
             p.setPen(QPen(th.c("dim", 160), 1))
             p.drawLine(QPointF(hover_x, RULER_H), QPointF(hover_x, h))
+        self._notice(p, w)
         p.restore()
         self._ruler(p, w)
 
@@ -167,7 +173,7 @@ class TimelinePainter(OverlayPainter):
         code = np.where(level > 0, (col.astype(np.int32) + 1) * LEVELS + level, stripe)
         code[sep & (level > 0)] = self.sep_code
         img = np.ascontiguousarray(self.lut[code])
-        qimg = QImage(img.data, width, len(rows), width * 4, QImage.Format.Format_RGB32)
+        qimg = QImage(img.data, width, len(rows), width * 4, QImage.Format.Format_ARGB32_Premultiplied)
         for i, ln in enumerate(rows):
             y = self.lane_y(ln, scroll_y)
             p.drawImage(QRectF(GUTTER_W + x0, y + 1, width, ln.h - 2), qimg, QRectF(0, i, width, 1))
