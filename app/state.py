@@ -12,7 +12,7 @@ import numpy as np
 from accelview.model import Trace
 from accelview.model.view.lanes import LaneLayout
 from accelview.model.view.lod import TraceLOD
-from accelview.model.view.navigate import chain_of, find_slices
+from accelview.model.view.navigate import chain_of, find_slices, frame_slice
 from accelview.model.view.timescale import TimeScale
 from PySide6.QtCore import QObject, Signal
 
@@ -185,9 +185,13 @@ class ViewState(QObject):
         self.hit_index = (self.hit_index + step) % len(self.hits)
         sid = int(self.hits[self.hit_index])
         self.select(sid)
-        s, e = self.slice_span(sid)
-        if not (self.scale.r0 <= s and e <= self.scale.r1):
-            span = max(self.scale.span, (e - s) * 4)
-            self.show_relative((s + e) / 2 - span / 2, (s + e) / 2 + span / 2, pad=0.0)
+        self.frame(sid)
         self.search_changed.emit()
         return sid
+
+    def frame(self, sid: int) -> None:
+        """Bring a slice into view at a readable width (zooming in or out as needed)."""
+        s, e = self.slice_span(sid)
+        win = frame_slice(s, e, self.scale.r0, self.scale.r1)
+        if win is not None:
+            self.set_scale(self.scale.with_window(*win))

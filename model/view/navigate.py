@@ -58,3 +58,32 @@ def step_in_chain(chain: np.ndarray, current: int, step: int) -> int:
     where = np.flatnonzero(chain == current)
     i = int(where[0]) if len(where) else 0
     return int(chain[min(max(i + step, 0), len(chain) - 1)])
+
+
+def frame_slice(s: float, e: float, r0: float, r1: float, min_share: float = 0.05,
+                share: float = 1 / 3, min_span: float = 1.0) -> tuple[float, float] | None:
+    """The window that shows a slice [s, e) at a readable width (``share`` of the view, centred)
+    when the view [r0, r1) hides it or shows it narrower than ``min_share`` of itself; None when
+    it is readable as it is. Next/previous search result and chain steps go through this."""
+    span = r1 - r0
+    inside = r0 <= s and e <= r1
+    if inside and (e - s) >= min_share * span:
+        return None
+    new = max((e - s) / share, min_span * 20, min_span)
+    if (e - s) <= 0:
+        new = min(span, 2000.0)  # an instant: keep a µs-scale view around it
+    mid = (s + e) / 2
+    return mid - new / 2, mid + new / 2
+
+
+def chain_step(chain: np.ndarray, current: int, step: int) -> tuple[int, str]:
+    """Step ``step`` places along ``chain`` from ``current``: the slice to select and what to
+    tell the user (its place in the chain, or that the chain ends there)."""
+    if not len(chain):
+        return current, "no chain"
+    sid = step_in_chain(chain, current, step)
+    i = int(np.flatnonzero(chain == sid)[0]) + 1 if (chain == sid).any() else 1
+    n = len(chain)
+    if sid == current:
+        return sid, f"end of chain ({i} / {n})" if step > 0 else f"start of chain ({i} / {n})"
+    return sid, f"chain {i} / {n}"
