@@ -4,7 +4,8 @@ changes of the shared ``ViewState`` (zoom, pan, select, range select, marks)."""
 from __future__ import annotations
 
 from accelview.model.text.values import format_duration
-from accelview.model.view.navigate import step_in_chain
+from accelview.model.view.navigate import chain_step
+from accelview.model.view.timescale import held_zoom_factor
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import QScrollBar, QSizePolicy, QToolTip, QWidget
@@ -23,6 +24,7 @@ class TimelineWidget(QWidget):
     (NaN when it leaves)."""
 
     hovered = Signal(float)
+    notice = Signal(str)  # a short message for the status bar (a chain step, the chain's end)
 
     def __init__(self, state: ViewState, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -43,6 +45,10 @@ class TimelineWidget(QWidget):
         self._refine.setSingleShot(True)
         self._refine.setInterval(60)
         self._refine.timeout.connect(self._paint_exact)
+        self._notice_timer = QTimer(self)
+        self._notice_timer.setSingleShot(True)
+        self._notice_timer.timeout.connect(self._clear_notice)
+        self._repeats, self._held = 0, 0  # auto-repeats of the held zoom key
         for sig in (state.scale_changed, state.selection_changed, state.range_changed, state.search_changed,
                     state.trace_changed):
             sig.connect(self.update)
@@ -102,10 +108,12 @@ class TimelineWidget(QWidget):
         st = self.state
         k = event.key()
         at = self._hover_x - GUTTER_W if self._hover_x is not None else None
-        if k == Qt.Key.Key_W:
-            self._zoom(ZOOM_STEP, at)
-        elif k == Qt.Key.Key_S:
-            self._zoom(1 / ZOOM_STEP, at)
+        if k in (Qt.Key.Key_W, Qt.Key.Key_S):
+            # Held keys auto-repeat: each repeat zooms further than the last (Perfetto's feel).
+            self._repeats = self._repeats + 1 if event.isAutoRepeat() and k == self._held else 0
+            self._held = k
+            f = held_zoom_factor(ZOOM_STEP, self._repeats)
+            self._zoom(f if k == Qt.Key.Key_W else 1 / f, at)
         elif k == Qt.Key.Key_A:
             st.set_scale(st.scale.pan_fraction(-PAN_STEP))
         elif k == Qt.Key.Key_D:
@@ -117,9 +125,11 @@ class TimelineWidget(QWidget):
         elif k == Qt.Key.Key_M:
             st.add_mark()
         elif k in (Qt.Key.Key_BracketRight, Qt.Key.Key_BracketLeft) and st.selected >= 0:
-            sid = step_in_chain(st.chain, st.selected, 1 if k == Qt.Key.Key_BracketRight else -1)
-            st.select(sid)  # a chain member's chain is the same chain
+            sid, text = chain_step(st.chain, st.selected, 1 if k == Qt.Key.Key_BracketRight else -1)
+            if sid != st.selected:
+                st.select(sid)  # a chain member's chain is the same chain
             self._reveal(sid)
+            self.show_notice(text)
         elif k == Qt.Key.Key_Escape:
             st.set_range(None)
             st.select(-1)
@@ -127,11 +137,25 @@ class TimelineWidget(QWidget):
             super().keyPressEvent(event)
 
     def _reveal(self, sid: int) -> None:
+        """Scroll (and zoom when it would be unreadable) so the slice is in view, its lane too."""
         st = self.state
-        s, e = st.slice_span(sid)
-        if s < st.scale.r0 or e > st.scale.r1:
-            mid = (s + e) / 2
-            st.set_scale(st.scale.with_window(mid - st.scale.span / 2, mid + st.scale.span / 2))
+        st.frame(sid)
+        sl = st.trace.slices
+        ln = st.layout.lane_of(int(sl.track[sid]), int(sl.depth[sid])) if st.layout else None
+        top, page = self.vbar.value(), self.height() - RULER_H
+        if ln is not None and not (top <= ln.y and ln.y + ln.h <= top + page):
+            self.vbar.setValue(int(ln.y + ln.h / 2 - page / 2))
+
+    def show_notice(self, text: str, ms: int = 2500) -> None:
+        """Show a short message over the lanes for a moment, and send it to the status bar."""
+        self.painter.notice = text
+        self.notice.emit(text)
+        self._notice_timer.start(ms)
+        self.update()
+
+    def _clear_notice(self) -> None:
+        self.painter.notice = ""
+        self.update()
 
     # -- wheel and mouse --------------------------------------------------------------------------
     def wheelEvent(self, event: QWheelEvent) -> None:
@@ -181,7 +205,10 @@ class TimelineWidget(QWidget):
         elif st.trace is not None:
             sid = self.slice_at(pos)
             self.painter.hover_sid = sid
-            if sid >= 0:
+            tip = self.painter.badge_at(pos)
+            if tip:
+                QToolTip.showText(event.globalPosition().toPoint(), tip, self)
+            elif sid >= 0:
                 QToolTip.showText(event.globalPosition().toPoint(), self._tooltip(sid), self)
             else:
                 QToolTip.hideText()

@@ -164,3 +164,10 @@ def ruler_ticks(scale: TimeScale, origin: float = 0.0, min_px: float = 90.0, min
             break
         out.append(Tick(scale.x_of(t), t, format_time(rel, step, unit) if k % minor == 0 else ""))
     return out
+
+
+def held_zoom_factor(step: float, repeats: int, ramp: float = 0.25, top: float = 4.0) -> float:
+    """The zoom of one key press when the key has auto-repeated ``repeats`` times: each repeat
+    zooms a little more than the last, up to ``top`` plain steps at once, so holding W or S
+    crosses decades in about a second (as in Perfetto) while a tap still zooms one step."""
+    return float(step ** min(1.0 + ramp * max(int(repeats), 0), top))
