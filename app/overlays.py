@@ -196,8 +196,14 @@ class OverlayPainter:
         p.drawLine(QPointF(0, RULER_H - 0.5), QPointF(w, RULER_H - 0.5))
         p.setFont(self.small)
         p.setPen(th.c("dim"))
-        p.drawText(QRectF(8, 0, GUTTER_W - 12, RULER_H), Qt.AlignmentFlag.AlignVCenter,
-                   f"view {format_duration(sc.span)}")
+        top = QRectF(8, 1, GUTTER_W - 12, RULER_H / 2 - 1)
+        p.drawText(top, Qt.AlignmentFlag.AlignVCenter, f"view {format_duration(sc.span)}")
+        if st.time_origin:
+            p.drawText(top, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, "from origin (O)")
+        if self._rule.base is not None:  # deep zoom: ticks count from this time
+            p.setPen(th.c("text"))
+            p.drawText(QRectF(8, RULER_H / 2, GUTTER_W - 12, RULER_H / 2 - 1),
+                       Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, f"{self._rule.base_label} +")
         p.save()
         p.setClipRect(QRectF(GUTTER_W, 0, w - GUTTER_W, RULER_H))
         major = [(GUTTER_W + round(t.x) + 0.5, t.label) for t in self._ticks if t.label]
@@ -216,10 +222,18 @@ class OverlayPainter:
             cx = min(max((x0 + x1) / 2 - tw / 2, GUTTER_W), w - tw)
             badge = (QRectF(cx, 3, tw, 16), label)
         p.setPen(th.c("text"))
+        self.ruler_labels: list[tuple[float, float, str]] = []  # (left, right, text) as drawn
         for x, label in major:
             r = QRectF(x + 4, 2, self.fm.horizontalAdvance(label) + 2, RULER_H - 10)
+            if r.left() < GUTTER_W or r.right() > w:
+                continue  # a clipped label reads as another value ("8 ms" as "3 ms"): skip it
             if badge is None or not r.intersects(badge[0].adjusted(-4, 0, 4, 0)):
                 p.drawText(r, Qt.AlignmentFlag.AlignVCenter, label)
+                self.ruler_labels.append((r.left(), r.right(), label))
+        ox = GUTTER_W + sc.x_of(st.time_origin)
+        if st.time_origin and GUTTER_W <= ox <= w:  # the chosen origin: a flag on the ruler
+            p.setPen(QPen(th.c("accent"), 2))
+            p.drawLine(QPointF(ox, 0), QPointF(ox, RULER_H))
         if len(st.hits):
             _, starts = st.hits_by_start()
             a = int(np.searchsorted(starts, np.int64(st.origin + int(sc.r0)), "left"))

@@ -12,7 +12,7 @@ import numpy as np
 from accelview.model.schema import TrackKind
 from accelview.model.text.values import format_percent
 from accelview.model.view.lanes import Lane
-from accelview.model.view.timescale import ruler_ticks
+from accelview.model.view.timescale import ruler
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QColor,
@@ -97,7 +97,8 @@ class TimelinePainter(OverlayPainter):
                        "Open a capture: File → Open, or drop a .h5 / trace .json file here")
             return
         lanes = st.layout.visible(scroll_y, scroll_y + h - RULER_H)
-        self._ticks = ruler_ticks(st.scale, 0.0)
+        self._rule = ruler(st.scale, st.time_origin)
+        self._ticks = self._rule.ticks
         p.fillRect(QRectF(GUTTER_W, RULER_H, w - GUTTER_W, h - RULER_H), th.c("bg"))
         p.drawImage(0, RULER_H, self._gutter_image(lanes, h, scroll_y))
         p.save()

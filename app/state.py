@@ -46,6 +46,7 @@ class ViewState(QObject):
         self._by_start: tuple[int, np.ndarray, np.ndarray] | None = None
         self.hit_index = -1
         self.search_text = ""
+        self.time_origin = 0.0  # the ruler counts from here (ns from ``origin``); O sets it
         if trace is not None:
             self.set_trace(trace)
 
@@ -59,7 +60,7 @@ class ViewState(QObject):
         self.lod = lod if ok else TraceLOD(trace, origin=self.origin)
         self.hidden, self.collapsed, self.order = set(), set(), {}
         self.scale = TimeScale.fit(0, hi - lo, self.scale.width, origin=self.origin)
-        self.selected, self.range, self.marks = -1, None, []
+        self.selected, self.range, self.marks, self.time_origin = -1, None, [], 0.0
         self.chain = self.chain_flows = np.empty(0, np.int64)
         self.hits, self.hit_index, self.search_text = np.empty(0, np.int64), -1, ""
         self.relayout()
@@ -138,6 +139,19 @@ class ViewState(QObject):
         elif self.trace is not None and self.selected >= 0:
             self.marks.append(self.slice_span(self.selected))
         self.range_changed.emit()
+
+    def set_time_origin(self, t: float | None = None) -> None:
+        """Count the ruler from ``t`` (ns from ``origin``); None: from the range selection's
+        start, else the selected slice's start, else the trace start again."""
+        if t is None:
+            if self.range is not None:
+                t = self.range[0]
+            elif self.trace is not None and self.selected >= 0:
+                t = self.slice_span(self.selected)[0]
+            else:
+                t = 0.0
+        self.time_origin = float(t)
+        self.scale_changed.emit()
 
     def clear_marks(self) -> None:
         """Remove every mark."""

@@ -120,6 +120,11 @@ class TimelineWidget(QWidget):
             st.set_scale(st.scale.pan_fraction(PAN_STEP))
         elif k == Qt.Key.Key_F:
             st.fit_selection()
+        elif k == Qt.Key.Key_O and not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            shift = event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+            st.set_time_origin(0.0 if shift else None)  # Shift+O: back to the trace start
+            self.show_notice("ruler counts from the trace start" if shift
+                             else "ruler counts from here (Shift+O resets)")
         elif k == Qt.Key.Key_M and event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
             st.clear_marks()
         elif k == Qt.Key.Key_M:

@@ -151,19 +151,49 @@ class Tick:
 def ruler_ticks(scale: TimeScale, origin: float = 0.0, min_px: float = 90.0, minor: int = 5) -> list[Tick]:
     """Major (labelled) and minor ticks covering the view; labels are times relative to
     ``origin`` (the trace start), in the unit that suits the step."""
+    return ruler(scale, origin, min_px, minor, max_ratio=math.inf).ticks
+
+
+@dataclass(frozen=True)
+class Ruler:
+    """A frame's ruler: its ticks and, at deep zoom, the ``base`` (ns from the scale's origin)
+    the labels count from, shown once as ``base_label`` (as Perfetto's "+20 ns" ticks)."""
+
+    ticks: list[Tick]
+    base: float | None = None
+    base_label: str = ""
+
+
+def ruler(scale: TimeScale, origin: float = 0.0, min_px: float = 90.0, minor: int = 5,
+          max_ratio: float = 1e4) -> Ruler:
+    """The ruler of a view, labelled from ``origin`` (the trace start or a chosen time). When a
+    label would need more than ``max_ratio`` steps' worth of digits ("65.55095 ms"), labels turn
+    into offsets ("+20 ns") from a round ``base`` just before the view, itself labelled once."""
     step = tick_step(scale.ns_per_px, min_px)
-    unit = max(abs(scale.r0 - origin), abs(scale.r1 - origin), step)  # one unit across the ruler
+    far = max(abs(scale.r0 - origin), abs(scale.r1 - origin))
+    base = None
+    if far / step >= max_ratio:
+        coarse = 10.0 ** math.ceil(math.log10(max(scale.span, step)))
+        base = origin + math.floor((scale.r0 - origin) / coarse) * coarse
+    zero = origin if base is None else base
+    unit = max(far, step) if base is None else max(scale.r1 - base, step)  # one unit across the ruler
     sub = step / minor
-    k0 = math.floor((scale.r0 - origin) / sub)
+    k0 = math.floor((scale.r0 - zero) / sub)
     out: list[Tick] = []
-    n = int((scale.r1 - origin) / sub - k0) + 2
+    n = int((scale.r1 - zero) / sub - k0) + 2
     for k in range(k0, k0 + n):  # integer tick indexes: majors never missed to rounding
         rel = k * sub
-        t = origin + rel
+        t = zero + rel
         if t > scale.r1:
             break
-        out.append(Tick(scale.x_of(t), t, format_time(rel, step, unit) if k % minor == 0 else ""))
-    return out
+        label = ""
+        if k % minor == 0:
+            label = format_time(rel, step, unit) if base is None else "+" + format_time(rel, step, unit)
+        out.append(Tick(scale.x_of(t), t, label))
+    if base is None:
+        return Ruler(out)
+    coarse = 10.0 ** math.ceil(math.log10(max(scale.span, step)))
+    return Ruler(out, base, format_time(base - origin, coarse, max(abs(base - origin), coarse)))
 
 
 def held_zoom_factor(step: float, repeats: int, ramp: float = 0.25, top: float = 4.0) -> float:

@@ -181,3 +181,33 @@ def test_holding_w_or_s_accelerates_the_zoom(tl):
     before = st.scale.span
     press(tl, Qt.Key.Key_S, repeat=False)  # a tap after a hold is one plain step again
     assert st.scale.span == pytest.approx(before * 1.3)
+
+
+@pytest.mark.parametrize("start", [0, 1_234_567, 7_777_000])
+def test_ruler_labels_are_never_clipped_into_other_values(tl, start):
+    st = tl.state
+    st.set_trace(haystack())
+    st.show_relative(start + 1_000, start + 9_000_000, pad=0.0)  # ticks fall just off both edges
+    tl.grab()
+    drawn = tl.painter.ruler_labels
+    assert drawn and all(a >= GUTTER_W and b <= tl.width() for a, b, _ in drawn)
+
+
+def test_deep_zoom_ruler_shows_offsets_and_o_sets_the_origin(tl, qtbot):
+    from PySide6.QtCore import Qt
+
+    st = tl.state
+    trace, (_, _, kern) = chain_trace()
+    st.set_trace(trace)
+    st.show_relative(10_000_000 + 100, 10_000_000 + 400, pad=0.0)
+    tl.grab()
+    assert tl.painter._rule.base_label == "10.000 ms"
+    assert all(label.startswith("+") for _, _, label in tl.painter.ruler_labels)
+    st.select(kern)
+    qtbot.keyClick(tl, Qt.Key.Key_O)  # count from the selected kernel's start
+    assert st.time_origin == st.slice_span(kern)[0]
+    tl.grab()
+    assert tl.painter._rule.base is None
+    assert {"200 ns", "300 ns"} <= {label for _, _, label in tl.painter.ruler_labels}
+    qtbot.keyClick(tl, Qt.Key.Key_O, Qt.KeyboardModifier.ShiftModifier)
+    assert st.time_origin == 0.0
