@@ -14,10 +14,16 @@ from typing import Any
 
 import h5py
 import numpy as np
+from h5py import h5d, h5l, h5z
 
 from ..errors import CaptureError
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+MAX_SOFT_LINKS = 8  # soft links followed while resolving one path; more is a loop or a lie
+MAX_CHUNK_BYTES = 64 << 20  # accelview writes chunks of at most 1 MiB; one read inflates a whole chunk
+MAX_INFLATE = 1100  # deflate expands at most ~1032x: a bound on what a column may claim per stored byte
+_SAFE_FILTERS = {h5z.FILTER_DEFLATE, h5z.FILTER_SHUFFLE, h5z.FILTER_FLETCHER32}
+_SAFE_LAYOUTS = {h5d.COMPACT, h5d.CONTIGUOUS, h5d.CHUNKED}
 
 
 def is_hdf5(path: str | Path) -> bool:
@@ -67,6 +73,7 @@ class H5File:
         except (OSError, ValueError) as e:
             raise CaptureError(path, _describe_open_error(path, e)) from None
         self._datasets: dict[str, h5py.Dataset] = {}  # group look-ups cost more than a chunk read
+        self._file_size = Path(self.path).stat().st_size if mode == "r" else 0
         self._appending: dict[str, h5py.Dataset] = {}  # the columns append() has written to
 
     # -- context and lifetime ---------------------------------------------------------------
@@ -91,7 +98,7 @@ class H5File:
             yield
         except CaptureError:
             raise
-        except (OSError, KeyError, ValueError, TypeError, RuntimeError) as e:
+        except (OSError, KeyError, ValueError, TypeError, RuntimeError, MemoryError) as e:
             raise CaptureError(self.path, f"{what}: {_short(e)}") from None
 
     # -- attributes -------------------------------------------------------------------------
@@ -99,7 +106,9 @@ class H5File:
         """Attributes of a group or dataset; JSON-encoded values (``json:`` prefix) are decoded."""
         with self._errors(f"cannot read attributes of {node}"):
             out: dict[str, Any] = {}
-            for k, v in self._f[node].attrs.items():
+            attrs = self._f[self._resolve(node)].attrs
+            for k in attrs:
+                v = self._attr(attrs, k)
                 if isinstance(v, bytes):
                     v = v.decode("utf-8")
                 if isinstance(v, str) and v.startswith("json:"):
@@ -117,13 +126,16 @@ class H5File:
 
     # -- columns ----------------------------------------------------------------------------
     def has(self, name: str) -> bool:
-        """True when the dataset or group exists."""
-        return name in self._datasets or name in self._f
+        """True when the dataset or group exists (inside this file: see ``_resolve``)."""
+        return name in self._datasets or self._resolve(name, must_exist=False) is not None
 
     def columns(self, group: str) -> list[str]:
         """Names of the datasets directly inside a group ([] when it does not exist)."""
-        g = self._f.get(group)
-        return [k for k, v in g.items() if isinstance(v, h5py.Dataset)] if g is not None else []
+        where = self._resolve(group, must_exist=False)
+        g = self._f[where] if where is not None else None
+        if not isinstance(g, h5py.Group):
+            return []
+        return [k for k in g if isinstance(self._f[self._resolve(f"{where}/{k}")], h5py.Dataset)]
 
     def create(self, name: str, data: np.ndarray, chunk_rows: int, compress: bool = True) -> None:
         """Create a resizable, chunked column dataset holding ``data``; integer columns are
@@ -166,12 +178,87 @@ class H5File:
     def _dataset(self, name: str) -> h5py.Dataset:
         ds = self._datasets.get(name)
         if ds is None:
-            ds = self._f[name]
+            ds = self._f[self._resolve(name)]
             if not isinstance(ds, h5py.Dataset) or ds.ndim != 1:
                 raise CaptureError(self.path, f"/{name} is not a one-dimensional dataset")
             if self._f.mode == "r":
+                self._check_dataset(name, ds)
                 self._datasets[name] = ds
         return ds
+
+    # -- what a file may not do: reach outside itself, or claim more than it holds ----------
+    def _refuse(self, problem: str) -> CaptureError:
+        return CaptureError(self.path, f"{problem}; accelview reads nothing outside the capture file")
+
+    def _resolve(self, name: str, must_exist: bool = True) -> str | None:
+        """The hard-link path of ``name``: soft links are followed inside the file, at most
+        MAX_SOFT_LINKS of them; external and user-defined links are refused, never opened."""
+        todo, done, hops = [p for p in name.split("/") if p], [], 0
+        while todo:
+            part = todo.pop(0)
+            if part == ".":
+                continue
+            here = "/" + "/".join([*done, part])
+            links = self._f.id.links
+            try:  # every component before ``part`` is a hard link, so nothing is followed here
+                kind = links.get_info(here.encode()).type if part != ".." else -1
+            except (KeyError, ValueError, OSError, RuntimeError):
+                kind = None
+            if kind == h5l.TYPE_HARD:
+                done.append(part)
+            elif kind == h5l.TYPE_SOFT:
+                hops += 1
+                if hops > MAX_SOFT_LINKS:
+                    raise CaptureError(self.path, f"{here} goes through more than {MAX_SOFT_LINKS} soft links "
+                                                  f"(a loop?)")
+                target = links.get_val(here.encode()).decode("utf-8", "replace")
+                todo = [p for p in target.split("/") if p] + todo
+                if target.startswith("/"):
+                    done = []
+            elif kind == h5l.TYPE_EXTERNAL:
+                raise self._refuse(f"{here} is an external link")
+            elif kind is not None:
+                raise CaptureError(self.path, f"{here} is a link of a kind accelview does not follow")
+            elif must_exist:
+                raise CaptureError(self.path, f"missing {here}")
+            else:
+                return None
+        return "/" + "/".join(done)
+
+    def _check_dataset(self, name: str, ds: h5py.Dataset) -> None:
+        """Refuse a column stored outside the file (virtual, external raw storage), holding
+        references, or claiming more rows than its storage and the file's size can hold."""
+        dcpl = ds.id.get_create_plist()
+        layout = dcpl.get_layout()
+        if layout == h5d.VIRTUAL:
+            raise self._refuse(f"/{name} is a virtual dataset")
+        if layout not in _SAFE_LAYOUTS:
+            raise CaptureError(self.path, f"/{name} has a storage layout accelview does not read")
+        if dcpl.get_external_count() > 0:
+            raise self._refuse(f"/{name} keeps its data in external files")
+        if ds.dtype.kind not in "biuf" or ds.dtype.itemsize > 8:
+            raise CaptureError(self.path, f"/{name} holds {ds.dtype} values, not numbers")
+        filters = [dcpl.get_filter(i)[0] for i in range(dcpl.get_nfilters())]
+        if any(f not in _SAFE_FILTERS for f in filters):
+            raise CaptureError(self.path, f"/{name} uses an HDF5 filter accelview does not write")
+        if layout == h5d.CHUNKED and int(np.prod(ds.chunks)) * ds.dtype.itemsize > MAX_CHUNK_BYTES:
+            raise CaptureError(self.path, f"/{name} has chunks of {ds.chunks[0]:,} rows, more than a capture holds")
+        stored = min(ds.id.get_storage_size(), self._file_size)
+        claimed = ds.shape[0] * ds.dtype.itemsize
+        bound = stored * (MAX_INFLATE if h5z.FILTER_DEFLATE in filters else 1) + (64 << 10)
+        if claimed > bound:
+            raise CaptureError(self.path, f"/{name} claims {ds.shape[0]:,} rows ({claimed:,} bytes) but the file "
+                                          f"stores {stored:,} bytes of it")
+
+    def _attr(self, attrs: h5py.AttributeManager, key: str) -> Any:
+        """One attribute's value, refusing references and sizes the file cannot hold."""
+        aid = attrs.get_id(key)
+        dtype = aid.dtype
+        if h5py.check_dtype(ref=dtype) is not None or (dtype.kind in "OV" and h5py.check_string_dtype(dtype) is None):
+            raise CaptureError(self.path, f"attribute {key!r} holds {dtype}, not text or numbers")
+        if int(np.prod(aid.shape or ())) * dtype.itemsize > max(self._file_size, 1 << 20):
+            raise CaptureError(self.path, f"attribute {key!r} claims more data than the file holds")
+        return attrs[key]
 
     def length(self, name: str) -> int:
         """Number of rows of a column."""
