@@ -22,6 +22,7 @@ from .format import (
     FORMAT_NAME,
     FORMAT_VERSION,
     OLDEST_READ_VERSION,
+    anchor_rows,
     delta_decode,
 )
 from .h5io import H5File
@@ -66,9 +67,12 @@ class CaptureFile:
                 f"longer reads; capture it again")
         self.version = version
         self.attrs: dict[str, Any] = attrs
-        self.metadata: dict[str, Any] = attrs.get("metadata") or {}
-        self.finalized = bool(attrs.get("finalized", True))
-        self.complete = bool(attrs.get("complete", True)) and self.finalized
+        metadata = attrs.get("metadata")
+        if not isinstance(metadata, dict | None):
+            raise CaptureError(self.path, f"its metadata attribute is a {type(metadata).__name__}, not a JSON object")
+        self.metadata: dict[str, Any] = metadata or {}
+        self.finalized = self._flag(attrs, "finalized")
+        self.complete = self._flag(attrs, "complete") and self.finalized
         self.incomplete_reason = str(attrs.get("incomplete_reason", "")) or (
             "" if self.finalized else "the recording was not closed (its process ended first); "
                                       "recovered what was flushed" + self._spool_hint())
@@ -81,10 +85,17 @@ class CaptureFile:
         self.n_slices = self._check_lengths("slices", S.SLICES)
         self._check_runs()
         self._anchors = self._read_anchors("slices")
+        self._check_anchors("slices", self._anchors[0], self.n_slices, self.runs.begin)
         rows, values = self._anchors
         self._chunk_start = values[rows % CHUNK_ROWS == 0]
         if len(self._chunk_start) != -(-self.n_slices // CHUNK_ROWS):
             raise CaptureError(self.path, "the slice anchor index does not cover every chunk")
+
+    def _flag(self, attrs: dict[str, Any], key: str) -> bool:
+        value = attrs.get(key, True)
+        if not isinstance(value, bool | int):
+            raise CaptureError(self.path, f"its {key} attribute is a {type(value).__name__}, not true or false")
+        return bool(value)
 
     # -- low-level reads with validation ----------------------------------------------------
     def _col(self, name: str, dtype: str, lo: int | None = None, hi: int | None = None) -> np.ndarray:
@@ -108,6 +119,12 @@ class CaptureFile:
         if len(rows) != len(values) or (len(rows) and (rows[0] != 0 or (np.diff(rows) <= 0).any())):
             raise CaptureError(self.path, f"damaged anchor index of /{table}")
         return rows, values
+
+    def _check_anchors(self, table: str, rows: np.ndarray, n: int, run_begins: np.ndarray) -> None:
+        """The anchors must be exactly the rows the writer anchors: anything else decodes wrong
+        timestamps silently."""
+        if not np.array_equal(rows, anchor_rows(n, run_begins)):
+            raise CaptureError(self.path, f"damaged anchor index of /{table}: it does not anchor every run and chunk")
 
     def _decode(self, table: str, stored: np.ndarray, first_row: int) -> np.ndarray:
         rows, values = self._anchors if table == "slices" else self._read_anchors(table)
@@ -163,6 +180,10 @@ class CaptureFile:
             if (sch.name, c) in DELTA_COLUMNS:
                 data = self._decode(sch.name, data, lo or 0)
             cols[c] = data
+        if lo is None and hi is None and any((sch.name, c) in DELTA_COLUMNS for c in sch.names):
+            track = cols["track"]
+            self._check_anchors(sch.name, self._read_anchors(sch.name)[0], len(track),
+                                SliceRuns.of(track, np.zeros(len(track), np.uint16)).begin)
         return Table(sch, cols)
 
     # -- public queries ---------------------------------------------------------------------
@@ -223,7 +244,10 @@ class CaptureFile:
     def load(self, progress: Progress | None = None, cancel: Cancel | None = None) -> Trace:
         """Read the whole capture into a Trace and check its invariants."""
         if not self.finalized:
-            trace = build_from_staging(self._f, self.metadata)
+            try:
+                trace = build_from_staging(self._f, self.metadata)
+            except (ValueError, UnicodeDecodeError) as e:
+                raise CaptureError(self.path, f"damaged staging area: {e}") from None
             trace.complete, trace.incomplete_reason = False, self.incomplete_reason
             return self._checked(trace)
         steps = [*S.TABLES, *S.TRUTH_TABLES]
