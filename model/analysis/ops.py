@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import CaptureError
+from .link import GIGATRANSFERS
 from .metrics.counters import arg_columns, arg_strings
 from .metrics.taxonomy import MetricRegistry, device_constants
 from .roles import Roles
@@ -38,15 +40,36 @@ class OpLabels:
     memory_sol: np.ndarray  # achieved / peak HBM bandwidth (0..1)
 
 
-def device_spec(trace_metadata: Mapping[str, Any], device: int = 0) -> Mapping[str, Any] | None:
-    """The spec of one device from the capture's metadata (per-device list, or one for all)."""
+def device_spec(trace_metadata: Mapping[str, Any], device: int = 0, source: str = "") -> Mapping[str, Any] | None:
+    """The spec of one device from the capture's metadata (per-device list, or one for all).
+    A PCIe link it describes wrongly is a ``CaptureError`` naming ``source`` (the file)."""
     devices = trace_metadata.get("devices")
+    spec: Any = None
     if isinstance(devices, list) and 0 <= device < len(devices) and isinstance(devices[device], Mapping):
         spec = devices[device].get("spec", devices[device])
-        if isinstance(spec, Mapping):
-            return spec
-    spec = trace_metadata.get("device_spec")
-    return spec if isinstance(spec, Mapping) else None
+    if not isinstance(spec, Mapping):
+        spec = trace_metadata.get("device_spec")
+    if not isinstance(spec, Mapping):
+        return None
+    problem = _pcie_problem(spec.get("pcie", {}))
+    if problem:
+        raise CaptureError(source or "the capture", f"the spec of device {device} in its metadata has {problem}")
+    return spec
+
+
+def _pcie_problem(p: Any) -> str:
+    """Why a spec's ``pcie`` block cannot be used ("" when it can, or lacks the link figures)."""
+    if not isinstance(p, Mapping):
+        return "a PCIe entry that is not an object"
+    if not all(k in p for k in ("gen", "lanes", "mps")):
+        return ""
+    if isinstance(p["gen"], bool) or p["gen"] not in GIGATRANSFERS:
+        return f"an unknown PCIe generation {p['gen']!r}"[:200]
+    for k, v in p.items():
+        if (k in ("lanes", "mps") or k.endswith("_factor")) and not (
+                isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1e6):
+            return f"an invalid PCIe {k} {v!r}"[:200]
+    return ""
 
 
 def classify_ops(roles: Roles, registry: MetricRegistry | None = None) -> OpLabels:
@@ -85,7 +108,7 @@ def _classify(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None) ->
     devices = t.tracks.device[t.slices.track[ops]]
     dtype = arg_strings(t, "dtype", ops)
     for d in np.unique(devices):
-        c = device_constants(registry, device_spec(t.metadata, int(d)))
+        c = device_constants(registry, device_spec(t.metadata, int(d), t.source))
         m = devices == d
         peak_f[m] = c.get("peak_flops_bf16", np.nan)
         peak_m[m] = c.get("hbm_peak", np.nan)

@@ -23,7 +23,7 @@ def _link_peak(roles: Roles, ids: np.ndarray) -> np.ndarray:
     devices = t.tracks.device[t.slices.track[ids]]
     direction = _directions(roles, ids)
     for d in np.unique(devices):
-        spec = device_spec(t.metadata, int(d)) or {}
+        spec = device_spec(t.metadata, int(d), t.source) or {}
         p = spec.get("pcie", {})
         if not all(k in p for k in ("gen", "lanes", "mps")):
             continue

@@ -61,7 +61,7 @@ def metric_series(trace: Trace, registry: MetricRegistry, metric: str,
     if ts is None:
         raise ExprError(f"metric {metric!r} has no sampled inputs")
     period = np.diff(ts, prepend=ts[0] - (ts[1] - ts[0] if len(ts) > 1 else 1)) * 1e-9
-    consts = device_constants(registry, device_spec(trace.metadata, device))
+    consts = device_constants(registry, device_spec(trace.metadata, device, trace.source))
     return ts, np.asarray(registry.evaluate(metric, inputs, period, consts), dtype=float)
 
 
@@ -74,5 +74,5 @@ def window_metric(trace: Trace, registry: MetricRegistry, metric: str, t0: int, 
             raise ExprError(f"metric {metric!r} needs counter {base!r}, which device {device} does not report")
         agg = window_sum if registry.counters[base].kind == "delta" else window_mean
         inputs[base] = float(_combine(registry, base, [np.float64(agg(trace, t, t0, t1)) for t in tracks]))
-    consts = device_constants(registry, device_spec(trace.metadata, device))
+    consts = device_constants(registry, device_spec(trace.metadata, device, trace.source))
     return float(registry.evaluate(metric, inputs, (t1 - t0) * 1e-9, consts))
