@@ -5,12 +5,12 @@ strings and numeric arrays only, so a crafted stream can make nothing else."""
 from __future__ import annotations
 
 import dataclasses
-from math import nan
 from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
+from ..convert.records import DmaBytes, OpShape, Rare, op_shape
 from ..sim.device.command import Command
 from ..sim.device.costs import OpCost
 from ..sim.device.hbm import AccessPattern
@@ -123,11 +123,18 @@ def command_plain(c: Command, t: FrameTables) -> list[Any]:
             c.data_start_ns, c.data_end_ns, len(segments)]
 
 
-def commands_of(others: list[Any], tables: dict[str, Any], segments: np.ndarray) -> list[tuple[int, Command]]:
-    """The frame's rare commands, with their places, from what :func:`command_plain` and
-    :meth:`FrameTables.plain` wrote and the segment column (what is not sent stays at its default)."""
+def shape_of(p: list[Any]) -> OpShape:
+    """The op shape of a cost :func:`cost_plain` wrote (no ``OpCost`` made)."""
+    _, unit, dtype, flops, read, written = p[0][:6]
+    return op_shape(str(unit), str(dtype), int(read), int(written), float(flops), *(float(v) for v in p[1:5]),
+                    str(p[6]), int(p[8]), int(p[9]), float(p[10]), float(p[11]))
+
+
+def rares_of(others: list[Any], tables: dict[str, Any], segments: np.ndarray) -> list[tuple[int, Rare]]:
+    """The frame's rare commands as records, with their places, from what :func:`command_plain`
+    and :meth:`FrameTables.plain` wrote and the segment column."""
     layouts = [layout_of(p) for p in tables["layouts"]]
-    jobs = [DmaJob(*f) for f in tables["jobs"]]
+    jobs = [DmaBytes(int(f[1]), int(f[2]), int(f[6]), int(f[7]), int(f[8]), int(f[9])) for f in tables["jobs"]]
     if len(segments) % 4:
         raise ValueError(f"{len(segments)} numbers do not make whole progress segments")
     quads = [(a, b, m, int(n)) for a, b, m, n in segments.reshape(-1, 4).tolist()]
@@ -137,9 +144,9 @@ def commands_of(others: list[Any], tables: dict[str, Any], segments: np.ndarray)
         if not isinstance(args, dict):
             raise ValueError(f"a command's arguments must be a map, not {type(args).__name__}")
         # every field by position (keywords cost twice as much: a pageable copy is a command a chunk)
-        out.append((place, Command(cid, kind, stream, nan, nan, name, None, jobs[job] if job >= 0 else None,
-                                   direction, 0.0, None, None if run is None else run_of(run, layouts), args, start,
-                                   end, engine, cause, dstart, dend, quads[at:at + n])))
+        out.append((place, Rare(-1, kind, cid, stream, name, args, start, end, cause, engine, direction, dstart,
+                                dend, quads[at:at + n], jobs[job] if job >= 0 else None,
+                                None if run is None else run_of(run, layouts))))
         at += n
     if at != len(quads):
         raise ValueError(f"{len(quads)} progress segments for {at}")
