@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..sim.device.replay import ReplayColumns
 from ..sim.device.window_sums import level_at
 from .devcounters import SERIES, device_counters
 from .records import DeviceRecords
+from .replays import ReplayColumns
 
 if TYPE_CHECKING:
     from ..sim.runtime.simulator import Simulator

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..sim.device.replay import UNITS, ReplayColumns
+from ..sim.device.replay import UNITS
 from ..sim.device.specs import DeviceSpec
 from ..sim.device.window_sums import serial_window_sums, window_sums
 from .records import DeviceRecords
+from .replays import ReplayColumns
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ import numpy as np
 from accelview.model import TraceBuilder, TrackKind
 
 from ..sim.device.opcounters import counter_columns
-from ..sim.device.replay import ReplayColumns
 from ..sim.device.specs import DeviceSpec
 from .batch import TraceBatch
 from .graphrows import add_graph_slices
 from .records import DeviceRecords, OpShape
+from .replays import ReplayColumns
 
 ToRef = Callable[[np.ndarray], np.ndarray]
 # flow(src, dst, name): ids in the caller's space (a slice's local index + base); dst one, or an array

@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from ..sim.device.opcounters import counter_columns
-from ..sim.device.replay import UNITS, ReplayColumns
+from ..sim.device.replay import UNITS
 from .batch import TraceBatch
 from .records import Rare
+from .replays import ReplayColumns
 
 
 def add_graph_slices(batch: TraceBatch, cmds: Sequence[Rare], unit_track: Callable[[str], int],

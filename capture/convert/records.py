@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..sim.device.opcounters import CostColumns
+from .replays import ReplayRun, replay_of
 
 # the per-shape cost numbers an op's slice and counters read, in this order
 COST_FIELDS = ("launch_ns", "compute_ns", "memory_ns", "floor_ns", "ideal_ns", "clock_hz", "dram_read_bytes",
@@ -53,7 +54,7 @@ class DmaBytes:
 @dataclass(slots=True)
 class Rare:
     """A command that is not an op: a copy, an event record or wait, or a graph replay (``run``:
-    its nodes, the device model's replay data)."""
+    its nodes)."""
 
     seq: int  # place among the drain's commands of this device, in finishing order
     kind: str
@@ -70,7 +71,7 @@ class Rare:
     data_end_ns: float = np.nan
     segments: list[Segment] = field(default_factory=list)
     job: DmaBytes | None = None
-    run: Any = None  # GraphRun
+    run: ReplayRun | None = None
 
     @property
     def records(self) -> int:
@@ -219,7 +220,7 @@ def records_of(cmds: Sequence[Any], shapes: dict[int, OpShape] | None = None) ->
                              None if job is None else DmaBytes(job.nbytes, job.descriptors, job.data_tlps,
                                                                job.data_wire_bytes, job.reverse_tlps,
                                                                job.reverse_wire_bytes),
-                             c.graph if c.kind == "graph" else None))
+                             replay_of(c.graph) if c.kind == "graph" and c.graph is not None else None))
     keys, uncached = [], 0
     for c in ops:
         cost = c.cost

@@ -17,7 +17,7 @@ from accelview.model import Trace, TraceBuilder, TrackKind
 from accelview.model.schema import OP_COUNTER_COLUMNS
 
 from ..sim.device.opcounters import counter_columns
-from ..sim.device.replay import UNITS, ReplayColumns
+from ..sim.device.replay import UNITS
 from ..sim.device.window_sums import window_edges
 from . import counter_rows as sampled
 from .batch import TraceBatch
@@ -27,6 +27,7 @@ from .graphrows import replay_counters
 from .hostslices import add_calls, add_submissions
 from .offload import Offload
 from .records import DeviceRecords, records_of
+from .replays import ReplayColumns
 from .session import session_metadata
 from .summaries import IdleTruth, add_idle_rows
 
