@@ -9,6 +9,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from accelview.capture.convert.records import DeviceRecords, records_of
 from accelview.capture.protocol import wire
 from accelview.capture.protocol.config import CaptureConfig
 from accelview.capture.protocol.payloads import RecordUnpacker, pack
@@ -98,18 +99,26 @@ def _through_the_wire(kind: bytes, meta: dict, cols: dict) -> tuple[dict, dict]:
     return m, c
 
 
-def _same_command(a, b) -> None:
-    for field in ("cid", "kind", "stream", "name", "start_ns", "end_ns", "cause", "args", "segments"):
-        x, y = getattr(a, field), getattr(b, field)
-        assert x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y)), (field, x, y)
-    if a.cost is not None:
-        assert b.cost == a.cost  # the template with this op's jitter is the op's cost
-        assert b.cost.shape == a.cost.shape
-    if a.job is not None:
-        assert b.job == a.job and b.direction == a.direction and b.engine == a.engine
-        assert b.data_start_ns == a.data_start_ns and b.data_end_ns == a.data_end_ns
-    if a.graph is not None:
-        assert np.array_equal(b.graph.end_off, a.graph.end_off) and b.graph.names == a.graph.names
+def _same(x, y) -> bool:
+    return x == y or (isinstance(x, float) and math.isnan(x) and math.isnan(y))
+
+
+def _same_records(ours: list[Command], theirs: DeviceRecords) -> None:
+    """What crossed the wire is what the whole run's adapter makes of the same commands."""
+    a = records_of(ours)
+    assert len(theirs) == len(a) and theirs.records == a.records
+    for f in ("seq", "cid", "stream", "start", "end", "jitter"):
+        assert np.array_equal(getattr(theirs.ops, f), getattr(a.ops, f)), f
+    for f in ("name", "args", "cause", "segments"):
+        assert getattr(theirs.ops, f) == getattr(a.ops, f), f
+    assert [theirs.shapes[k] for k in theirs.ops.shape.tolist()] == [a.shapes[k] for k in a.ops.shape.tolist()]
+    for x, y in zip(a.rare, theirs.rare, strict=True):
+        for f in ("seq", "kind", "cid", "stream", "name", "args", "start_ns", "end_ns", "cause", "engine",
+                  "direction", "data_start_ns", "data_end_ns", "segments", "job"):
+            assert _same(getattr(x, f), getattr(y, f)), (f, getattr(x, f), getattr(y, f))
+        assert (x.run is None) == (y.run is None)
+        if x.run is not None:
+            assert np.array_equal(y.run.end_off, x.run.end_off) and y.run.names == x.run.names
 
 
 def test_every_record_arrives_as_it_was_recorded() -> None:
@@ -130,21 +139,19 @@ def test_every_record_arrives_as_it_was_recorded() -> None:
         assert got.ranges == d.ranges
         assert got.horizon_ns == d.horizon_ns and got.host_now_ns == d.host_now_ns
         for theirs, ours in zip(got.commands, commands, strict=True):
-            assert len(theirs) == len(ours)
-            for a, b in zip(ours, theirs, strict=True):
-                _same_command(a, b)
-                kinds.add(a.kind)
+            _same_records(ours, theirs)
+            kinds.update(c.kind for c in ours)
     assert kinds == {"op", "copy", "record", "wait", "graph"}
     segments = Counter(min(len(c.segments), 2) for _, commands in drains for cmds in commands for c in cmds
                        if c.kind == "op")
     assert segments[1] and segments[2]  # ops with one progress segment (packed) and with several (whole)
-    assert len(unpacker.costs) == len(templates.seen)  # each shape's cost crossed once
-    assert sorted(unpacker.costs) == list(range(len(unpacker.costs)))  # the runtime numbers shapes 0, 1, ...
+    assert len(unpacker.shapes) == len(templates.seen)  # each shape crossed once
+    assert sorted(unpacker.shapes) == list(range(len(unpacker.shapes)))  # the runtime numbers shapes 0, 1, ...
 
 
-def test_ops_whose_shape_was_not_cached_arrive_with_their_own_costs() -> None:
+def test_ops_whose_shape_was_not_cached_arrive_with_their_own_shapes() -> None:
     """An op made without the runtime's cost cache (shape -1) cannot refer to a shape's template:
-    its cost crosses whole, and the service keeps it for that frame only."""
+    its shape crosses whole, and the service keeps it for that frame only."""
     uncached = []
 
     def three_uncached_ops(s) -> None:
@@ -158,16 +165,15 @@ def test_ops_whose_shape_was_not_cached_arrive_with_their_own_costs() -> None:
 
     drains, templates = _session_in_drains(before_the_end=three_uncached_ops)
     unpacker = RecordUnpacker()
+    keys = {}
     for d, commands in drains:
-        ops = [c for cmds in commands for c in cmds if c.kind == "op" and c.cost is not None]
         got, _ = unpacker.unpack(*_through_the_wire(wire.RECORDS, *pack(d)))
-        theirs = [c for cmds in got.commands for c in cmds if c.kind == "op" and c.cost is not None]
-        assert [c.cost for c in theirs] == [c.cost for c in ops]
-        assert [c.cost.shape for c in theirs] == [c.cost.shape for c in ops]
-    crossed = {c.cid: c for d, commands in drains for cmds in commands for c in cmds}
-    assert [crossed[c.cid].cost.shape for c in uncached] == [-1, -1, -1]
-    assert len({c.cost for c in uncached}) == 3
-    assert all(n >= 0 for n in unpacker.costs) and all(n >= 0 for n in templates.seen)
+        for theirs, ours in zip(got.commands, commands, strict=True):
+            _same_records(ours, theirs)
+            keys.update(zip(theirs.ops.cid.tolist(), theirs.ops.shape.tolist(), strict=True))
+    uncached_keys = {keys[c.cid] for c in uncached}
+    assert len(uncached_keys) == 3 and max(uncached_keys) < 0  # each a key of its own
+    assert all(n >= 0 for n in unpacker.shapes) and all(n >= 0 for n in templates.seen)
     assert templates.uncached == -4  # each of the three crossed under a number of its own
 
 
@@ -270,8 +276,10 @@ def test_a_script_stopped_between_a_submission_and_its_log_entry_loses_no_op() -
         d = drain(s, final=True)
     meta, cols = pack(d, [], named=True)
     got, _ = unpacker.unpack(*_through_the_wire(wire.RECORDS, meta, cols))
-    (op,) = [c for c in got.commands[0] if c.cid == 9_999]
-    assert (op.stream, op.name, op.cost) == (0, "orphan", orphan.cost)
+    ops = got.commands[0].ops
+    (i,) = np.flatnonzero(ops.cid == 9_999).tolist()
+    assert (int(ops.stream[i]), ops.name[i], ops.jitter[i]) == (0, "orphan", orphan.cost.jitter)
+    assert got.commands[0].shapes[int(ops.shape[i])] == records_of([orphan]).shapes[-1]  # costed outside the cache
     assert got.submissions == [] and not unpacker.submitted
 
 
@@ -310,4 +318,4 @@ def test_a_sigterm_inside_the_simulator_stops_the_script_once_its_call_is_record
     unpacker = RecordUnpacker()
     d, _ = unpacker.unpack(*_through_the_wire(wire.RECORDS, *frames[-1]))
     assert d.call_objects[0::2][-1] == "device_synchronize" and len(d.call_ints) == 3 * len(d.call_objects) // 2
-    assert [c.name for cmds in d.commands for c in cmds] == ["gemm"] * 3  # every op whole, none lost mid-step
+    assert [n for recs in d.commands for n in recs.ops.name] == ["gemm"] * 3  # every op whole, none lost mid-step

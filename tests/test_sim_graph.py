@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 from accelview.capture import sim
+from accelview.capture.convert.replays import ReplayColumns, replay_of
 from accelview.capture.sim.device.opcounters import CostColumns
-from accelview.capture.sim.device.replay import ReplayColumns
 from accelview.capture.sim.device.specs import load_spec
 from accelview.model import TrackKind
 
@@ -148,7 +148,7 @@ def test_replays_as_columns_match_each_replay_across_graphs_and_update_sets() ->
             g.launch(tokens=1, kv_len=7)  # updates a shape of the norm as well
         dev.synchronize()
     replays = [c for c in s.device(0).engine.finished if c.kind == "graph"]
-    cols = ReplayColumns([c.start_ns for c in replays], [c.graph for c in replays])
+    cols = ReplayColumns([c.start_ns for c in replays], [replay_of(c.graph) for c in replays])
     assert len(cols.groups) == 4
     for f in dataclasses.fields(CostColumns):
         assert np.array_equal(cols.column(f.name), np.concatenate([getattr(c.graph.costs, f.name) for c in replays]))

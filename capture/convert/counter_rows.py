@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..sim.device.devcounters import SERIES, device_counters
-from ..sim.device.replay import ReplayColumns
 from ..sim.device.window_sums import level_at
+from .devcounters import SERIES, device_counters
+from .records import DeviceRecords
+from .replays import ReplayColumns
 
 if TYPE_CHECKING:
     from ..sim.runtime.simulator import Simulator
@@ -50,7 +51,8 @@ def plan(sim: Simulator, queues: Sequence[tuple[int, int]]) -> list[CounterTrack
     return out
 
 
-def compute(sim: Simulator, edges: np.ndarray, to_ref: Sequence[ToRef], replays: Sequence[ReplayColumns | None],
+def compute(sim: Simulator, recs: Sequence[DeviceRecords], edges: np.ndarray, to_ref: Sequence[ToRef],
+            replays: Sequence[ReplayColumns | None],
             tracks: Sequence[CounterTrack], ts: np.ndarray, value: np.ndarray) -> None:
     """Write the samples of ``tracks`` (from :func:`plan`) into ``ts`` and ``value``, track after
     track, one per window between ``edges`` (true host ns). Device counters are stamped at their
@@ -64,18 +66,19 @@ def compute(sim: Simulator, edges: np.ndarray, to_ref: Sequence[ToRef], replays:
         mine = [t for t in tracks if t.device == d]
         if not mine:
             continue
-        cmds = dev.engine.finished
+        r = recs[d]
         if any(t.stream < 0 for t in mine):
             k = len(SERIES)
-            device_counters(dev.spec, cmds, edges, replays[d], value[at:at + k * n].reshape(k, n))
+            device_counters(dev.spec, r, edges, replays[d], value[at:at + k * n].reshape(k, n))
             stamps = ts[at:at + k * n].reshape(k, n)
             stamps[0] = to_ref[d](starts)  # float times truncated, as the builder's add_counters does
             stamps[1:] = stamps[0]
             at += k * n
         for t in mine:
             if t.stream >= 0:
-                queued = [c for c in cmds if c.stream == t.stream]
+                assert r.queued is not None
+                stream, submit, end = r.queued
+                mine_q = stream == t.stream
                 ts[at:at + n] = starts
-                value[at:at + n] = level_at(np.array([c.submit_ns for c in queued]),
-                                            np.array([c.end_ns for c in queued]), starts)
+                value[at:at + n] = level_at(submit[mine_q], end[mine_q], starts)
                 at += n

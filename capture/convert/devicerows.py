@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from accelview.model import TraceBuilder
 
-from ..sim.device.command import Command
 from .batch import TraceBatch
 from .clocktrack import ClockTracker
 from .deviceslices import DeviceTracks, OpShapes, add_records
+from .records import DeviceRecords
 from .summaries import CounterWindows, IdleTruth, add_idle_rows
 
 if TYPE_CHECKING:
@@ -36,30 +36,34 @@ class DeviceRows:
         self.idle = IdleTruth()
         self.dropped = 0
 
-    def add_slices(self, batch: TraceBatch, cmds: Sequence[Command], sub_of: Callable[[int, int, int], int],
+    def add_slices(self, batch: TraceBatch, recs: DeviceRecords, sub_of: Callable[[int, int, int], int],
                    flow: Callable[[int, Any, str], None], local_to_global: int) -> None:
         """Slices, instants and in-drain flows of finished commands; ``sub_of(device, cid, chunk)``
         gives the global id of their submission (or -1), ``flow(src, dst, name)`` takes global ids
         (``dst`` an int, or an array of them)."""
         cfg = self.config
         ring = cfg.ring_records
-        records = np.cumsum([c.records for c in cmds])
-        if len(cmds) and records[-1] > ring:  # the ring overflowed between two drains: the newest records are lost
+        records = np.cumsum(recs.record_counts())
+        if len(recs) and records[-1] > ring:  # the ring overflowed between two drains: the newest records are lost
             keep = int(np.searchsorted(records, ring, side="right"))  # whole commands only
-            for c in cmds[keep:]:
-                sub_of(self.index, c.cid, int(c.args.get("chunk", -1)))
+            lost = recs.ops.take(recs.ops.seq >= keep)
+            for cid, a in zip(lost.cid.tolist(), lost.args, strict=True):
+                sub_of(self.index, cid, int(a.get("chunk", -1)))
+            for c in recs.rare:
+                if c.seq >= keep:
+                    sub_of(self.index, c.cid, int(c.args.get("chunk", -1)))
             self.dropped += int(records[-1]) - (int(records[keep - 1]) if keep else 0)
-            cmds = cmds[:keep]
-        if not cmds:
+            recs = recs.head(keep)
+        if not len(recs):
             return
         index = self.index
-        add_records(batch, cmds, self.tracks, self.clock.to_ref, lambda cid, chunk: sub_of(index, cid, chunk), flow,
+        add_records(batch, recs, self.tracks, self.clock.to_ref, lambda cid, chunk: sub_of(index, cid, chunk), flow,
                     local_to_global, self.shapes, pcie=cfg.on("pcie"), truth=cfg.on("truth"), counters=True)
 
-    def add_counters(self, b: TraceBuilder, cmds: Sequence[Command], horizon: float,
+    def add_counters(self, b: TraceBuilder, recs: DeviceRecords, horizon: float,
                      end_ns: float | None) -> np.ndarray:
         """Sampled counters of the windows now complete; returns the windows' starts (true host ns)."""
-        at, series = self.windows.emit(cmds, horizon, end_ns)
+        at, series = self.windows.emit(recs, horizon, end_ns)
         if not len(at):
             return at
         ts = self.clock.to_ref(at)
@@ -72,10 +76,10 @@ class DeviceRows:
             b.add_counters(track, ts, s.values)
         return at
 
-    def add_idle_truth(self, b: TraceBuilder, cmds: Sequence[Command], waits: Sequence[tuple[int, int]],
+    def add_idle_truth(self, b: TraceBuilder, recs: DeviceRecords, waits: Sequence[tuple[int, int]],
                        horizon: float) -> None:
         """Idle intervals now final, with their true cause."""
-        add_idle_rows(b, self.top, self.idle.gaps([c for c in cmds if c.runs_ops], waits, horizon),
+        add_idle_rows(b, self.top, self.idle.gaps(recs.runs(), waits, horizon),
                       self.clock.to_ref)
 
 

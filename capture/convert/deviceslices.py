@@ -5,23 +5,20 @@ run and the capture service share, so their rows agree by construction."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from accelview.model import TraceBuilder, TrackKind
 
-from ..sim.device.command import Command
-from ..sim.device.costs import OpCost
-from ..sim.device.opcounters import CostColumns, counter_columns
-from ..sim.device.replay import ReplayColumns
+from ..sim.device.opcounters import counter_columns
 from ..sim.device.specs import DeviceSpec
 from .batch import TraceBatch
 from .graphrows import add_graph_slices
+from .records import DeviceRecords, OpShape
+from .replays import ReplayColumns
 
-_COST_FIELDS = ("launch_ns", "compute_ns", "memory_ns", "floor_ns", "ideal_ns", "clock_hz", "dram_read_bytes",
-                "dram_write_bytes", "useful_bytes", "latency_bound", "flops")
 ToRef = Callable[[np.ndarray], np.ndarray]
 # flow(src, dst, name): ids in the caller's space (a slice's local index + base); dst one, or an array
 Flow = Callable[[int, Any, str], None]
@@ -65,61 +62,44 @@ class DeviceTracks:
 
 @dataclass(frozen=True, slots=True)
 class _Shape:
-    """What an op's slice and counters take from its cost that every op of its shape shares."""
+    """What an op's slice and counters take from its shape, with the track of its unit."""
 
     track: int
-    limiter: str
-    args: dict[str, Any]
-    consts: tuple[float, ...]  # _COST_FIELDS
+    shape: OpShape
 
 
 class OpShapes:
-    """The :class:`_Shape` of each op shape number seen (an op costed outside the runtime's
-    cache, shape -1, gets one of its own each time)."""
+    """The :class:`_Shape` of each op shape key seen (an op costed outside the runtime's cache,
+    a negative key, gets one of its own each time)."""
 
     def __init__(self) -> None:
         self._known: dict[int, _Shape] = {}
 
-    def of(self, cost: OpCost, unit: Callable[[str], int]) -> _Shape:
-        """The shape row of ``cost`` (made on first sight of its shape)."""
-        row = self._known.get(cost.shape)
+    def of(self, key: int, shapes: dict[int, OpShape], unit: Callable[[str], int]) -> _Shape:
+        """The shape row of ``key`` (made on first sight of it)."""
+        row = self._known.get(key)
         if row is None:
-            work = cost.work
-            row = _Shape(unit(work.unit), cost.limiter,
-                         {"bytes_read": cost.bytes_read, "bytes_written": cost.bytes_written, "dtype": work.dtype},
-                         (cost.launch_ns, cost.compute_ns, cost.memory_ns, cost.floor_ns, cost.ideal_ns,
-                          cost.clock_hz, cost.dram_read_bytes, cost.dram_write_bytes, work.bytes_total,
-                          cost.limiter == "latency", work.flops))
-            if cost.shape >= 0:
-                self._known[cost.shape] = row
+            shape = shapes[key]
+            row = _Shape(unit(shape.unit), shape)
+            if key >= 0:
+                self._known[key] = row
         return row
 
 
-def add_records(batch: TraceBatch, cmds: Sequence[Command], tracks: DeviceTracks, to_ref: ToRef,
+def add_records(batch: TraceBatch, recs: DeviceRecords, tracks: DeviceTracks, to_ref: ToRef,
                 sub_of: Callable[[int, int], int], flow: Flow, base: int, shapes: OpShapes, *, pcie: bool = True,
                 truth: bool = True, counters: bool = True, replays: ReplayColumns | None = None) -> np.ndarray:
-    """Rows of a device's finished ``cmds``: copies and instants in finishing order, then ops, then
+    """Rows of a device's finished records: copies and instants in finishing order, then ops, then
     replay nodes (``sub_of(cid, chunk)``: a submission's flow id, -1 none; a slice's flow id is its
     local index + ``base``). Returns the local indices of the op slices, then of the nodes."""
-    starts = to_ref(np.array([c.start_ns for c in cmds]))
-    ends = to_ref(np.array([c.end_ns for c in cmds]))
-    ops: list[int] = []
-    graphs: list[int] = []
-    others: list[int] = []
-    for i, c in enumerate(cmds):
-        kind = c.kind
-        if kind == "op" and c.cost is not None:
-            ops.append(i)
-        elif kind == "graph" and c.graph is not None:
-            graphs.append(i)
-        else:
-            others.append(i)
+    graphs = [r for r in recs.rare if r.run is not None]
+    rare = [r for r in recs.rare if r.run is None]
     # the rare commands' times as Python numbers (a numpy scalar per field costs more than the row)
-    rare = [cmds[i] for i in others]
-    data_starts = to_ref(np.array([_or0(c.data_start_ns) for c in rare])).tolist()
-    data_ends = to_ref(np.array([_or0(c.data_end_ns) for c in rare])).tolist()
-    for c, s, e, ds, de in zip(rare, starts[others].tolist(), ends[others].tolist(), data_starts, data_ends,
-                               strict=True):
+    starts = to_ref(np.array([r.start_ns for r in rare])).tolist()
+    ends = to_ref(np.array([r.end_ns for r in rare])).tolist()
+    data_starts = to_ref(np.array([_or0(r.data_start_ns) for r in rare])).tolist()
+    data_ends = to_ref(np.array([_or0(r.data_end_ns) for r in rare])).tolist()
+    for c, s, e, ds, de in zip(rare, starts, ends, data_starts, data_ends, strict=True):
         kind = c.kind
         s, e = int(s), int(e)
         sub = sub_of(c.cid, int(c.args.get("chunk", -1)))
@@ -139,12 +119,10 @@ def add_records(batch: TraceBatch, cmds: Sequence[Command], tracks: DeviceTracks
             flow(base + sid, base + pid, "transfer")
         if sub >= 0:
             flow(sub, base + sid, "execute")
-    local = [_add_ops(batch, [cmds[i] for i in ops], starts[ops], ends[ops], tracks, sub_of, flow, base, shapes,
-                      truth, counters)]
+    local = [_add_ops(batch, recs, tracks, to_ref, sub_of, flow, base, shapes, truth, counters)]
     if graphs:
-        runs = [cmds[i] for i in graphs]
-        nodes = add_graph_slices(batch, runs, tracks.unit, to_ref, truth, replays, counters=counters)
-        subs = np.array([sub_of(c.cid, -1) for c in runs], dtype=np.int64)
+        nodes = add_graph_slices(batch, graphs, tracks.unit, to_ref, truth, replays, counters=counters)
+        subs = np.array([sub_of(c.cid, -1) for c in graphs], dtype=np.int64)
         linked = subs >= 0
         if linked.any():  # one chunk of flows for all replays
             flow(np.repeat(subs[linked], [len(n) for n, ok in zip(nodes, linked.tolist(), strict=True) if ok]),
@@ -153,42 +131,36 @@ def add_records(batch: TraceBatch, cmds: Sequence[Command], tracks: DeviceTracks
     return np.concatenate(local)
 
 
-def _add_ops(batch: TraceBatch, ops: list[Command], starts: np.ndarray, ends: np.ndarray, tracks: DeviceTracks,
+def _add_ops(batch: TraceBatch, recs: DeviceRecords, tracks: DeviceTracks, to_ref: ToRef,
              sub_of: Callable[[int, int], int], flow: Flow, base: int, shapes: OpShapes, truth: bool,
              counters: bool) -> np.ndarray:
     """Op slices with their argument sets (one per argument dict and shape), truth, counters and
     flows, as column chunks; returns their local indices."""
-    if not ops:
+    ops = recs.ops
+    if not len(ops):
         return np.empty(0, np.int64)
-    costs = [c.cost for c in ops]
-    unit = tracks.unit
-    rows = [shapes.of(c, unit) for c in costs]  # type: ignore[arg-type]
+    unit, table = tracks.unit, recs.shapes
+    rows = [shapes.of(k, table, unit) for k in ops.shape.tolist()]
     made: dict[tuple[int, int], int] = {}  # (id of an op's argument dict, its shape row) → its set
     sets = []
     add_args = batch.add_args
-    for c, row in zip(ops, rows, strict=True):
-        key = (id(c.args), id(row))  # both live as long as the call: their ids are theirs
+    for a, row in zip(ops.args, rows, strict=True):
+        key = (id(a), id(row))  # both live as long as the call: their ids are theirs
         set_id = made.get(key)
         if set_id is None:
-            set_id = made[key] = add_args({**c.args, **row.args})
+            set_id = made[key] = add_args({**a, **row.shape.args})
         sets.append(set_id)
-    s, e = starts.astype(np.int64), ends.astype(np.int64)
+    s, e = to_ref(ops.start).astype(np.int64), to_ref(ops.end).astype(np.int64)
     intern = batch.intern
     first = batch.add_slice_columns(np.array([r.track for r in rows], dtype=np.int32), s, e - s,
-                                    np.array([intern(c.name) for c in ops], dtype=np.int32), "op",
-                                    np.array([c.cid for c in ops], dtype=np.int64), np.array(sets, dtype=np.int32))
+                                    np.array([intern(x) for x in ops.name], dtype=np.int32), "op", ops.cid,
+                                    np.array(sets, dtype=np.int32))
     local = first + np.arange(len(ops))
     if counters:
-        consts = np.array([r.consts for r in rows], dtype=np.float64).reshape(-1, len(_COST_FIELDS)).T
-        cols = dict(zip(_COST_FIELDS, consts, strict=True))
-        columns = CostColumns(cols["launch_ns"], cols["compute_ns"], cols["memory_ns"], cols["floor_ns"],
-                              np.array([c.jitter for c in costs]), cols["ideal_ns"], cols["clock_hz"],  # type: ignore[union-attr]
-                              cols["dram_read_bytes"].astype(np.int64), cols["dram_write_bytes"].astype(np.int64),
-                              cols["useful_bytes"], cols["latency_bound"] != 0, cols["flops"])
-        batch.add_op_counters(local, counter_columns(columns, np.array([c.end_ns - c.start_ns for c in ops])))
+        batch.add_op_counters(local, counter_columns(recs.cost_columns(), ops.end - ops.start))
     if truth:
-        batch.add_truth_op_columns(local, np.array([intern(r.limiter) for r in rows], dtype=np.int64))
-    subs = np.array([sub_of(c.cid, -1) for c in ops], dtype=np.int64)
+        batch.add_truth_op_columns(local, np.array([intern(r.shape.limiter) for r in rows], dtype=np.int64))
+    subs = np.array([sub_of(cid, -1) for cid in ops.cid.tolist()], dtype=np.int64)
     linked = subs >= 0
     if linked.any():
         flow(subs[linked], base + local[linked], "execute")

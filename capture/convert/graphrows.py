@@ -14,13 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from ..sim.device.command import Command
 from ..sim.device.opcounters import counter_columns
-from ..sim.device.replay import UNITS, ReplayColumns
+from ..sim.device.replay import UNITS
 from .batch import TraceBatch
+from .records import Rare
+from .replays import ReplayColumns
 
 
-def add_graph_slices(batch: TraceBatch, cmds: Sequence[Command], unit_track: Callable[[str], int],
+def add_graph_slices(batch: TraceBatch, cmds: Sequence[Rare], unit_track: Callable[[str], int],
                      to_ref: Callable[[np.ndarray], np.ndarray], truth: bool,
                      columns: ReplayColumns | None = None, counters: bool = True) -> list[np.ndarray]:
     """Slices of every node of the replays ``cmds`` on their units' tracks (``unit_track(name)``),
@@ -29,7 +30,7 @@ def add_graph_slices(batch: TraceBatch, cmds: Sequence[Command], unit_track: Cal
     what the replays share is converted once, and a replay adds only the templates its updates
     changed. ``counters``: add the nodes' per-op counters (False: the caller adds them, made by
     :func:`replay_counters` from the same columns, in node order)."""
-    runs = [c.graph for c in cmds if c.graph is not None]
+    runs = [c.run for c in cmds if c.run is not None]
     if not runs:
         return []
     intern = batch.intern

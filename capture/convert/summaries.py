@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from accelview.model import TraceBuilder
 
-from ..sim.device.command import Command
-from ..sim.device.devcounters import CounterSeries, device_counters
 from ..sim.device.specs import DeviceSpec
+from .devcounters import CounterSeries, device_counters
+from .records import DeviceRecords, concat
 
 
 class CounterWindows:
@@ -28,13 +28,13 @@ class CounterWindows:
     def __init__(self, spec: DeviceSpec, start_ns: int, period_ns: int) -> None:
         self.spec, self.start, self.period = spec, int(start_ns), int(period_ns)
         self.done = 0  # windows emitted
-        self.carry: list[Command] = []
+        self.carry: DeviceRecords | None = None
 
-    def emit(self, commands: Sequence[Command], horizon: float, end_ns: float | None = None
+    def emit(self, records: DeviceRecords, horizon: float, end_ns: float | None = None
              ) -> tuple[np.ndarray, list[CounterSeries]]:
         """Windows now complete: their start times (true host ns) and the series over them.
         ``end_ns``: the run is over and ends there (emit the last, partial window too)."""
-        cmds = [*self.carry, *commands]
+        cmds = concat([records] if self.carry is None else [self.carry, records])
         if end_ns is not None:
             last = max(1, math.ceil((end_ns - self.start) / self.period))
         else:
@@ -46,7 +46,7 @@ class CounterWindows:
         series = device_counters(self.spec, cmds, edges)
         self.done = last
         cut = float(edges[-1])
-        self.carry = [c for c in cmds if c.end_ns > cut]
+        self.carry = cmds.ending_after(cut)
         return edges[:-1], series
 
 
@@ -81,29 +81,29 @@ class IdleTruth:
     the same rule as the whole-run writer, applied to ops in start order as they become final."""
 
     def __init__(self) -> None:
-        self.pending: list[Command] = []
+        self.pending: list[tuple[float, float, str]] = []  # (start, end, cause) of ops and replays
         self.busy_until: float | None = None
         self.waits: list[tuple[int, int]] = []
 
-    def gaps(self, ops: Sequence[Command], waits: Sequence[tuple[int, int]], horizon: float
+    def gaps(self, ops: Sequence[tuple[float, float, str]], waits: Sequence[tuple[int, int]], horizon: float
              ) -> list[tuple[float, float, str]]:
         """Gaps now final: (start, end, cause) in true host ns."""
         self.pending.extend(ops)
         self.waits.extend(waits)
-        ready = sorted((c for c in self.pending if c.start_ns < horizon), key=lambda c: c.start_ns)
-        self.pending = [c for c in self.pending if c.start_ns >= horizon]
+        ready = sorted((c for c in self.pending if c[0] < horizon), key=lambda c: c[0])
+        self.pending = [c for c in self.pending if c[0] >= horizon]
         out: list[tuple[float, float, str]] = []
         waited = wait_cover(self.waits)  # not a scan of every wait per gap: a sync per op made that quadratic
-        for c in ready:
+        for start, end, cause in ready:
             if self.busy_until is None:
-                self.busy_until = c.end_ns
+                self.busy_until = end
                 continue
-            if c.start_ns > self.busy_until:
-                cause = c.cause if c.cause in ("host", "pcie", "sync") else "sync"
-                if cause == "host" and waited(self.busy_until, c.start_ns):
+            if start > self.busy_until:
+                cause = cause if cause in ("host", "pcie", "sync") else "sync"
+                if cause == "host" and waited(self.busy_until, start):
                     cause = "sync"
-                out.append((self.busy_until, c.start_ns, cause))
-            self.busy_until = max(self.busy_until, c.end_ns)
+                out.append((self.busy_until, start, cause))
+            self.busy_until = max(self.busy_until, end)
         if self.busy_until is not None:  # a wait ending before busy_until can never match again
             self.waits = [w for w in self.waits if w[1] >= self.busy_until]
         return out

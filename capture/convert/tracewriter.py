@@ -16,9 +16,8 @@ import numpy as np
 from accelview.model import Trace, TraceBuilder, TrackKind
 from accelview.model.schema import OP_COUNTER_COLUMNS
 
-from ..sim.device.command import Command
 from ..sim.device.opcounters import counter_columns
-from ..sim.device.replay import UNITS, ReplayColumns
+from ..sim.device.replay import UNITS
 from ..sim.device.window_sums import window_edges
 from . import counter_rows as sampled
 from .batch import TraceBatch
@@ -27,6 +26,8 @@ from .deviceslices import DeviceTracks, Flow, OpShapes, add_records
 from .graphrows import replay_counters
 from .hostslices import add_calls, add_submissions
 from .offload import Offload
+from .records import DeviceRecords, records_of
+from .replays import ReplayColumns
 from .session import session_metadata
 from .summaries import IdleTruth, add_idle_rows
 
@@ -53,10 +54,11 @@ def build_trace(sim: Simulator) -> Trace:
     # this one makes the other rows, builds, and only then takes them.
     rng = np.random.default_rng([sim.seed, 2])
     clocks = [_DeviceClock(dev, edges, sim.clock.start_ns, rng) for dev in sim.devices]
-    replays = [_replays(dev.engine.finished) for dev in sim.devices]
+    recs = [records_of(dev.engine.finished) for dev in sim.devices]  # the one adapter from the engine's commands
+    replays = [_replays(r) for r in recs]
     subs = sim.log.submissions
     tracks = sampled.plan(sim, list(dict.fromkeys((s.device, s.stream) for s in subs)))
-    helper = _offload(sim, edges, clocks, replays, tracks)
+    helper = _offload(sim, recs, edges, clocks, replays, tracks)
     try:
         log = sim.log
         first, cids = add_calls(batch, log.call_ints, log.call_objects, api, thread, log.ranges, log.memcpys)
@@ -71,8 +73,8 @@ def build_trace(sim: Simulator) -> Trace:
         first = add_submissions(batch, log.submission_ints, log.submission_names, queue, api_ids, batch.flows, 0)
         sub_ids = {(s.device, s.cid, s.chunk): first + i for i, s in enumerate(subs)}
         track_ids, nodes = [], []
-        for dev, clock, columns in zip(sim.devices, clocks, replays, strict=True):
-            top, clock_id, local = _device(b, batch, sim, dev, sub_ids, clock, columns)
+        for dev, r, clock, columns in zip(sim.devices, recs, clocks, replays, strict=True):
+            top, clock_id, local = _device(b, batch, sim, dev, r, sub_ids, clock, columns)
             nodes.append(local)
             for t in tracks:
                 if t.device == dev.index:
@@ -104,15 +106,15 @@ def _counter_track(b: TraceBuilder, t: sampled.CounterTrack, top: int, clock: in
     return b.add_counter_track(t.name, t.unit, t.block, t.description, top, "", t.device, clock)
 
 
-def _offload(sim: Simulator, edges: np.ndarray, clocks: list[_DeviceClock], replays: list[ReplayColumns | None],
+def _offload(sim: Simulator, recs: list[DeviceRecords], edges: np.ndarray, clocks: list[_DeviceClock],
+             replays: list[ReplayColumns | None],
              tracks: list[sampled.CounterTrack]) -> Offload:
     """The columns a helper makes: the sampled counters' samples, and per device with ops the
     counters of its ops and its replays' nodes (``device D <counter>``, see :func:`_op_rows`)."""
     rows = len(tracks) * (len(edges) - 1)
     shapes: dict[str, tuple[Any, int]] = {"ts_ns": (np.int64, rows), "value": (np.float64, rows)}
-    ops = [_ops(dev.engine.finished) for dev in sim.devices]
     for d, columns in enumerate(replays):
-        n = len(ops[d]) + (len(columns.start) if columns is not None else 0)
+        n = len(recs[d].ops) + (len(columns.start) if columns is not None else 0)
         if n:
             shapes.update({f"device {d} {c}": (dtype, n) for c, dtype in OP_COUNTER_COLUMNS})
             shapes[f"device {d} order"] = (np.int64, n)
@@ -120,28 +122,24 @@ def _offload(sim: Simulator, edges: np.ndarray, clocks: list[_DeviceClock], repl
     def make(out: dict[str, np.ndarray]) -> None:
         for d, columns in enumerate(replays):
             if f"device {d} order" in out:
-                _op_rows(ops[d], columns, {k[len(f"device {d} "):]: v for k, v in out.items()
+                _op_rows(recs[d], columns, {k[len(f"device {d} "):]: v for k, v in out.items()
                                            if k.startswith(f"device {d} ")})
-        sampled.compute(sim, edges, [c.to_ref for c in clocks], replays, tracks, out["ts_ns"], out["value"])
+        sampled.compute(sim, recs, edges, [c.to_ref for c in clocks], replays, tracks, out["ts_ns"],
+                        out["value"])
 
     return Offload(shapes, make)
 
 
-def _ops(cmds: list[Command]) -> list[Command]:
-    """A device's ops (not replays), in finishing order: the order their slices are added."""
-    return [c for c in cmds if c.kind == "op" and c.cost is not None]
-
-
-def _op_rows(ops: list[Command], columns: ReplayColumns | None, out: dict[str, np.ndarray]) -> None:
+def _op_rows(recs: DeviceRecords, columns: ReplayColumns | None, out: dict[str, np.ndarray]) -> None:
     """The counters of a device's ``ops`` and replay nodes (``columns``) into ``out``'s columns,
     in the order their slices will have in the capture: by unit, then start time (how the
     builder sorts slices that never overlap on a unit's track: one op at a time); ``out["order"]``
     gets each row's place among the ops-then-nodes (as :func:`_device` adds their slices). The
     writer checks that order against the built capture and sorts where it differs."""
-    parts = [counter_columns([c.cost for c in ops if c.cost is not None],
-                             np.array([c.end_ns - c.start_ns for c in ops]))] if ops else []
-    start = [np.array([c.start_ns for c in ops], dtype=np.float64)]
-    rank = [np.array([UNITS.index(c.cost.unit) for c in ops if c.cost is not None], dtype=np.int64)]
+    ops = recs.ops
+    parts = [counter_columns(recs.cost_columns(), ops.end - ops.start)] if len(ops) else []
+    start = [ops.start]
+    rank = [np.array([UNITS.index(recs.shapes[k].unit) for k in ops.shape.tolist()], dtype=np.int64)]
     if columns is not None:
         parts.append(replay_counters(columns))
         start.append(columns.start)
@@ -167,21 +165,20 @@ class _DeviceClock:
         return self.estimate.to_ref(self.clock.ticks_to_device_ns(ticks))
 
 
-def _replays(cmds: list[Command]) -> ReplayColumns | None:
+def _replays(recs: DeviceRecords) -> ReplayColumns | None:
     """A device's graph replays as columns (the slices, the counters and the per-op counters
     read them; cost columns are made on first use: by the helper)."""
-    graphs = [c for c in cmds if c.kind == "graph" and c.graph is not None]
+    graphs = [c for c in recs.rare if c.run is not None]
     if not graphs:
         return None
-    return ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
+    return ReplayColumns([c.start_ns for c in graphs], [c.run for c in graphs])
 
 
-def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub_ids: dict, clk: _DeviceClock,
-            columns: ReplayColumns | None) -> tuple[int, int, np.ndarray]:
+def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, recs: DeviceRecords, sub_ids: dict,
+            clk: _DeviceClock, columns: ReplayColumns | None) -> tuple[int, int, np.ndarray]:
     """A device's tracks, slices, flows and truth (its sampled counters and its ops' counters
     are made apart, see :func:`_offload`); returns its top track, its clock and the local
     indices of its op slices: its ops', then its replays' nodes' (as :func:`_op_rows` lists them)."""
-    cmds = dev.engine.finished
     samples, est, to_ref = clk.samples, clk.estimate, clk.to_ref
     clock = b.add_clock(f"device {dev.index} timer", False, est.offset_ns, est.drift_ppm, est.error_ns)
     b.add_rows("clock_samples", {"clock": np.full(len(samples.ref_send_ns), clock), "ref_send_ns": samples.ref_send_ns,
@@ -189,13 +186,19 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, sub
     b.add_truth_clock(clock, *true_alignment(dev.clock))
 
     d = dev.index
-    tracks = DeviceTracks.make(b, d, dev.spec, clock, collective=any("collective" in c.units_used for c in cmds))
-    local = add_records(batch, cmds, tracks, to_ref,
+    tracks = DeviceTracks.make(b, d, dev.spec, clock, collective=_uses_collective(recs))
+    local = add_records(batch, recs, tracks, to_ref,
                         lambda cid, chunk: sub_ids.get((d, cid, chunk), -1), _flow_to(batch), 0, OpShapes(),
                         counters=False, replays=columns)
     # every gap between ops (no unit busy), with the cause of the op that ends it: the service's rule, at once
-    add_idle_rows(b, tracks.top, IdleTruth().gaps([c for c in cmds if c.runs_ops], sim.log.waits, math.inf), to_ref)
+    add_idle_rows(b, tracks.top, IdleTruth().gaps(recs.runs(), sim.log.waits, math.inf), to_ref)
     return tracks.top, clock, local
+
+
+def _uses_collective(recs: DeviceRecords) -> bool:
+    """Whether any op or replay node ran on the collective unit."""
+    return (any(recs.shapes[k].unit == "collective" for k in set(recs.ops.shape.tolist()))
+            or any("collective" in r.run.units_used for r in recs.rare if r.run is not None))
 
 
 def _flow_to(batch: TraceBatch) -> Flow:

@@ -4,8 +4,6 @@ converting a spool runs no code from it. Measurements: docs/CAPTURE.md, *Packing
 
 from __future__ import annotations
 
-import dataclasses
-import math
 import struct
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, compress
@@ -13,13 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from ..sim.device.command import Command
-from ..sim.device.costs import OpCost
+from ..convert.records import DeviceRecords, Ops, OpShape
 from ..sim.device.ring import OP_FIELDS, OP_FLOATS, OP_INTS, RingBatch
 from ..sim.runtime.drain import Drained
 from ..sim.runtime.hostlog import SUBMISSION_INTS, ApiCall
 from . import plain
-from .simcodec import FrameTables, command_plain, commands_of, cost_of, cost_plain
+from .simcodec import FrameTables, command_plain, cost_plain, rares_of, shape_of
 
 # the stream's version, in its SESS frame: 2 is plain data; a stream without it is an older
 # accelview's, whose records were pickled and are never unpickled
@@ -28,7 +25,6 @@ Buffer = bytes | np.ndarray  # a column: its bytes, or a uint8 array of them
 
 # where a submission's stream, cid and chunk are among its integers (HostLog.submission_ints)
 _S_STREAM, _S_CID, _S_CHUNK = 1, 4, 5
-_JITTER_AT = [f.name for f in dataclasses.fields(OpCost)].index("jitter")
 
 
 def pack(d: Drained, sites: Sequence[int] | None = None, named: bool = False) -> tuple[
@@ -113,22 +109,19 @@ class RecordUnpacker:
     """The service's side: ``unpack(meta, columns)`` → the drain's records (and call sites)."""
 
     def __init__(self) -> None:
-        self.costs: dict[int, OpCost] = {}
-        # each template's fields, to make an op's cost with its own jitter (dataclasses.replace,
-        # which works through the fields in Python, cost ~8 us an op)
-        self.fields: dict[int, list[Any]] = {}
-        # the stream and name of each command submitted and not finished yet, by correlation id (a
-        # chunked copy's chunks share one: it comes whole, and needs none)
-        self.submitted: dict[int, tuple[int, str]] = {}
+        self.shapes: dict[int, OpShape] = {}  # every op shape sent (an uncached one, negative, for its frame only)
+        # the name of each command submitted and not finished yet, by correlation id (a chunked
+        # copy's chunks share one: it comes whole, and needs none)
+        self.submitted: dict[int, str] = {}
 
     def unpack(self, meta: dict[str, Any], cols: Mapping[str, Buffer]) -> tuple[Drained, np.ndarray]:
         """The records of one packed drain (columns as ``pack`` made them, or as the wire
-        delivers them: ``uint8`` arrays) and each call's site id (-1: none; empty: no call sites
-        recorded)."""
+        delivers them: ``uint8`` arrays), a :class:`DeviceRecords` per device, and each call's
+        site id (-1: none; empty: no call sites recorded)."""
         side = plain.decode(cols["side"])
-        costs = [(int(n), cost_of(c)) for n, c in side["costs"]]
-        self.costs.update(costs)
-        self.fields.update((n, list(c.__reduce__()[1])) for n, c in costs)  # quick_init's field tuple
+        shapes = [(int(n), shape_of(c)) for n, c in side["costs"]]
+        self.shapes.update((n, x) for n, x in shapes if n >= 0)
+        table = {**self.shapes, **dict(shapes)} if any(n < 0 for n, _ in shapes) else self.shapes
         calls = _interleaved(plain.decode_strings(cols["call_names"]), plain.decode_shared(cols["call_args"]))
         submissions = plain.decode_strings(cols["submission_names"])
         args = plain.decode_shared(cols["op_args"])
@@ -141,59 +134,53 @@ class RecordUnpacker:
             subs = subs[:min(len(subs), len(submissions))]
             del submissions[len(subs):]
         whole = subs[:, _S_CHUNK] < 0
-        self.submitted.update(zip(subs[whole, _S_CID].tolist(), zip(
-            subs[whole, _S_STREAM].tolist(), compress(submissions, whole.tolist()), strict=True), strict=True))
-        others = commands_of(side["others"], side, np.frombuffer(cols["other_segments"], dtype="<f8"))
-        ints = dict(zip(OP_INTS, _ints(cols["op_ints"]).reshape(len(OP_INTS), -1).tolist(), strict=True))
-        floats = np.frombuffer(cols["op_floats"], dtype="<f8").reshape(len(OP_FLOATS), -1)
-        floats = dict(zip(OP_FLOATS, floats.tolist(), strict=True))
-        several = _segments(np.frombuffer(cols["segments"], dtype="<f8"), [k for k in ints["segments"] if k > 1])
+        self.submitted.update(zip(subs[whole, _S_CID].tolist(), compress(submissions, whole.tolist()), strict=True))
+        others = rares_of(side["others"], side, np.frombuffer(cols["other_segments"], dtype="<f8"))
+        ints = _ints(cols["op_ints"]).reshape(len(OP_INTS), -1)
+        i = dict(zip(OP_INTS, ints, strict=True))
+        floats = dict(zip(OP_FLOATS, np.frombuffer(cols["op_floats"], dtype="<f8").reshape(len(OP_FLOATS), -1),
+                          strict=True))
+        counts = i["segments"].tolist()
+        several = _segments(np.frombuffer(cols["segments"], dtype="<f8"), [k for k in counts if k > 1])
         segments = [[(a, b, moved, n)] if k == 1 else (next(several) if k else []) for k, a, b, moved, n in zip(
-            ints["segments"], floats["t0"], floats["t1"], floats["moved"], ints["sharers"], strict=True)]
-        numbers = [ints["shape"], floats["jitter"], ints["cid"], floats["start"], floats["end"]]
-        named = None if names is None else list(zip(ints["stream"], names, strict=True))
-        cmds = self._commands([*numbers, segments], [args, causes], others, named)
-        for n, _ in costs:
-            if n < 0:  # the cost of an op with no shape: this frame's only
-                del self.costs[n], self.fields[n]
+            counts, floats["t0"].tolist(), floats["t1"].tolist(), floats["moved"].tolist(), i["sharers"].tolist(),
+            strict=True)]
+        cids = i["cid"].tolist()
+        op_names = self._names(cids, names)
+        for _, c in others:
+            self.submitted.pop(c.cid, None)
         bounds = np.cumsum([0, *_ints(cols["k_count"]).tolist()])
+        is_op = np.ones(int(bounds[-1]), dtype=bool)
+        is_op[[place for place, _ in others]] = False
+        op_place = np.flatnonzero(is_op)
+        if len(op_place) != len(cids):
+            raise ValueError(f"{len(cids)} ops for {len(op_place)} places")
+        devices = []
+        for a, z in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            lo, hi = np.searchsorted(op_place, [a, z]).tolist()
+            sl = slice(lo, hi)
+            ops = Ops(op_place[sl] - a, i["cid"][sl], i["stream"][sl], i["shape"][sl], floats["start"][sl],
+                      floats["end"][sl], floats["jitter"][sl], op_names[sl], args[sl], causes[sl], segments[sl])
+            rare = [r for place, r in others if a <= place < z]
+            for (place, _), r in zip([o for o in others if a <= o[0] < z], rare, strict=True):
+                r.seq = place - a
+            devices.append(DeviceRecords(ops, rare, table, len(ops) + sum(r.records for r in rare)))
         d = Drained(_ints(cols["call_ints"]).tolist(), calls, subs.ravel().tolist(), submissions,
                     waits=[tuple(w) for w in meta["waits"]],
                     memcpys=[ApiCall(int(s), int(e), str(n), int(c), dict(a)) for s, e, n, c, a in side["memcpys"]],
                     ranges=[ApiCall(int(s), int(e), str(n), -1, {}) for s, e, n in side["ranges"]],
-                    commands=[cmds[a:z] for a, z in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)],
-                    horizon_ns=list(meta["horizon_ns"]), host_now_ns=int(meta["host_now_ns"]))
+                    commands=devices, horizon_ns=list(meta["horizon_ns"]),  # type: ignore[arg-type]
+                    host_now_ns=int(meta["host_now_ns"]))
         return d, _ints(cols["sites"]).astype(np.int32)
 
-    def _commands(self, numbers: list[Any], objects: list[Any], others: list[tuple[int, Command]],
-                  named: list[tuple[int, str]] | None) -> list[Command]:
-        costs, fields, submitted = self.costs, self.fields, self.submitted
-        nan, inf = math.nan, math.inf
-        ops = []
-        works, jitters, cids, starts, ends, segments_ = numbers
-        args_, causes = objects
-        for j, (work, jitter, cid, args, start, end, cause, segments) in enumerate(zip(
-                works, jitters, cids, args_, starts, ends, causes, segments_, strict=True)):
-            c = costs[work]
-            if jitter != c.jitter:
-                f = fields[work]
-                f[_JITTER_AT] = jitter
-                c = OpCost(*f)
-            try:
-                stream, name = submitted.pop(cid) if named is None else named[j]
-            except KeyError:
-                raise ValueError(f"op {cid} finished without a submission the service has seen") from None
-            if named is not None:
-                submitted.pop(cid, None)
-            # every field by position (keywords cost twice as much: ~94k ops a 2.5 s run)
-            ops.append(Command(cid, "op", stream, nan, nan, name, c, None, "", 0.0, None, None, args, start, end, -1,
-                               cause, nan, nan, segments, "", inf, 0.0, True))
-        for _, c in others:
-            submitted.pop(c.cid, None)
-        if not others:
-            return ops
-        out: list[Command | None] = [None] * (len(ops) + len(others))
-        for i, c in others:
-            out[i] = c
-        it = iter(ops)
-        return [c if c is not None else next(it) for c in out]
+    def _names(self, cids: list[int], names: list[str] | None) -> list[str]:
+        """The ops' names: their submissions' (forgotten once used), or their own where sent."""
+        pop = self.submitted.pop
+        if names is not None:
+            for cid in cids:
+                pop(cid, None)
+            return names
+        try:
+            return list(map(pop, cids))
+        except KeyError as e:
+            raise ValueError(f"op {e.args[0]} finished without a submission the service has seen") from None

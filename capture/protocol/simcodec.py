@@ -5,17 +5,17 @@ strings and numeric arrays only, so a crafted stream can make nothing else."""
 from __future__ import annotations
 
 import dataclasses
-from math import nan
 from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
+from ..convert.records import DmaBytes, OpShape, Rare, op_shape
+from ..convert.replays import ReplayRun, patch_row
 from ..sim.device.command import Command
 from ..sim.device.costs import OpCost
 from ..sim.device.hbm import AccessPattern
 from ..sim.device.opcounters import CostColumns
-from ..sim.device.ops import OpWork
 from ..sim.device.replay import GraphLayout, GraphRun
 from ..sim.device.specs import FORMAT_TAG, DeviceSpec, parse_spec
 from ..sim.device.transfer import DmaJob
@@ -34,23 +34,6 @@ def cost_plain(c: OpCost) -> list[Any]:
             None if w.gemm is None else list(w.gemm), w.work_items]
     return [work, c.launch_ns, c.compute_ns, c.memory_ns, c.floor_ns, c.jitter, c.limiter, c.utilisation,
             c.dram_read_bytes, c.dram_write_bytes, c.ideal_ns, c.clock_hz, c.shape]
-
-
-def cost_of(p: list[Any]) -> OpCost:
-    """The cost :func:`cost_plain` wrote."""
-    op, unit, dtype, flops, read, written, rp, wp, gemm, items = p[0]
-    work = OpWork(str(op), unit, str(dtype), float(flops), int(read), int(written), _pattern(rp), _pattern(wp),
-                  None if gemm is None else tuple(int(g) for g in gemm), int(items))
-    return OpCost(work, *(float(v) for v in p[1:6]), str(p[6]), float(p[7]), int(p[8]), int(p[9]), float(p[10]),
-                  float(p[11]), int(p[12]))
-
-
-def _pattern(p: list[Any]) -> AccessPattern:
-    key = (str(p[0]), int(p[1]))
-    pattern = _PATTERNS.get(key)
-    if pattern is None:
-        pattern = _PATTERNS[key] = AccessPattern(*key)
-    return pattern
 
 
 def _columns_plain(c: CostColumns) -> list[Any]:
@@ -84,11 +67,18 @@ def run_plain(r: GraphRun, layout: int) -> list[Any]:
             array(r.body), array(r.end_off)]
 
 
-def run_of(p: list[Any], layouts: list[GraphLayout]) -> GraphRun:
-    """The replay :func:`run_plain` wrote."""
+def run_of(p: list[Any], layouts: list[GraphLayout]) -> ReplayRun:
+    """The replay :func:`run_plain` wrote, as the converter reads it (no ``OpCost`` made)."""
     layout, patch, args, limiters, jitter, body, end_off = p
-    return GraphRun(layouts[layout], [cost_of(c) for c in patch], list(args), [str(x) for x in limiters],
-                    unarray(jitter), unarray(body), unarray(end_off))
+    return ReplayRun(layouts[layout], [_patch_row(c) for c in patch], list(args), [str(x) for x in limiters],
+                     unarray(jitter), unarray(body), unarray(end_off))
+
+
+def _patch_row(p: list[Any]) -> tuple[float, ...]:
+    """A patched template's cost numbers from what :func:`cost_plain` wrote."""
+    flops, read, written = p[0][3:6]
+    return patch_row(*(float(v) for v in p[1:6]), float(p[10]), float(p[11]), int(read) + int(written),
+                     float(flops), int(p[8]), int(p[9]), str(p[6]))
 
 
 class FrameTables:
@@ -123,11 +113,18 @@ def command_plain(c: Command, t: FrameTables) -> list[Any]:
             c.data_start_ns, c.data_end_ns, len(segments)]
 
 
-def commands_of(others: list[Any], tables: dict[str, Any], segments: np.ndarray) -> list[tuple[int, Command]]:
-    """The frame's rare commands, with their places, from what :func:`command_plain` and
-    :meth:`FrameTables.plain` wrote and the segment column (what is not sent stays at its default)."""
+def shape_of(p: list[Any]) -> OpShape:
+    """The op shape of a cost :func:`cost_plain` wrote (no ``OpCost`` made)."""
+    _, unit, dtype, flops, read, written = p[0][:6]
+    return op_shape(str(unit), str(dtype), int(read), int(written), float(flops), *(float(v) for v in p[1:5]),
+                    str(p[6]), int(p[8]), int(p[9]), float(p[10]), float(p[11]))
+
+
+def rares_of(others: list[Any], tables: dict[str, Any], segments: np.ndarray) -> list[tuple[int, Rare]]:
+    """The frame's rare commands as records, with their places, from what :func:`command_plain`
+    and :meth:`FrameTables.plain` wrote and the segment column."""
     layouts = [layout_of(p) for p in tables["layouts"]]
-    jobs = [DmaJob(*f) for f in tables["jobs"]]
+    jobs = [DmaBytes(int(f[1]), int(f[2]), int(f[6]), int(f[7]), int(f[8]), int(f[9])) for f in tables["jobs"]]
     if len(segments) % 4:
         raise ValueError(f"{len(segments)} numbers do not make whole progress segments")
     quads = [(a, b, m, int(n)) for a, b, m, n in segments.reshape(-1, 4).tolist()]
@@ -137,9 +134,9 @@ def commands_of(others: list[Any], tables: dict[str, Any], segments: np.ndarray)
         if not isinstance(args, dict):
             raise ValueError(f"a command's arguments must be a map, not {type(args).__name__}")
         # every field by position (keywords cost twice as much: a pageable copy is a command a chunk)
-        out.append((place, Command(cid, kind, stream, nan, nan, name, None, jobs[job] if job >= 0 else None,
-                                   direction, 0.0, None, None if run is None else run_of(run, layouts), args, start,
-                                   end, engine, cause, dstart, dend, quads[at:at + n])))
+        out.append((place, Rare(-1, kind, cid, stream, name, args, start, end, cause, engine, direction, dstart,
+                                dend, quads[at:at + n], jobs[job] if job >= 0 else None,
+                                None if run is None else run_of(run, layouts))))
         at += n
     if at != len(quads):
         raise ValueError(f"{len(quads)} progress segments for {at}")

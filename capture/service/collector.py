@@ -24,6 +24,7 @@ from ..convert.batch import TraceBatch
 from ..convert.clocksync import true_alignment
 from ..convert.devicerows import DeviceRows
 from ..convert.hostslices import add_calls, add_submissions
+from ..convert.records import DeviceRecords
 from ..convert.session import session_metadata
 from ..convert.summaries import QueueDepth
 from ..protocol import wire
@@ -118,9 +119,9 @@ class Collector:
             return self.exec_of.pop((device, cid, chunk), -1)
 
         for i, rows in enumerate(self.devices):
-            cmds = d.commands[i]
-            if cmds:
-                self.max_end = max(self.max_end, max(c.end_ns for c in cmds))
+            recs: DeviceRecords = d.commands[i]  # type: ignore[assignment]
+            if len(recs):
+                self.max_end = max(self.max_end, recs.max_end)
             rows.clock.update(d.host_now_ns)
             new = rows.clock.take_unsent()
             if new is not None:
@@ -128,20 +129,20 @@ class Collector:
                                              "ref_send_ns": new.ref_send_ns, "domain_ts": new.domain_ticks,
                                              "ref_recv_ns": new.ref_recv_ns})
             if cfg.on("device"):
-                rows.add_slices(batch, cmds, sub_of, flow, base)
-            for c in cmds:
-                q = self.queues.get((i, c.stream))
+                rows.add_slices(batch, recs, sub_of, flow, base)
+            for stream, end in zip(*recs.streams_ends(), strict=True):
+                q = self.queues.get((i, stream))
                 if q is not None:
-                    q[2].downs.append(c.end_ns)
+                    q[2].downs.append(end)
             horizon = d.horizon_ns[i]
             end = max(self.max_end, d.host_now_ns) if final else None
             if cfg.on("counters"):
-                at = rows.add_counters(b, cmds, horizon, end)
+                at = rows.add_counters(b, recs, horizon, end)
                 for (dev, _), (_, qtrack, depth) in self.queues.items():
                     if dev == i and len(at):
                         b.add_counters(qtrack, at.astype(np.int64), depth.at(at))
             if cfg.on("truth"):
-                rows.add_idle_truth(b, cmds, d.waits, horizon)
+                rows.add_idle_truth(b, recs, d.waits, horizon)
         if host_metrics is not None and self._metrics is not None:
             self._metrics.add(b, d.host_now_ns, host_metrics)
         batch.flush()

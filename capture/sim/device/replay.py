@@ -1,14 +1,14 @@
 """A graph replay's schedule as columns: the device side of graph replays.
 
-``GraphLayout`` is what every replay of one graph shares, ``GraphRun`` one replay's schedule,
-``ReplayColumns`` many replays' nodes as one set of columns; the engine schedules them, the
-counters and the capture rows read them (the user-facing ``Graph`` is in the runtime).
+``GraphLayout`` is what every replay of one graph shares, ``GraphRun`` one replay's schedule;
+the engine schedules them (the user-facing ``Graph`` is in the runtime, the converter's view of
+a replay in ``capture/convert/replays.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,78 +127,3 @@ class GraphRun:
 
     def __len__(self) -> int:
         return len(self.layout.names)
-
-
-class ReplayColumns:
-    """The nodes of many replays (``runs``, begun at ``starts``) as one set of columns, replay
-    after replay: a few array operations per distinct layout, not per replay. Cost columns are
-    made on first use (``column``), so a reader that needs two of them pays for two."""
-
-    def __init__(self, starts: Iterable[float], runs: list[GraphRun]) -> None:
-        self.runs = runs
-        lens = np.array([len(r) for r in runs], dtype=np.int64)
-        self.bounds = np.concatenate(([0], np.cumsum(lens)))  # replay i's nodes are rows bounds[i]:bounds[i + 1]
-        by_layout: dict[int, list[int]] = {}
-        for i, r in enumerate(runs):
-            by_layout.setdefault(id(r.layout), []).append(i)
-        # each layout and the replays (indices) that use it
-        self.groups = [(runs[idx[0]].layout, np.array(idx, dtype=np.int64)) for idx in by_layout.values()]
-        self._columns: dict[str, np.ndarray] = {}
-        self._patches: list[CostColumns | None] | None = None
-        self.units = self._per_node(lambda layout, _: np.tile(layout.units, len(_)), np.int8)  # index into UNITS
-        launch = self.column("launch_ns")
-        at = np.repeat(np.fromiter(starts, dtype=np.float64, count=len(runs)), lens)
-        end_off = np.concatenate([r.end_off for r in runs])
-        start_off = end_off - launch - np.concatenate([r.body for r in runs])  # as GraphRun.start_off
-        self.start = at + start_off  # absolute device ns
-        self.body = at + (start_off + launch)  # where each node's body starts
-        self.end = at + end_off
-
-    def rows(self, replays: np.ndarray) -> np.ndarray:
-        """The rows of the nodes of ``replays`` (indices into the replays; all of one layout)."""
-        n = self.bounds[replays[0] + 1] - self.bounds[replays[0]]
-        return (self.bounds[replays][:, None] + np.arange(n)).ravel()
-
-    @property
-    def costs(self) -> CostColumns:
-        """Every cost column, with each replay's jitter."""
-        return CostColumns(*(self.column(f.name) for f in dataclasses.fields(CostColumns)))
-
-    def column(self, name: str) -> np.ndarray:
-        """One cost column (a field of :class:`CostColumns`) of every node."""
-        col = self._columns.get(name)
-        if col is None:
-            if self._patches is None:
-                self._patches = [CostColumns.of([c for i in idx.tolist() for c in self.runs[i].patch])
-                                 if len(layout.touched) else None for layout, idx in self.groups]
-            patches = dict(zip((id(layout) for layout, _ in self.groups), self._patches, strict=True))
-            dtype = getattr(self.groups[0][0].nodes, name).dtype
-            col = self._columns[name] = self._per_node(
-                lambda layout, idx: _layout_column(layout, [self.runs[i] for i in idx.tolist()],
-                                                   patches[id(layout)], name), dtype)
-        return col
-
-    def _per_node(self, make: Any, dtype: Any) -> np.ndarray:
-        """``make(layout, replays)`` for each layout, put in replay order."""
-        if len(self.groups) == 1:
-            return make(*self.groups[0])
-        out = np.empty(int(self.bounds[-1]), dtype=dtype)
-        for layout, idx in self.groups:
-            out[self.rows(idx)] = make(layout, idx)
-        return out
-
-
-def _layout_column(layout: GraphLayout, runs: list[GraphRun], patch: CostColumns | None, name: str) -> np.ndarray:
-    """Cost column ``name`` of the nodes of ``runs`` (all of ``layout``), one replay after another;
-    ``patch``: their patched templates' rows, replay after replay."""
-    n, size = len(runs), len(layout.names)
-    if name == "jitter" and all(r.jitter is not None for r in runs):
-        return np.concatenate([r.jitter for r in runs])
-    col = np.tile(getattr(layout.nodes, name), n)
-    if patch is not None:
-        col.reshape(n, -1)[:, layout.touched_nodes] = getattr(patch, name).reshape(n, -1)[:, layout.touched_pick]
-    if name == "jitter":
-        for i, r in enumerate(runs):
-            if r.jitter is not None:
-                col[i * size:(i + 1) * size] = r.jitter
-    return col

@@ -38,7 +38,7 @@ class Drained(HostRecords):
 
     def __len__(self) -> int:
         host = self.n_calls + len(self.memcpys) + len(self.ranges) + len(self.submission_names)
-        return host + sum(cmds.records if isinstance(cmds, RingBatch) else sum(c.records for c in cmds)
+        return host + sum(sum(c.records for c in cmds) if isinstance(cmds, list) else cmds.records
                           for cmds in self.commands)
 
 

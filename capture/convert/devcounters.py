@@ -7,15 +7,15 @@ they add up to what the ops and transfers moved (tested).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from .command import Command
-from .replay import UNITS, ReplayColumns
-from .specs import DeviceSpec
-from .window_sums import serial_window_sums, window_sums
+from ..sim.device.replay import UNITS
+from ..sim.device.specs import DeviceSpec
+from ..sim.device.window_sums import serial_window_sums, window_sums
+from .records import DeviceRecords
+from .replays import ReplayColumns
 
 
 @dataclass(frozen=True)
@@ -79,20 +79,20 @@ SERIES: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
-def _ops(ops: list[Command], busy: _Joint, hbm: _Joint) -> None:
+def _ops(recs: DeviceRecords, busy: _Joint, hbm: _Joint) -> None:
     """Ops, as columns: busy time per unit (every unit but the matrix unit counts as the vector
     unit), HBM bytes spread over the body as it progressed (at its end when it has no body)."""
-    costs = [c.cost for c in ops]
-    start = np.array([c.start_ns for c in ops], dtype=np.float64)
-    end = np.array([c.end_ns for c in ops], dtype=np.float64)
-    matrix = np.array([c.unit == "matrix" for c in costs], dtype=bool)  # type: ignore[union-attr]
+    ops, table = recs.ops, recs.shapes
+    shapes = [table[k] for k in ops.shape.tolist()]
+    start, end = ops.start, ops.end
+    matrix = np.array([s.unit == "matrix" for s in shapes], dtype=bool)
     vector = ~matrix
     length = end - start
     busy.extend(start, end, [np.where(matrix, length, 0.0), np.where(vector, length, 0.0)], [matrix, vector])
-    read = np.array([c.dram_read_bytes for c in costs], dtype=np.float64)  # type: ignore[union-attr]
-    written = np.array([c.dram_write_bytes for c in costs], dtype=np.float64)  # type: ignore[union-attr]
-    body = np.array([c.body_ns for c in costs], dtype=np.float64)  # type: ignore[union-attr]
-    segments = [c.segments for c in ops]
+    read = np.array([s.consts[6] for s in shapes], dtype=np.float64)  # dram bytes read, written
+    written = np.array([s.consts[7] for s in shapes], dtype=np.float64)
+    body = np.array([s.body_ns for s in shapes], dtype=np.float64) * ops.jitter
+    segments = ops.segments
     counts = np.array(list(map(len, segments)), dtype=np.int64)
     at_end = (body <= 0) | (counts == 0)
     if at_end.any():
@@ -115,10 +115,10 @@ def _graphs(cols: ReplayColumns, busy: _Joint, hbm: _Joint) -> None:
                            cols.column("dram_write_bytes").astype(np.float64)])
 
 
-def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.ndarray,
+def device_counters(spec: DeviceSpec, recs: DeviceRecords, edges: np.ndarray,
                     replays: ReplayColumns | None = None, out: np.ndarray | None = None) -> list[CounterSeries]:
     """All sampled counters of one device over the windows between ``edges`` (true host ns);
-    ``replays``: the graph replays among ``commands`` as columns, if the caller made them already;
+    ``replays``: the graph replays among ``recs`` as columns, if the caller made them already;
     ``out``: where to write the values, ``(len(SERIES), windows)`` (each series' values a row of it)."""
     busy = _Joint(2)  # matrix, vector
     dma = _Joint(1)
@@ -126,13 +126,10 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
     link = _Joint(4)  # bytes on the wire H2D, TLPs H2D, the same D2H
     stall = {"h2d": _Joint(1), "d2h": _Joint(1)}
     cycles_per_ns = spec.clock_hz * 1e-9
-    graphs: list[Command] = []
-    ops: list[Command] = []
-    for c in commands:
-        if c.kind == "graph" and c.graph is not None:
+    graphs = []
+    for c in recs.rare:
+        if c.run is not None:
             graphs.append(c)
-        elif c.kind == "op" and c.cost is not None:
-            ops.append(c)
         elif c.kind == "copy":
             dma.add(c.start_ns, c.end_ns, ((c.end_ns - c.start_ns) / spec.pcie.dma_engines,))
             nbytes = int(c.args.get("bytes", 0))
@@ -157,11 +154,11 @@ def device_counters(spec: DeviceSpec, commands: Iterable[Command], edges: np.nda
                 link.add(t0, t1, (*there, *back) if h2d else (*back, *there))
                 if sharers > 1:
                     stall[c.direction].add(t0, t1, ((t1 - t0) * (1 - 1 / sharers) * cycles_per_ns,))
-    if ops:
-        _ops(ops, busy, hbm)
+    if len(recs.ops):
+        _ops(recs, busy, hbm)
     if graphs:
         if replays is None:
-            replays = ReplayColumns([c.start_ns for c in graphs], [c.graph for c in graphs if c.graph is not None])
+            replays = ReplayColumns([c.start_ns for c in graphs], [c.run for c in graphs])
         _graphs(replays, busy, hbm)
     period = float(edges[1] - edges[0]) if len(edges) > 1 else 1.0
     rows: list[np.ndarray | None] = [None] * len(SERIES) if out is None else list(out)
