@@ -4,7 +4,7 @@ current hit, and steps through hits with Enter / Shift+Enter or the arrows."""
 from __future__ import annotations
 
 from accelview.model.text.values import format_count
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
@@ -24,12 +24,16 @@ class SearchLine(QLineEdit):
             self.bar.step(-1 if back else 1)
         elif event.key() == Qt.Key.Key_Escape:
             self.clear()
+            self.bar.escaped.emit()  # the window hands the keys back to the timeline
         else:
             super().keyPressEvent(event)
 
 
 class SearchBar(QWidget):
-    """Search field, result count and previous/next buttons."""
+    """Search field, result count and previous/next buttons. ``escaped`` fires when Esc
+    clears the field, so the window can give the keyboard back to the timeline."""
+
+    escaped = Signal()
 
     def __init__(self, state: ViewState, parent: QWidget | None = None) -> None:
         super().__init__(parent)

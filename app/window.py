@@ -157,6 +157,7 @@ class MainWindow(QMainWindow):
         tb.addAction(fit)
         tb.addSeparator()
         self.search = SearchBar(self.state)
+        self.search.escaped.connect(lambda: self.timeline.setFocus(Qt.FocusReason.ShortcutFocusReason))
         tb.addWidget(self.search)
         self.addToolBar(tb)
         focus = QAction(self, shortcut=QKeySequence.StandardKey.Find, triggered=lambda: self.search.edit.setFocus())

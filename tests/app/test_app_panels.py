@@ -1,0 +1,40 @@
+"""Issue 22's panel defects: search focus, help table, legend, open folder, loading state,
+op details, layout. Each test drives the real window offscreen."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from accelview.app.window import MainWindow
+from accelview.capture.synthetic import demo_trace
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication
+
+
+@pytest.fixture
+def win(qtbot, tmp_path):
+    w = MainWindow(theme="dark", settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    w.resize(1600, 1000)
+    w.show()
+    w.activateWindow()
+    qtbot.waitExposed(w)
+    w.set_trace(demo_trace(steps=2, layers=1), "demo")
+    return w
+
+
+def test_escape_in_search_gives_keys_back_to_timeline(win, qtbot):
+    edit = win.search.edit
+    edit.setFocus()
+    qtbot.keyClicks(edit, "gemm")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    qtbot.keyClick(edit, Qt.Key.Key_Escape)
+    assert edit.text() == ""
+    assert QApplication.focusWidget() is win.timeline
+    span = win.state.scale.span
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_W)
+    assert edit.text() == ""
+    assert win.state.scale.span < span  # W zoomed the timeline instead of typing
