@@ -32,6 +32,7 @@ from .counter_list import CounterListModel
 from .counters import CounterPanel
 from .details import DetailsPanel
 from .findings_panel import FindingsPanel
+from .keys_help import KeysDialog
 from .lane_tree import LaneTreeView
 from .loading import LoadJob
 from .profile_dialog import ProfileDialog
@@ -42,14 +43,6 @@ from .timeline import TimelineWidget
 
 MAX_RECENT = 8
 FILE_FILTER = "Captures and traces (*.h5 *.hdf5 *.json *.json.gz *.pt.trace.json);;All files (*)"
-KEYS_HELP = (
-    "W / S  zoom in / out at the cursor      A / D  pan left / right\n"
-    "Wheel  zoom at the cursor      Shift+wheel  scroll lanes      Drag  pan\n"
-    "Shift+drag  select a range (duration and per-lane busy %)      F  fit selection      M / Shift+M  mark / clear\n"
-    "Click  select a slice and its dependency chain      [ / ]  step along the chain\n"
-    "Ctrl+F  search      Enter / Shift+Enter  next / previous result      Esc  clear"
-)
-
 
 class MainWindow(QMainWindow):
     """The accelview window. ``set_trace`` shows a loaded trace; ``open_path`` loads a file."""
@@ -64,6 +57,7 @@ class MainWindow(QMainWindow):
         self.job: LoadJob | None = None
         self.progress: QProgressDialog | None = None
         self.error_box: QMessageBox | None = None
+        self.keys_dialog: KeysDialog | None = None
         self.setWindowTitle("accelview")
         self.setWindowIcon(QIcon(self.icon_path()))
         self.setAcceptDrops(True)
@@ -147,8 +141,7 @@ class MainWindow(QMainWindow):
         for dock in self.docks.values():
             vm.addAction(dock.toggleViewAction())
         hm = self.menuBar().addMenu("&Help")
-        hm.addAction(QAction("&Keyboard shortcuts", self, shortcut="F1",
-                             triggered=lambda: QMessageBox.information(self, "Keyboard shortcuts", KEYS_HELP)))
+        hm.addAction(QAction("&Keyboard shortcuts", self, shortcut="F1", triggered=self.show_keys))
         tb = QToolBar("Main", self)
         tb.setObjectName("main-toolbar")
         tb.setMovable(False)
@@ -163,6 +156,14 @@ class MainWindow(QMainWindow):
         focus = QAction(self, shortcut=QKeySequence.StandardKey.Find, triggered=lambda: self.search.edit.setFocus())
         self.addAction(focus)
         self._refresh_recent()
+
+    def show_keys(self) -> KeysDialog:
+        """Help → Keyboard shortcuts: the table of every key (non-modal, one at a time)."""
+        if self.keys_dialog is None:
+            self.keys_dialog = KeysDialog(self)
+        self.keys_dialog.show()
+        self.keys_dialog.raise_()
+        return self.keys_dialog
 
     def _build_status(self) -> None:
         sb = self.statusBar()

@@ -38,3 +38,18 @@ def test_escape_in_search_gives_keys_back_to_timeline(win, qtbot):
     qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_W)
     assert edit.text() == ""
     assert win.state.scale.span < span  # W zoomed the timeline instead of typing
+
+
+def test_f1_shows_a_table_of_every_shortcut(win, qtbot):
+    from PySide6.QtGui import QAction
+
+    qtbot.keyClick(win.timeline, Qt.Key.Key_F1)
+    dlg = win.keys_dialog
+    assert dlg is not None and dlg.isVisible()
+    assert dlg.table.columnCount() == 2
+    keys = " | ".join(dlg.keys())
+    shortcuts = {a.shortcut().toString() for a in win.findChildren(QAction) if not a.shortcut().isEmpty()}
+    assert {"B", "Ctrl+0", "Ctrl+T", "Alt+Up", "Ctrl+F"} <= shortcuts
+    missing = {s for s in shortcuts if s not in keys}
+    assert not missing, f"shortcuts missing from the F1 table: {missing}"
+    assert "Show only this lane" in keys  # the lane menu
