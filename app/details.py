@@ -3,8 +3,18 @@ dependency chain as links (activating one selects it on the timeline)."""
 
 from __future__ import annotations
 
+from accelview.model.analysis.op_detail import op_detail
+from accelview.model.analysis.ops import OpLabels
 from accelview.model.schema import TrackKind
-from accelview.model.text.values import MISSING, format_count, format_duration, format_number
+from accelview.model.text.values import (
+    MISSING,
+    format_bandwidth,
+    format_count,
+    format_duration,
+    format_number,
+    format_percent,
+    format_value,
+)
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QTreeView, QWidget
@@ -19,6 +29,7 @@ def _row(parent: QStandardItemModel | QStandardItem, key: str, value: str, sid: 
     k, v = QStandardItem(key), QStandardItem(value)
     for it in (k, v):
         it.setEditable(False)
+        it.setToolTip(it.text())  # the columns elide; hovering shows the whole text
         if sid is not None:
             it.setData(sid, SLICE_ROLE)
         if bold:
@@ -36,11 +47,12 @@ class DetailsPanel(QTreeView):
         super().__init__(parent)
         self.state = state
         self.items = QStandardItemModel(self)
+        self.labels: OpLabels | None = None
         self.setModel(self.items)
         self.setAlternatingRowColors(True)
         self.setUniformRowHeights(True)
         state.selection_changed.connect(self.refresh)
-        state.trace_changed.connect(self.refresh)
+        state.trace_changed.connect(lambda: self.set_report(None))  # labels of the old trace no longer apply
         self.activated.connect(self._activate)
         self.doubleClicked.connect(self._activate)
         self.refresh()
@@ -48,6 +60,11 @@ class DetailsPanel(QTreeView):
     def texts(self, column: int = 1) -> list[str]:
         """The top-level texts of one column (for tests and copying)."""
         return [self.items.item(i, column).text() for i in range(self.items.rowCount())]
+
+    def set_report(self, report: object) -> None:
+        """Take the op labels of a finished analysis (``Report.ops``) so ops show their class."""
+        self.labels = getattr(report, "ops", None)
+        self.refresh()
 
     def refresh(self) -> None:
         """Show the current selection (or a hint when none)."""
@@ -71,6 +88,7 @@ class DetailsPanel(QTreeView):
             ("Correlation", str(int(sl.correlation[sid])) if sl.correlation[sid] >= 0 else MISSING),
             ("Slice id", str(sid)),
         ]
+        rows[5:5] = self._op_rows(sid)
         for k, v in rows:
             _row(self.items, k, v)
         args = tr.slice_args(sid)
@@ -85,6 +103,22 @@ class DetailsPanel(QTreeView):
                 text = f"{tr.strings[sl.name[c]]}  ·  {format_duration(float(sl.dur_ns[c]))}"
                 _row(top, tr.track_name(int(sl.track[c])), text, sid=c, bold=c == sid)
             self.expand(top.index())
+
+    def _op_rows(self, sid: int) -> list[tuple[str, str]]:
+        """Bottleneck, confidence and speed of light of a device op (computed by the model)."""
+        d = op_detail(self.state.trace, self.labels, sid) if self.labels is not None else None
+        if d is None:
+            return []
+
+        def share(sol: float) -> str:
+            return "" if sol != sol else f"  ·  {format_percent(sol)} of peak"
+
+        rows = [("Bottleneck", f"{d.label}  ({format_percent(d.confidence, 0)} confidence)")]
+        if d.flops_per_s == d.flops_per_s:
+            rows.append(("Compute", format_value(d.flops_per_s, "FLOP/s") + share(d.compute_sol)))
+        if d.bytes_per_s == d.bytes_per_s:
+            rows.append(("HBM bandwidth", format_bandwidth(d.bytes_per_s) + share(d.memory_sol)))
+        return rows
 
     def _activate(self, index: QModelIndex) -> None:
         sid = index.data(SLICE_ROLE)

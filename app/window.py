@@ -135,6 +135,7 @@ class MainWindow(QMainWindow):
         self.bottleneck_action.setToolTip("compute red · memory blue · latency yellow · other grey")
         self.bottleneck_action.toggled.connect(self._colour_by_bottleneck)
         self.findings.report_ready.connect(lambda _r: self.bottleneck_action.setEnabled(True))
+        self.findings.report_ready.connect(self.details.set_report)
         self.state.trace_changed.connect(self._trace_changed_colours)
         vm.addAction(self.bottleneck_action)
         vm.addSeparator()

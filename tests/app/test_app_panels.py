@@ -7,6 +7,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import numpy as np
 import pytest
 from accelview.app.window import MainWindow
 from accelview.capture.synthetic import demo_trace
@@ -53,3 +54,19 @@ def test_f1_shows_a_table_of_every_shortcut(win, qtbot):
     missing = {s for s in shortcuts if s not in keys}
     assert not missing, f"shortcuts missing from the F1 table: {missing}"
     assert "Show only this lane" in keys  # the lane menu
+
+
+def test_details_of_a_device_op_state_bottleneck_and_share_of_peak(win, qtbot):
+    from accelview.model.loader import load_trace
+
+    win.set_trace(load_trace("resources/demo.h5"), "demo")  # ops with counters and a device spec
+    qtbot.waitUntil(lambda: win.findings.report is not None, timeout=20000)
+    ops = win.findings.report.ops
+    sid = int(ops.slice[int(np.flatnonzero(ops.label != "unknown")[0])])
+    win.state.select(sid)
+    keys, values = win.details.texts(0), win.details.texts(1)
+    row = dict(zip(keys, values, strict=True))
+    assert row["Bottleneck"].startswith(str(ops.label[ops.slice == sid][0]))
+    assert "confidence" in row["Bottleneck"]
+    assert "FLOP/s" in row["Compute"] and "of peak" in row["Compute"]
+    assert "/s" in row["HBM bandwidth"] and "of peak" in row["HBM bandwidth"]
