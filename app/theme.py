@@ -68,10 +68,10 @@ def _colour(hex_rgb: str, alpha: int) -> QColor:
 
 DARK = Theme("dark", bg="#1b1e23", lane_alt="#20242a", gutter="#23272e", header="#2b3038", text="#e6e9ee",
              dim="#9aa3ad", grid="#363c45", ruler="#262a31", accent="#ffd24a", select="#ffffff",
-             range_fill="#5aa9ff", mark="#c678dd", search="#ff5ab4")
+             range_fill="#3ddc97", mark="#c678dd", search="#ff5ab4")
 LIGHT = Theme("light", bg="#fbfbfc", lane_alt="#f1f3f5", gutter="#eceff2", header="#dde2e8", text="#1d232a",
               dim="#5b6570", grid="#d3d8de", ruler="#e6e9ed", accent="#d9480f", select="#000000",
-              range_fill="#1c7ed6", mark="#9c36b5", search="#d6336c")
+              range_fill="#2b9a66", mark="#9c36b5", search="#d6336c")
 THEMES = {"dark": DARK, "light": LIGHT}
 
 

@@ -34,6 +34,7 @@ from .details import DetailsPanel
 from .findings_panel import FindingsPanel
 from .keys_help import KeysDialog
 from .lane_tree import LaneTreeView
+from .legend import BottleneckLegend
 from .loading import LoadJob
 from .profile_dialog import ProfileDialog
 from .search import SearchBar
@@ -174,6 +175,9 @@ class MainWindow(QMainWindow):
         self.view_label = QLabel("")
         sb.addWidget(self.cursor_label, 1)
         sb.addWidget(self.selection_label, 2)
+        self.legend = BottleneckLegend(self.theme)
+        self.legend.setVisible(False)  # while colouring by bottleneck (B)
+        sb.addPermanentWidget(self.legend)
         sb.addPermanentWidget(self.range_label)
         sb.addPermanentWidget(self.view_label)
         self.timeline.hovered.connect(self._show_cursor)
@@ -215,6 +219,7 @@ class MainWindow(QMainWindow):
         self.setStyleSheet(stylesheet(self.theme.name))
         self.timeline.set_theme(self.theme)
         self.counters.set_theme(self.theme)
+        self.legend.set_theme(self.theme)
         self.settings.setValue("theme", self.theme.name)
         self.theme_action.blockSignals(True)
         self.theme_action.setChecked(self.theme.name == "light")
@@ -245,10 +250,9 @@ class MainWindow(QMainWindow):
         if on and report is not None:
             trace = self.state.trace
             lod.set_colour_table(bottleneck_colour_table(len(trace.strings), trace.slices.name, report.ops))
-            self.statusBar().showMessage("Colour by bottleneck: compute red · memory blue · latency yellow · "
-                                         "host and transfers grey", 8000)
         else:
             lod.set_colour_table(None)
+        self.legend.setVisible(on and report is not None)
         self.timeline.update()
 
     def _fit_all(self) -> None:

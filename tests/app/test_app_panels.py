@@ -70,3 +70,27 @@ def test_details_of_a_device_op_state_bottleneck_and_share_of_peak(win, qtbot):
     assert "confidence" in row["Bottleneck"]
     assert "FLOP/s" in row["Compute"] and "of peak" in row["Compute"]
     assert "/s" in row["HBM bandwidth"] and "of peak" in row["HBM bandwidth"]
+
+
+def test_bottleneck_legend_stays_while_b_is_on_and_range_has_its_own_colour(win, qtbot):
+    from accelview.app.theme import THEMES
+    from accelview.model.analysis.ops import CLASS_COLOURS
+    from accelview.model.loader import load_trace
+    from PySide6.QtGui import QColor
+
+    win.set_trace(load_trace("resources/demo.h5"), "demo")
+    qtbot.waitUntil(lambda: win.bottleneck_action.isEnabled(), timeout=20000)
+    qtbot.keyClick(win.timeline, Qt.Key.Key_B)
+    assert win.bottleneck_action.isChecked()
+    win.statusBar().clearMessage()  # a lasting widget, not a message that times out
+    assert win.legend.isVisible()
+    palette = win.theme.slice_colours
+    assert QColor(win.legend.colour_of("memory")) == palette[CLASS_COLOURS["memory"]]
+    for theme in THEMES.values():
+        sel = QColor(theme.range_fill)
+        for index in CLASS_COLOURS.values():
+            cls = palette[index]
+            if cls.saturationF() > 0.2:  # grey classes differ by saturation already
+                assert abs((sel.hueF() - cls.hueF() + 0.5) % 1 - 0.5) > 0.08, (theme.name, cls.name())
+    qtbot.keyClick(win.timeline, Qt.Key.Key_B)
+    assert not win.legend.isVisible()
