@@ -45,6 +45,18 @@ from .timeline import TimelineWidget
 MAX_RECENT = 8
 FILE_FILTER = "Captures and traces (*.h5 *.hdf5 *.json *.json.gz *.pt.trace.json);;All files (*)"
 
+def rank_folder(paths: list[str]) -> str | None:
+    """The folder of ``paths`` when they are exactly its per-rank trace files, else None."""
+    from accelview.model.importers.kineto import rank_files
+
+    folders = {str(Path(p).parent) for p in paths}
+    if len(folders) != 1:
+        return None
+    folder = folders.pop()
+    chosen = {Path(p).resolve() for p in paths}
+    return folder if chosen == {p.resolve() for p in rank_files(Path(folder))} else None
+
+
 class MainWindow(QMainWindow):
     """The accelview window. ``set_trace`` shows a loaded trace; ``open_path`` loads a file."""
 
@@ -121,6 +133,9 @@ class MainWindow(QMainWindow):
         fm = self.menuBar().addMenu("&File")
         self.open_action = QAction("&Open…", self, shortcut=QKeySequence.StandardKey.Open, triggered=self.open_dialog)
         fm.addAction(self.open_action)
+        self.open_folder_action = QAction("Open &folder of traces…", self, shortcut="Ctrl+Shift+O",
+                                          triggered=self.open_folder_dialog)
+        fm.addAction(self.open_folder_action)
         self.profile_action = QAction("&Profile script…", self, shortcut="Ctrl+P", triggered=self.profile_dialog)
         fm.addAction(self.profile_action)
         self.recent_menu = fm.addMenu("Open &Recent")
@@ -270,10 +285,23 @@ class MainWindow(QMainWindow):
         return dlg
 
     def open_dialog(self) -> None:
-        """File → Open."""
-        path, _ = QFileDialog.getOpenFileName(self, "Open capture or trace", "", FILE_FILTER)
-        if path:
-            self.open_path(path)
+        """File → Open: one file, or several per-rank files of one folder (opened as that folder)."""
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open capture or trace", "", FILE_FILTER)
+        if len(paths) == 1:
+            self.open_path(paths[0])
+        elif paths:
+            folder = rank_folder(paths)
+            if folder is None:
+                self._failed("Pick one file, or the per-rank trace files of one folder "
+                             "(File → Open folder of traces opens a whole folder).")
+            else:
+                self.open_path(folder)
+
+    def open_folder_dialog(self) -> None:
+        """File → Open folder of traces: a directory of per-rank traces opens as one trace."""
+        folder = QFileDialog.getExistingDirectory(self, "Open a folder of per-rank traces")
+        if folder:
+            self.open_path(folder)
 
     def open_path(self, path: str) -> LoadJob:
         """Load a file on a worker thread; the current view stays until it succeeds."""

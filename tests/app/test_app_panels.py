@@ -94,3 +94,42 @@ def test_bottleneck_legend_stays_while_b_is_on_and_range_has_its_own_colour(win,
                 assert abs((sel.hueF() - cls.hueF() + 0.5) % 1 - 0.5) > 0.08, (theme.name, cls.name())
     qtbot.keyClick(win.timeline, Qt.Key.Key_B)
     assert not win.legend.isVisible()
+
+
+def test_open_can_pick_a_folder_of_rank_traces_or_several_files(qtbot, tmp_path, monkeypatch):
+    from accelview.app import window as window_module
+    from PySide6.QtWidgets import QFileDialog
+
+    opened: list[str] = []
+
+    def loader(path, progress=None, cancel=None):
+        opened.append(str(path))
+        return demo_trace(steps=1, layers=1)
+
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), loader=loader)
+    qtbot.addWidget(w)
+    ranks = tmp_path / "ranks"
+    ranks.mkdir()
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(ranks))
+    with qtbot.waitSignal(w.state.trace_changed, timeout=20000):
+        w.open_folder_action.trigger()
+    assert opened == [str(ranks)]
+    files = [str(ranks / f"rank-{r}.json") for r in (0, 1)]
+    monkeypatch.setattr(window_module, "rank_folder", lambda paths: str(ranks) if paths == files else None)
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a, **k: (files, ""))
+    with qtbot.waitSignal(w.state.trace_changed, timeout=20000):
+        w.open_action.trigger()
+    assert opened[-1] == str(ranks)  # several rank files open as their folder, one multi-rank trace
+
+
+def test_rank_folder_accepts_exactly_the_folders_rank_files(tmp_path):
+    from accelview.app.window import rank_folder
+
+    head = '{"schemaVersion": 1, "traceEvents": []}'
+    for r in (0, 1):
+        (tmp_path / f"rank-{r}.json").write_text(head)
+    both = [str(tmp_path / f"rank-{r}.json") for r in (0, 1)]
+    assert rank_folder(both) == str(tmp_path)
+    assert rank_folder([*both[:1], str(tmp_path / "other" / "x.json")]) is None
+    (tmp_path / "rank-2.json").write_text(head)
+    assert rank_folder(both) is None  # not the whole folder: do not open ranks the user left out
