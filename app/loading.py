@@ -12,6 +12,9 @@ from accelview.model import AccelviewError, Trace
 if TYPE_CHECKING:
     from accelview.model.view.lod import TraceLOD
 from PySide6.QtCore import QObject, Qt, QThread, Signal
+from PySide6.QtWidgets import QProgressDialog, QWidget
+
+INDEXING = "Building the timeline index…"
 
 
 def _default_loader() -> Callable[..., Trace]:
@@ -22,6 +25,7 @@ def _default_loader() -> Callable[..., Trace]:
 
 class _Worker(QObject):
     progressed = Signal(float)
+    stage = Signal(str)
     loaded = Signal(object)
     failed = Signal(str)
     cancelled = Signal()
@@ -46,6 +50,7 @@ class _Worker(QObject):
         if self.stop.is_set():
             self.cancelled.emit()
             return
+        self.stage.emit(INDEXING)  # the bar is full; say what the next second is spent on
         try:  # the timeline's indexes, built here so the first frame does not wait for them
             from accelview.model.view.lod import TraceLOD
 
@@ -57,9 +62,11 @@ class _Worker(QObject):
 
 class LoadJob(QObject):
     """One file being loaded on its own thread. Connect to ``loaded`` (the Trace), ``failed``
-    (the message), ``cancelled`` and ``progressed`` (0..1), then call ``start()``."""
+    (the message), ``cancelled``, ``progressed`` (0..1) and ``stage`` (what it does after
+    reading), then call ``start()``."""
 
     progressed = Signal(float)
+    stage = Signal(str)
     loaded = Signal(object)
     failed = Signal(str)
     cancelled = Signal()
@@ -74,6 +81,7 @@ class LoadJob(QObject):
         self._worker.moveToThread(self._thread)
         self._thread.started.connect(self._worker.run)
         self._worker.progressed.connect(self.progressed)
+        self._worker.stage.connect(self.stage)
         for sig, mine in ((self._worker.loaded, self.loaded), (self._worker.failed, self.failed),
                           (self._worker.cancelled, self.cancelled)):
             sig.connect(mine)
@@ -103,3 +111,28 @@ class LoadJob(QObject):
     def running(self) -> bool:
         """True while the worker thread runs."""
         return self._thread.isRunning()
+
+
+def progress_dialog(job: LoadJob, name: str, parent: QWidget) -> QProgressDialog:
+    """The job's progress dialog: the bar while reading, then a busy bar naming the step after
+    it (a full bar with no text looked hung on large files); Cancel cancels the job."""
+    dialog = QProgressDialog(f"Loading {name}…", "Cancel", 0, 1000, parent)
+    dialog.setWindowTitle("accelview")
+    dialog.setMinimumDuration(300)
+    dialog.setAutoClose(False)
+    dialog.setAutoReset(False)
+    dialog.canceled.connect(job.cancel)
+
+    def progressed(f: float) -> None:
+        if f >= 1.0 and dialog.maximum():
+            dialog.setLabelText(f"Loading {name}: finishing the read…")
+        dialog.setValue(int(max(0.0, min(f, 1.0)) * 1000))
+
+    def stage(text: str) -> None:
+        dialog.setLabelText(f"Loading {name}: {text}")
+        dialog.setRange(0, 0)  # busy: no fraction is known for this step
+
+    job.progressed.connect(progressed)
+    job.stage.connect(stage)
+    job.finished.connect(lambda: (dialog.reset(), dialog.hide()))  # this job's dialog only
+    return dialog

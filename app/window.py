@@ -35,7 +35,7 @@ from .findings_panel import FindingsPanel
 from .keys_help import KeysDialog
 from .lane_tree import LaneTreeView
 from .legend import BottleneckLegend
-from .loading import LoadJob
+from .loading import LoadJob, progress_dialog
 from .profile_dialog import ProfileDialog
 from .search import SearchBar
 from .state import ViewState
@@ -91,6 +91,10 @@ class MainWindow(QMainWindow):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
         lay.addWidget(self.timeline)
+        self.loading_label = QLabel("", alignment=Qt.AlignmentFlag.AlignCenter)
+        self.loading_label.setObjectName("loading")
+        self.loading_label.setVisible(False)
+        lay.addWidget(self.loading_label, 1)
         lay.addWidget(self.timeline.vbar)
         bottom = QWidget()
         lay2 = QHBoxLayout(bottom)
@@ -309,22 +313,25 @@ class MainWindow(QMainWindow):
             self.job.cancel()
         job = LoadJob(path, self.loader, self)
         self.job = job
-        dialog = QProgressDialog(f"Loading {Path(path).name}…", "Cancel", 0, 1000, self)
-        dialog.setWindowTitle("accelview")
-        dialog.setMinimumDuration(300)
-        dialog.setAutoClose(False)
-        dialog.setAutoReset(False)
-        self.progress = dialog
-        dialog.canceled.connect(job.cancel)
-        job.progressed.connect(lambda f: dialog.setValue(int(max(0.0, min(f, 1.0)) * 1000)))
+        self.progress = progress_dialog(job, Path(path).name, self)
+        self._show_loading(path)
         job.loaded.connect(lambda tr: self._loaded(path, tr, job.lod))
         job.failed.connect(self._failed)
         job.cancelled.connect(lambda: self.statusBar().showMessage(f"Loading {path} cancelled", 5000))
-        job.finished.connect(lambda: (dialog.reset(), dialog.hide()))  # this job's dialog only
+        job.finished.connect(lambda: self._show_loading(None) if self.job is job else None)
         job.start()
         return job
 
+    def _show_loading(self, path: str | None) -> None:
+        """While the first file loads, say so where the timeline will be, instead of its
+        "Open a capture" placeholder behind the progress dialog."""
+        loading = path is not None and self.state.trace is None
+        self.loading_label.setText(f"Loading {Path(path).name}…" if loading else "")
+        self.loading_label.setVisible(loading)
+        self.timeline.setVisible(not loading)
+
     def _loaded(self, path: str, trace: Trace, lod: object = None) -> None:
+        self._show_loading(None)
         self.set_trace(trace, Path(path).name, lod)
         self.add_recent(path)
         self.statusBar().showMessage(f"Opened {path}: {format_count(len(trace.slices))} slices", 5000)

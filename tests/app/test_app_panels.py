@@ -133,3 +133,28 @@ def test_rank_folder_accepts_exactly_the_folders_rank_files(tmp_path):
     assert rank_folder([*both[:1], str(tmp_path / "other" / "x.json")]) is None
     (tmp_path / "rank-2.json").write_text(head)
     assert rank_folder(both) is None  # not the whole folder: do not open ranks the user left out
+
+
+def test_loading_from_the_command_line_says_loading_not_open_a_capture(qtbot, tmp_path):
+    import threading
+
+    release = threading.Event()
+
+    def loader(path, progress=None, cancel=None):
+        progress(1.0)
+        release.wait(20)
+        return demo_trace(steps=1, layers=1)
+
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), loader=loader)
+    qtbot.addWidget(w)
+    w.show()
+    job = w.open_path(str(tmp_path / "run.h5"))
+    assert not w.timeline.isVisible()  # its "Open a capture" placeholder would show behind the dialog
+    assert w.loading_label.isVisible() and "Loading run.h5" in w.loading_label.text()
+    labels: list[str] = []
+    job.stage.connect(lambda _t: labels.append(w.progress.labelText()))
+    with qtbot.waitSignal(w.state.trace_changed, timeout=20000):
+        release.set()
+    qtbot.waitUntil(lambda: not job.running, timeout=20000)
+    assert labels and "timeline index" in labels[0]  # after the bar is full it says what it does
+    assert w.timeline.isVisible() and not w.loading_label.isVisible()
