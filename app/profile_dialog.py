@@ -4,7 +4,8 @@ The capture service (:class:`accelview.capture.service.runner.CaptureService`) r
 ``QThread``, so the window stays responsive while the script runs in its own process.
 Cancel stops the script and keeps what was captured (marked incomplete); once the script has
 ended, while the service converts its records, it stops the conversion. When the capture
-is closed the dialog emits ``captured`` with its path; the main window opens it.
+is closed the dialog emits ``captured`` with its path; the main window opens it, and a complete
+capture closes the dialog (an incomplete one leaves it open, saying why).
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ class ProfileDialog(QDialog):
         self.args = QLineEdit()
         self.args.setPlaceholderText("arguments, as on a shell command line")
         self.output = QLineEdit(output)
+        self._auto_output = ""  # the output path this dialog suggested (replaced as the script changes)
+        self.script.textChanged.connect(self._suggest_output)
+        self._suggest_output(script)
         self.force = QCheckBox("Overwrite an existing file")
         self.call_sites = QCheckBox("Record each API call's file:line (about doubles the tracer's cost)")
         self.call_sites.setToolTip("Shows where in the script every call was made, at 2-3 µs a call in the "
@@ -120,8 +124,13 @@ class ProfileDialog(QDialog):
         path, _ = QFileDialog.getOpenFileName(self, "Script to profile", "", "Python scripts (*.py);;All files (*)")
         if path:
             self.script.setText(path)
-            if not self.output.text():
-                self.output.setText(str(Path(path).with_suffix(".h5")))
+
+    def _suggest_output(self, script: str) -> None:
+        """Offer ``<script>.h5`` beside the script unless the user typed an output path."""
+        current = self.output.text().strip()
+        if script.strip() and current in ("", self._auto_output):
+            self._auto_output = str(Path(script.strip()).with_suffix(".h5"))
+            self.output.setText(self._auto_output)
 
     def _pick_output(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Capture file", self.output.text(), "Captures (*.h5)")
@@ -196,6 +205,8 @@ class ProfileDialog(QDialog):
         state = "complete" if result.complete else f"incomplete: {result.reason}"
         self.status.setText(f"Capture {result.path} ({state}); the script exited with status {result.exit_code}.")
         self.captured.emit(str(result.path))
+        if result.complete:
+            self.accept()  # the window opens the capture; nothing is left to do here
 
     def _failed(self, message: str) -> None:
         self._finish_ui()

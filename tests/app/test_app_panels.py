@@ -158,3 +158,34 @@ def test_loading_from_the_command_line_says_loading_not_open_a_capture(qtbot, tm
     qtbot.waitUntil(lambda: not job.running, timeout=20000)
     assert labels and "timeline index" in labels[0]  # after the bar is full it says what it does
     assert w.timeline.isVisible() and not w.loading_label.isVisible()
+
+
+def test_profile_dialog_suggests_output_shows_checkboxes_and_closes_when_done(qtbot, tmp_path):
+    from accelview.app.theme import stylesheet
+    from PySide6.QtGui import QColor
+
+    script = tmp_path / "tiny.py"
+    script.write_text("from accelview.capture import sim\n"
+                      "dev = sim.device(0)\n"
+                      "for _ in range(20):\n    dev.launch('elementwise', elements=4096)\n"
+                      "dev.synchronize()\n")
+    w = MainWindow(theme="dark", settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    w.setStyleSheet(stylesheet("dark"))
+    dialog = w.profile_dialog()
+    qtbot.addWidget(dialog)
+    dialog.script.setText(str(script))
+    assert dialog.output.text() == str(tmp_path / "tiny.h5")  # beside the script
+    dialog.output.setText(str(tmp_path / "mine.h5"))
+    dialog.script.setText(str(tmp_path / "other.py"))
+    assert dialog.output.text() == str(tmp_path / "mine.h5")  # a path the user typed stays
+    img = dialog.force.grab().toImage()
+    bg = QColor(img.pixel(img.width() - 1, img.height() // 2)).lightness()
+    box = [QColor(img.pixel(x, y)).lightness() for x in range(16) for y in range(img.height())]
+    assert max(abs(v - bg) for v in box) > 60  # the unchecked box stands out of the dark background
+    dialog.script.setText(str(script))
+    with qtbot.waitSignal(w.state.trace_changed, timeout=60_000):
+        dialog.start()
+    dialog.wait()
+    assert "mine.h5" in w.windowTitle()
+    assert not dialog.isVisible()  # done: the capture is open, the dialog closed
