@@ -70,7 +70,6 @@ class DetailsPanel(QTreeView):
         """Show the current selection (or a hint when none)."""
         self.items.clear()
         self.items.setHorizontalHeaderLabels(["Property", "Value"])
-        self.setColumnWidth(0, 130)
         st = self.state
         if st.trace is None or st.selected < 0:
             _row(self.items, "No selection", "click a slice")
@@ -97,6 +96,7 @@ class DetailsPanel(QTreeView):
             for k, v in args.items():
                 _row(top, k, format_number(v))
             self.expand(top.index())
+        self._fit_keys()
         if len(st.chain) > 1:
             top = _row(self.items, "Chain", f"{len(st.chain)} slices  ([ / ] to step)")
             for c in st.chain.tolist():
@@ -104,20 +104,25 @@ class DetailsPanel(QTreeView):
                 _row(top, tr.track_name(int(sl.track[c])), text, sid=c, bold=c == sid)
             self.expand(top.index())
 
+    def _fit_keys(self) -> None:
+        """Property names whole where they fit, up to 3/5 of the panel (the rest elide, with a tooltip)."""
+        self.resizeColumnToContents(0)
+        self.setColumnWidth(0, min(self.columnWidth(0) + 8, max(self.viewport().width() * 3 // 5, 130)))
+
     def _op_rows(self, sid: int) -> list[tuple[str, str]]:
         """Bottleneck, confidence and speed of light of a device op (computed by the model)."""
         d = op_detail(self.state.trace, self.labels, sid) if self.labels is not None else None
         if d is None:
             return []
 
-        def share(sol: float) -> str:
-            return "" if sol != sol else f"  ·  {format_percent(sol)} of peak"
+        def share(sol: float) -> str:  # first, so a narrow panel elides the rate, not the share
+            return "" if sol != sol else f"{format_percent(sol)} of peak · "
 
-        rows = [("Bottleneck", f"{d.label}  ({format_percent(d.confidence, 0)} confidence)")]
+        rows = [("Bottleneck", f"{d.label} · {format_percent(d.confidence, 0)} confidence")]
         if d.flops_per_s == d.flops_per_s:
-            rows.append(("Compute", format_value(d.flops_per_s, "FLOP/s") + share(d.compute_sol)))
+            rows.append(("Compute", share(d.compute_sol) + format_value(d.flops_per_s, "FLOP/s")))
         if d.bytes_per_s == d.bytes_per_s:
-            rows.append(("HBM bandwidth", format_bandwidth(d.bytes_per_s) + share(d.memory_sol)))
+            rows.append(("HBM bandwidth", share(d.memory_sol) + format_bandwidth(d.bytes_per_s)))
         return rows
 
     def _activate(self, index: QModelIndex) -> None:

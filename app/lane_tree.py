@@ -130,6 +130,9 @@ class LaneTreeView(QTreeView):
         self.setHeaderHidden(False)
         self.setUniformRowHeights(True)
         self.setColumnWidth(0, 170)
+        self.lanes.modelReset.connect(lambda: self.setColumnHidden(1, True))  # the kind is in the tooltip
+        self.setColumnHidden(1, True)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # "thread 29…(pt_main)" keeps both ends
         self._syncing = False
         self.lanes.modelReset.connect(self.sync_from_state)
         self.collapsed.connect(lambda ix: self._user_toggled(ix, True))

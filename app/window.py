@@ -43,6 +43,8 @@ from .theme import THEMES, stylesheet
 from .timeline import TimelineWidget
 
 MAX_RECENT = 8
+LEFT_DOCK_W, RIGHT_DOCK_W = 170, 320  # at 1600 px the timeline keeps over two thirds of the width
+LAYOUT_VERSION = 2  # saved dock states of older layouts (wide, untabbed docks) are not restored
 FILE_FILTER = "Captures and traces (*.h5 *.hdf5 *.json *.json.gz *.pt.trace.json);;All files (*)"
 
 def rank_folder(paths: list[str]) -> str | None:
@@ -129,9 +131,12 @@ class MainWindow(QMainWindow):
             dock.setWidget(w)
             self.addDockWidget(area, dock)
             self.docks[name] = dock
-        self.resizeDocks([self.docks["Lanes"], self.docks["Details"]], [250, 330], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["Lanes"], self.docks["Counters"]], [500, 140], Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["Details"], self.docks["Findings"]], [420, 280], Qt.Orientation.Vertical)
+        # The timeline gets most of the width: lanes and counters share one narrow tabbed dock.
+        self.tabifyDockWidget(self.docks["Lanes"], self.docks["Counters"])
+        self.docks["Lanes"].raise_()
+        self.resizeDocks([self.docks["Lanes"], self.docks["Details"]], [LEFT_DOCK_W, RIGHT_DOCK_W],
+                         Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["Details"], self.docks["Findings"]], [560, 300], Qt.Orientation.Vertical)
 
     def _build_actions(self) -> None:
         fm = self.menuBar().addMenu("&File")
@@ -382,11 +387,11 @@ class MainWindow(QMainWindow):
         if geo is not None:
             self.restoreGeometry(geo)
         if dock is not None:
-            self.restoreState(dock)
+            self.restoreState(dock, LAYOUT_VERSION)
 
     def closeEvent(self, event) -> None:
         self.settings.setValue("geometry", self.saveGeometry())
-        self.settings.setValue("dock_state", self.saveState())
+        self.settings.setValue("dock_state", self.saveState(LAYOUT_VERSION))
         if self.job is not None and self.job.running:
             self.job.cancel()
             self.job.wait(5000)

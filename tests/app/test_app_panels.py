@@ -189,3 +189,23 @@ def test_profile_dialog_suggests_output_shows_checkboxes_and_closes_when_done(qt
     dialog.wait()
     assert "mine.h5" in w.windowTitle()
     assert not dialog.isVisible()  # done: the capture is open, the dialog closed
+
+
+def test_default_layout_gives_the_timeline_most_of_the_width_and_names_fit(win, qtbot):
+    from accelview.model.loader import load_trace
+
+    win.set_trace(load_trace("resources/demo.h5"), "demo")
+    qtbot.waitUntil(lambda: win.findings.report is not None, timeout=20000)
+    assert win.timeline.width() >= 0.66 * win.width()
+    assert win.docks["Counters"] in win.tabifiedDockWidgets(win.docks["Lanes"])
+    assert win.lane_view.isColumnHidden(1)  # the lane kind is in the tooltip, the name gets the width
+    ops = win.findings.report.ops
+    win.state.select(int(ops.slice[0]))
+    details = win.details
+    names = [details.items.item(i, 0).child(j, 0).text()
+             for i in range(details.items.rowCount()) for j in range(details.items.item(i, 0).rowCount())
+             if details.items.item(i, 0).text() == "Args"]
+    longest = max(names, key=details.fontMetrics().horizontalAdvance)
+    assert details.columnWidth(0) >= details.fontMetrics().horizontalAdvance(longest) + 2 * details.indentation()
+    item = details.items.item(0, 0)
+    assert item.toolTip() == item.text()  # an elided name shows whole on hover
