@@ -13,10 +13,9 @@ from accelview.model import Trace
 from accelview.model.analysis.ops import bottleneck_colour_table
 from accelview.model.text.values import format_count, format_duration
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QListView,
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 from .counter_list import CounterListModel
 from .counters import CounterPanel
 from .details import DetailsPanel
+from .file_choosing import FileChoosing
 from .findings_panel import FindingsPanel
 from .keys_help import KeysDialog
 from .lane_tree import LaneTreeView
@@ -42,24 +42,11 @@ from .state import ViewState
 from .theme import THEMES, stylesheet
 from .timeline import TimelineWidget
 
-MAX_RECENT = 8
 LEFT_DOCK_W, RIGHT_DOCK_W = 170, 320  # at 1600 px the timeline keeps over two thirds of the width
 LAYOUT_VERSION = 2  # saved dock states of older layouts (wide, untabbed docks) are not restored
-FILE_FILTER = "Captures and traces (*.h5 *.hdf5 *.json *.json.gz *.pt.trace.json);;All files (*)"
-
-def rank_folder(paths: list[str]) -> str | None:
-    """The folder of ``paths`` when they are exactly its per-rank trace files, else None."""
-    from accelview.model.importers.kineto import rank_files
-
-    folders = {str(Path(p).parent) for p in paths}
-    if len(folders) != 1:
-        return None
-    folder = folders.pop()
-    chosen = {Path(p).resolve() for p in paths}
-    return folder if chosen == {p.resolve() for p in rank_files(Path(folder))} else None
 
 
-class MainWindow(QMainWindow):
+class MainWindow(FileChoosing, QMainWindow):
     """The accelview window. ``set_trace`` shows a loaded trace; ``open_path`` loads a file."""
 
     def __init__(self, theme: str | None = None, settings: QSettings | None = None,
@@ -293,25 +280,6 @@ class MainWindow(QMainWindow):
         dlg.show()
         return dlg
 
-    def open_dialog(self) -> None:
-        """File → Open: one file, or several per-rank files of one folder (opened as that folder)."""
-        paths, _ = QFileDialog.getOpenFileNames(self, "Open capture or trace", "", FILE_FILTER)
-        if len(paths) == 1:
-            self.open_path(paths[0])
-        elif paths:
-            folder = rank_folder(paths)
-            if folder is None:
-                self._failed("Pick one file, or the per-rank trace files of one folder "
-                             "(File → Open folder of traces opens a whole folder).")
-            else:
-                self.open_path(folder)
-
-    def open_folder_dialog(self) -> None:
-        """File → Open folder of traces: a directory of per-rank traces opens as one trace."""
-        folder = QFileDialog.getExistingDirectory(self, "Open a folder of per-rank traces")
-        if folder:
-            self.open_path(folder)
-
     def open_path(self, path: str) -> LoadJob:
         """Load a file on a worker thread; the current view stays until it succeeds."""
         if self.job is not None and self.job.running:
@@ -347,39 +315,6 @@ class MainWindow(QMainWindow):
         box.setInformativeText("The current view is unchanged.")
         self.error_box = box
         box.open()
-
-    # -- recent files ---------------------------------------------------------------------------
-    def recent_files(self) -> list[str]:
-        """Recently opened files, newest first."""
-        v = self.settings.value("recent", [])
-        if isinstance(v, str):
-            v = [v]
-        return [str(x) for x in (v or [])]
-
-    def add_recent(self, path: str) -> None:
-        """Put a file at the top of the recent list."""
-        p = str(Path(path).resolve())
-        items = [p] + [x for x in self.recent_files() if x != p]
-        self.settings.setValue("recent", items[:MAX_RECENT])
-        self._refresh_recent()
-
-    def _refresh_recent(self) -> None:
-        self.recent_menu.clear()
-        files = self.recent_files()
-        for f in files:
-            self.recent_menu.addAction(QAction(f, self, triggered=lambda _=False, f=f: self.open_path(f)))
-        self.recent_menu.setEnabled(bool(files))
-
-    # -- drag and drop --------------------------------------------------------------------------
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
-            event.acceptProposedAction()
-
-    def dropEvent(self, event: QDropEvent) -> None:
-        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
-        if paths:
-            event.acceptProposedAction()
-            self.open_path(paths[0])
 
     def restore_layout(self) -> None:
         """Restore the window geometry and dock layout saved at the last close."""

@@ -97,7 +97,7 @@ def test_bottleneck_legend_stays_while_b_is_on_and_range_has_its_own_colour(win,
 
 
 def test_open_can_pick_a_folder_of_rank_traces_or_several_files(qtbot, tmp_path, monkeypatch):
-    from accelview.app import window as window_module
+    from accelview.app import file_choosing as window_module
     from PySide6.QtWidgets import QFileDialog
 
     opened: list[str] = []
@@ -123,7 +123,7 @@ def test_open_can_pick_a_folder_of_rank_traces_or_several_files(qtbot, tmp_path,
 
 
 def test_rank_folder_accepts_exactly_the_folders_rank_files(tmp_path):
-    from accelview.app.window import rank_folder
+    from accelview.app.file_choosing import rank_folder
 
     head = '{"schemaVersion": 1, "traceEvents": []}'
     for r in (0, 1):
