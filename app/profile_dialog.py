@@ -163,6 +163,7 @@ class ProfileDialog(QDialog):
         spec = None if self.spec.currentText() == SCRIPT_CHOICE else self.spec.currentText()
         config = CaptureConfig(output=output, overwrite=self.force.isChecked(), spec=spec,
                                call_sites=self.call_sites.isChecked())
+        self.result = None
         self._service = CaptureService(config, [script, *args], stdin=subprocess.DEVNULL)
         self._thread = QThread(self)
         self._worker = _Worker(self._service)
@@ -223,7 +224,7 @@ class ProfileDialog(QDialog):
 
     def done(self, code: int) -> None:
         """Closing the dialog while a capture runs stops it (keeping the capture) first."""
-        if self.running:
+        if self.running and self.result is None:  # with a result the thread is only ending
             self.cancel()
             self.wait()
         super().done(code)
