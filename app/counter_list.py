@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from accelview.model.analysis.metrics.defaults import Series, default_strips
 from accelview.model.view.counter_lod import CounterLOD
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QWidget
@@ -71,7 +72,7 @@ class CounterListModel(QAbstractListModel):
         self.reload()
 
     def reload(self) -> None:
-        """Re-read the counters of the current trace; the first three start checked."""
+        """Re-read the counters of the current trace; the model's default strips start checked."""
         self.beginResetModel()
         tr = self.state.trace
         self.entries, self._series, self._lods, self._means = [], {}, {}, {}
@@ -84,8 +85,22 @@ class CounterListModel(QAbstractListModel):
                 derived, series = _derived(tr, self.entries)
                 self.entries += derived
                 self._series.update(series)
-        self.checked = list(range(min(3, len(self.entries))))
+        self.checked = default_strips(self._described(tr)) if tr is not None else []
         self.endResetModel()
+
+    def _described(self, tr) -> list[Series]:
+        """Each entry as the model's default-strip rule sees it (name, block, number of samples)."""
+        ct = tr.counter_tracks
+        counts = np.bincount(tr.counters.track, minlength=len(tr.tracks)) if len(tr.counters) else None
+        block = {int(t): tr.strings[ct.block[i]] for i, t in enumerate(ct.track.tolist())}
+        out = []
+        for row, e in enumerate(self.entries):
+            if e.track >= 0:
+                n = int(counts[e.track]) if counts is not None and e.track < len(counts) else 0
+                out.append(Series(e.label, block=block.get(e.track, ""), samples=n))
+            else:
+                out.append(Series(e.label, metric=e.metric, samples=len(self._series[row][0])))
+        return out
 
     def lod(self, row: int) -> CounterLOD:
         """The min/max index of one entry's series (built once per trace)."""

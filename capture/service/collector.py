@@ -83,9 +83,10 @@ class Collector:
                 "offset_ns": np.array([p[0] for p in params]), "drift_ppm": np.array([p[1] for p in params])})
 
     def feed(self, d: Drained, final: bool = False, sites: np.ndarray | None = None,
-             host_metrics: dict[str, Any] | None = None) -> None:
+             host_metrics: dict[str, Any] | None = None, host_ticks: list[list[float]] | None = None) -> None:
         """Convert and send one drain's records (``final``: the run is over); ``sites``: each call's
-        call-site id (see ``sites``), ``host_metrics``: the OS's sample of the profiled process."""
+        call-site id (see ``sites``), ``host_metrics``: the OS's sample of the profiled process,
+        ``host_ticks``: its timer's RSS and CPU rows since the last drain."""
         cfg = self.config
         b = TraceBuilder(self.strings)
         batch = TraceBatch(b)
@@ -143,8 +144,11 @@ class Collector:
                         b.add_counters(qtrack, at.astype(np.int64), depth.at(at))
             if cfg.on("truth"):
                 rows.add_idle_truth(b, recs, d.waits, horizon)
-        if host_metrics is not None and self._metrics is not None:
-            self._metrics.add(b, d.host_now_ns, host_metrics)
+        if self._metrics is not None:
+            if host_ticks:
+                self._metrics.add_ticks(b, host_ticks)
+            if host_metrics is not None:
+                self._metrics.add(b, d.host_now_ns, host_metrics)
         batch.flush()
         f = np.concatenate([np.array(flows, dtype=np.int64).reshape(-1, 3).T, *flow_chunks], axis=1)
         if f.shape[1]:
@@ -271,7 +275,8 @@ class RecordSink:
                 d, sites = self.unpacker.unpack(dict(meta), cols)
                 self.collector.sites.update({int(i): (site, func) for i, site, func in meta.get("sites", ())})
                 self.collector.calls = int(meta.get("calls", self.collector.calls))
-                self.collector.feed(d, bool(meta.get("final")), sites, meta.get("host_metrics"))
+                self.collector.feed(d, bool(meta.get("final")), sites, meta.get("host_metrics"),
+                                    meta.get("host_ticks"))
             finally:
                 if collecting:
                     gc.enable()

@@ -10,6 +10,8 @@ records. Turning records into the capture's rows, counters, flows and truth is t
 work (:mod:`.collector`): the profiled program pays for the hook, the rings, packing their
 lists (``struct`` and msgpack), and a copy into the pipe. A timer thread (:meth:`Recorder._ticker`)
 only marks a ``flush_ms`` drain due; the drains run on the script's thread, between two calls.
+The first call ``SAMPLE_MS`` of host time after the last sample reads the process's RSS and CPU
+into a buffer the next drain ships (:class:`..protocol.hostmetrics.Ticks`): a compare per call.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import numpy as np
 
 from ..protocol import wire
 from ..protocol.config import CaptureConfig
-from ..protocol.hostmetrics import read_sample
+from ..protocol.hostmetrics import SAMPLE_MS, Ticks, read_sample
 from ..protocol.payloads import PROTOCOL, pack
 from ..protocol.simcodec import spec_plain
 from ..sim.device.ring import DeviceRing, Templates
@@ -87,8 +89,13 @@ class Recorder:
                    "host": "sim-host" if config.deterministic else socket.gethostname(),
                    "devices": len(sim.devices), "seed": sim.seed, "deterministic": sim.clock.deterministic,
                    "counter_period_ns": sim.counter_period_ns, "start_ns": sim.clock.start_ns}
-        if config.on("host_metrics") and not config.deterministic:
+        # host metrics are wall-clock readings: a deterministic capture records none
+        self.ticks = Ticks() if config.on("host_metrics") and not config.deterministic else None
+        if self.ticks is not None:
             session["host_metrics"] = read_sample()  # the baseline of the first utilisation
+        self._tick_ns = int(SAMPLE_MS * 1e6)
+        # the host time of the next sample (never, without host metrics)
+        self._next_tick = [sim.clock.now + self._tick_ns if self.ticks is not None else 1 << 62]
         session.update(protocol=PROTOCOL, spec=spec_plain(sim.spec))
         send(wire.SESSION, session, None)
 
@@ -110,7 +117,7 @@ class Recorder:
         last seen for the kind of call), and a drain when one is due. How and why: docs/CAPTURE.md."""
         sites = self.sites
         append, site_ids, codes, new_sites = sites.append, self._site_ids, self._codes, self._new_sites
-        due = self._due
+        due, next_tick, tick = self._due, self._next_tick, self._tick
         cells: dict[str, list[Any]] = {}  # call name → its kind's cell
         # kind → its cell: [depth of its last call site, that depth's table, kind]; a table maps an
         # instruction offset to the (code, site id) last found there making a call of the kind
@@ -157,6 +164,8 @@ class Recorder:
             except (KeyError, ValueError):  # an instruction not seen yet; the stack not that deep
                 site = site_of(cell)
             append(site)
+            if end_ns >= next_tick[0]:
+                tick(end_ns)
             if len(sites) >= due[0]:
                 self.drain()
 
@@ -164,6 +173,8 @@ class Recorder:
             log.call_ints.extend((start_ns, end_ns, cid))
             objects = log.call_objects
             objects.extend((name, args))
+            if end_ns >= next_tick[0]:
+                tick(end_ns)
             if len(objects) >= due[0]:
                 self.drain()
 
@@ -175,6 +186,8 @@ class Recorder:
         # del, not __dict__: reading that would slow every attribute load of the log
         with contextlib.suppress(AttributeError):
             del self.sim.log.record
+        if self.ticks is not None:
+            self.ticks.close()
 
     def request_stop(self) -> None:
         """Make the next API call's hook drain, and ``after_drain`` run after it (a signal
@@ -188,6 +201,12 @@ class Recorder:
             if time.monotonic() >= self._deadline:
                 self._due[0] = 0
                 self._deadline = time.monotonic() + self._flush_s  # again, while no call comes
+
+    def _tick(self, host_ns: int) -> None:
+        """Sample the process's RSS and CPU at ``host_ns`` (the hook's, once ``SAMPLE_MS`` of host time passed)."""
+        self._next_tick[0] = host_ns + self._tick_ns
+        if self.ticks is not None:
+            self.ticks.sample(host_ns)
 
     def drain(self, final: bool = False) -> None:
         """Send everything finished since the last drain (``final``: the run is over). While
@@ -211,7 +230,8 @@ class Recorder:
                 if collecting:
                     gc.enable()
             meta.update(final=final, calls=self.calls, sites=self._new_sites[:])
-            if self.config.on("host_metrics") and not self.config.deterministic:
+            if self.ticks is not None:
+                meta["host_ticks"] = self.ticks.take()
                 meta["host_metrics"] = read_sample()
             self._new_sites.clear()  # the hook holds this list
             self.events += meta["events"]  # also the service's progress while it only spools
