@@ -40,7 +40,8 @@ def _derived(trace, entries: list[CounterEntry]) -> tuple[list[CounterEntry], di
         names = sampled_metrics(trace, reg)
     except Exception:  # no taxonomy, or one this trace's counters do not fit: base counters only
         return [], {}
-    devices = sorted({int(trace.tracks.device[t]) for t in trace.counter_tracks.track.tolist()})
+    # the devices with counters (host counters are on device -1 and feed no device metric)
+    devices = sorted({int(trace.tracks.device[t]) for t in trace.counter_tracks.track.tolist()} - {-1})
     out, series = [], {}
     for name in names:
         m = reg.metrics[name]

@@ -50,3 +50,20 @@ def test_the_rule_puts_device_counters_before_the_hosts_and_skips_empty_ones() -
     sim = [*series, Series("device 1 matrix busy", samples=9), Series("pcie_d2h_bandwidth (dev 1)",
                                                                        metric="pcie_d2h_bandwidth", samples=9)]
     assert default_strips(sim) == [4, 5]
+
+
+
+def test_one_device_with_host_counters_names_its_metrics_without_a_device_suffix(qapp, tmp_path) -> None:
+    from accelview.app.cli.main import main
+
+    out = tmp_path / "gemm.h5"
+    script = Path(__file__).resolve().parents[2] / "resources" / "examples" / "gemm.py"
+    assert main(["profile", str(script), "-o", str(out)]) == 0
+    trace = load_trace(out)
+    host = [t for t in trace.counter_tracks.track.tolist() if int(trace.tracks.device[t]) < 0]
+    assert host, "a profiled script records host metrics"
+    state = ViewState()
+    model = CounterListModel(state)
+    state.set_trace(trace)
+    derived = [e.label for e in model.entries if e.metric]
+    assert derived and not any("(dev " in label for label in derived)
