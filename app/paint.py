@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from accelview.model.schema import TrackKind
 from accelview.model.text.values import format_percent
-from accelview.model.view.lanes import HEADER, SUMMARY, Lane
+from accelview.model.view.lanes import HEADER, INSTANTS, SUMMARY, Lane
 from accelview.model.view.timescale import ruler
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -151,7 +151,7 @@ class TimelinePainter(OverlayPainter):
         Per-slice Qt calls are made only for labels."""
         st = self.state
         sc, sl, lod = st.scale, st.trace.slices, st.lod
-        rows = [ln for ln in lanes if ln.depth != HEADER]
+        rows = [ln for ln in lanes if ln.depth >= 0 or ln.depth == SUMMARY]
         if not rows:
             return
         width = sc.width + 1
@@ -221,7 +221,8 @@ class TimelinePainter(OverlayPainter):
         return x0, out_f, out_c
 
     def _instants(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
-        """Instant events as small markers at the top of their track's first row."""
+        """Instant events as small markers in their track's own marker row (above its slices, so
+        they hide no label), or at the top of a track that has no slices."""
         st = self.state
         if not len(st.trace.instants):
             return
@@ -229,7 +230,7 @@ class TimelinePainter(OverlayPainter):
         pen = QPen(self.theme.c("accent"), 1.5)
         p.setPen(pen)
         for ln in lanes:
-            if ln.depth != 0:
+            if ln.depth != INSTANTS and (ln.depth != 0 or st.layout.lane_of(ln.track, INSTANTS)):
                 continue
             ts = st.lod.instant_times(ln.track, sc.r0, sc.r1, sc.ns_per_px)
             if not len(ts):

@@ -39,9 +39,12 @@ def activity_window(trace: Trace) -> tuple[int, int]:
 
 
 def default_collapsed(trace: Trace) -> set[int]:
-    """Process groups to start collapsed: with device lanes in the trace, CPU-thread processes
-    fold to one summary lane so the devices are on screen (as Perfetto and Nsight Systems do)."""
-    kind = trace.tracks.kind
-    if not np.isin(kind, DEVICE_KINDS).any():
+    """Process groups to start collapsed: with more than one device (ranks, GPUs), CPU-thread
+    processes fold to one summary lane each so every device is on screen, as Perfetto and Nsight
+    Systems do; one device and its host fit open, so they stay open."""
+    tr = trace.tracks
+    kind = tr.kind
+    dev = np.isin(kind, DEVICE_KINDS)
+    if np.count_nonzero(dev & ~np.isin(tr.parent, np.flatnonzero(dev))) < 2:  # device roots
         return set()
     return {int(t) for t in np.flatnonzero(kind == TrackKind.PROCESS)}

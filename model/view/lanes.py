@@ -19,6 +19,8 @@ HEADER_H = 20  # a group (host, device) title row
 GAP = 3  # space under each track
 HEADER = -1  # Lane.depth of a group's title row
 SUMMARY = -2  # Lane.depth of a collapsed group's summary row: its descendants' busy coverage
+INSTANTS = -3  # Lane.depth of the marker row above a track that has both slices and instants
+INSTANT_H = 9  # its height: enough for a marker, so markers never cover slices or their labels
 
 
 def track_children(trace: Trace, order: dict[int, float] | None = None) -> dict[int, list[int]]:
@@ -39,8 +41,8 @@ def track_children(trace: Trace, order: dict[int, float] | None = None) -> dict[
 
 @dataclass(frozen=True)
 class Lane:
-    """One drawn row: a track's depth row, a group's title (``depth`` HEADER) or a collapsed
-    group's summary (``depth`` SUMMARY)."""
+    """One drawn row: a track's depth row, a group's title (``depth`` HEADER), a collapsed
+    group's summary (``depth`` SUMMARY) or a track's instant markers (``depth`` INSTANTS)."""
 
     track: int
     depth: int
@@ -87,6 +89,9 @@ class LaneLayout:
                         self.summary[t] = busy
                         self.lanes.append(Lane(t, SUMMARY, y, ROW_H, level + 1))
                         y += ROW_H + GAP
+            if t in with_instants and lod.depth_count(t):
+                self.lanes.append(Lane(t, INSTANTS, y, INSTANT_H, level))
+                y += INSTANT_H
             for d in range(depths):
                 self.lanes.append(Lane(t, d, y, ROW_H, level))
                 y += ROW_H
@@ -111,7 +116,7 @@ class LaneLayout:
         return ln if y < ln.y + ln.h else None
 
     def lane_of(self, track: int, depth: int) -> Lane | None:
-        """The lane of a (track, depth) row, None when not shown."""
+        """The lane of a (track, depth) row (or INSTANTS, SUMMARY, HEADER), None when not shown."""
         return self._by_key.get((track, depth))
 
     def visible(self, y0: float, y1: float) -> list[Lane]:
