@@ -168,7 +168,9 @@ class LaneTreeView(QTreeView):
         self.state.hidden = {
             t for t in hide if int(parent[t]) < 0 or (int(parent[t]) in keep and int(parent[t]) != chosen)
         }
+        self.state.collapsed -= keep  # the chosen lane's folded ancestors open to show it
         self.state.relayout()
+        self.sync_from_state()
         self.lanes.dataChanged.emit(self.lanes.index(0, 0), self.lanes.index(self.lanes.rowCount() - 1, 0))
         self.viewport().update()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from accelview.model.schema import TrackKind
 from accelview.model.text.values import format_percent
-from accelview.model.view.lanes import Lane
+from accelview.model.view.lanes import HEADER, INSTANTS, SUMMARY, Lane
 from accelview.model.view.timescale import ruler
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -104,7 +104,7 @@ class TimelinePainter(OverlayPainter):
         p.save()
         p.setClipRect(QRectF(GUTTER_W, RULER_H, w - GUTTER_W, h - RULER_H))
         for ln in lanes:
-            if ln.depth < 0:
+            if ln.depth == HEADER:
                 p.fillRect(QRectF(GUTTER_W, self.lane_y(ln, scroll_y), w - GUTTER_W, ln.h), th.c("header"))
             elif ln.track % 2:
                 p.fillRect(QRectF(GUTTER_W, self.lane_y(ln, scroll_y) + 1, w - GUTTER_W, ln.h - 2), th.c("lane_alt"))
@@ -135,7 +135,7 @@ class TimelinePainter(OverlayPainter):
             th = self.theme
             for ln in lanes:
                 y = self.lane_y(ln, scroll_y)
-                if ln.depth < 0:
+                if ln.depth == HEADER:
                     p.fillRect(QRectF(0, y, GUTTER_W, ln.h), th.c("header"))
                 elif ln.track % 2:
                     p.fillRect(QRectF(0, y, GUTTER_W, ln.h), th.c("lane_alt"))
@@ -151,16 +151,17 @@ class TimelinePainter(OverlayPainter):
         Per-slice Qt calls are made only for labels."""
         st = self.state
         sc, sl, lod = st.scale, st.trace.slices, st.lod
-        rows = [ln for ln in lanes if ln.depth >= 0]
+        rows = [ln for ln in lanes if ln.depth >= 0 or ln.depth == SUMMARY]
         if not rows:
             return
         width = sc.width + 1
-        x0, frac, _, col, _ = lod.coverage_rows([(ln.track, ln.depth) for ln in rows], sc.r0, sc.ns_per_px,
-                                                sc.width, exact=self.exact)
+        x0, frac, col = self._coverage(rows)
         self.stale = lod.stale
         sep = np.zeros((len(rows), width), bool)
         min_dur = MIN_BOX_PX * sc.ns_per_px
-        which, ids = lod.wide_rows([(ln.track, ln.depth) for ln in rows], sc.r0, sc.r1, min_dur)
+        real = np.array([i for i, ln in enumerate(rows) if ln.depth >= 0], np.int64)
+        which, ids = lod.wide_rows([(rows[i].track, rows[i].depth) for i in real.tolist()], sc.r0, sc.r1, min_dur)
+        which = real[which] if len(real) else which
         xs = ((sl.start_ns[ids] - st.origin) - sc.r0) / sc.ns_per_px  # exact int offsets, then float
         ws = sl.dur_ns[ids] / sc.ns_per_px
         edge = ws > 6
@@ -196,8 +197,32 @@ class TimelinePainter(OverlayPainter):
                 y = self.lane_y(rows[i], scroll_y) + (rows[i].h - self.fm.height()) / 2
                 p.drawStaticText(QPointF(GUTTER_W + a + 4, y), text)
 
+    def _coverage(self, rows: list[Lane]) -> tuple[int, np.ndarray, np.ndarray]:
+        """(x0, busy fraction, colour) per row; a collapsed group's summary row is the busiest of
+        its descendants' top rows at each pixel, so a folded process still shows when it works."""
+        st = self.state
+        sc, lod, summary = st.scale, st.lod, st.layout.summary
+        keys: list[tuple[int, int]] = []
+        spans = []
+        for ln in rows:
+            ks = [(t, 0) for t in summary.get(ln.track, [])] if ln.depth == SUMMARY else [(ln.track, ln.depth)]
+            spans.append((len(keys), len(keys) + len(ks)))
+            keys += ks
+        x0, frac, _, col, _ = lod.coverage_rows(keys, sc.r0, sc.ns_per_px, sc.width, exact=self.exact)
+        if len(keys) == len(rows):
+            return x0, frac, col
+        out_f = np.zeros((len(rows), frac.shape[1]), frac.dtype)
+        out_c = np.zeros((len(rows), col.shape[1]), col.dtype)
+        for i, (a, b) in enumerate(spans):
+            if b > a:
+                top = np.argmax(frac[a:b], axis=0)
+                out_f[i] = np.take_along_axis(frac[a:b], top[None], 0)[0]
+                out_c[i] = np.take_along_axis(col[a:b], top[None], 0)[0]
+        return x0, out_f, out_c
+
     def _instants(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
-        """Instant events as small markers at the top of their track's first row."""
+        """Instant events as small markers in their track's own marker row (above its slices, so
+        they hide no label), or at the top of a track that has no slices."""
         st = self.state
         if not len(st.trace.instants):
             return
@@ -205,7 +230,7 @@ class TimelinePainter(OverlayPainter):
         pen = QPen(self.theme.c("accent"), 1.5)
         p.setPen(pen)
         for ln in lanes:
-            if ln.depth != 0:
+            if ln.depth != INSTANTS and (ln.depth != 0 or st.layout.lane_of(ln.track, INSTANTS)):
                 continue
             ts = st.lod.instant_times(ln.track, sc.r0, sc.r1, sc.ns_per_px)
             if not len(ts):
@@ -250,7 +275,12 @@ class TimelinePainter(OverlayPainter):
         for ln in lanes:
             y = self.lane_y(ln, scroll_y)
             indent = 8 + 12 * ln.level
-            if ln.depth < 0:
+            if ln.depth == SUMMARY:
+                p.setFont(self.font)
+                p.setPen(th.c("dim"))
+                p.drawText(QRectF(indent + 12, y, GUTTER_W - indent - 16, ln.h), Qt.AlignmentFlag.AlignVCenter,
+                           f"busy · {len(st.layout.summary.get(ln.track, []))} lanes")
+            elif ln.depth == HEADER:
                 p.setFont(self.bold)
                 p.setPen(th.c("text"))
                 mark = "▸ " if ln.track in st.collapsed else "▾ "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from accelview.model import Trace
+from accelview.model.view.fit import activity_window, default_collapsed
 from accelview.model.view.lanes import LaneLayout
 from accelview.model.view.lod import TraceLOD
 from accelview.model.view.navigate import chain_of, find_slices, frame_slice
@@ -58,8 +59,11 @@ class ViewState(QObject):
         self.origin = int(lo)
         ok = lod is not None and lod.trace is trace and lod.origin == self.origin
         self.lod = lod if ok else TraceLOD(trace, origin=self.origin)
-        self.hidden, self.collapsed, self.order = set(), set(), {}
-        self.scale = TimeScale.fit(0, hi - lo, self.scale.width, origin=self.origin)
+        self.hidden, self.collapsed, self.order = set(), default_collapsed(trace), {}
+        a, b = activity_window(trace)  # the activity, not the profiler's window or lone outliers
+        full = TimeScale.fit(0, hi - lo, self.scale.width, origin=self.origin)  # pan/zoom bounds
+        pad = (b - a) * 0.01
+        self.scale = full.with_window(a - lo - pad, b - lo + pad)
         self.selected, self.range, self.marks, self.time_origin = -1, None, [], 0.0
         self.chain = self.chain_flows = np.empty(0, np.int64)
         self.hits, self.hit_index, self.search_text = np.empty(0, np.int64), -1, ""

@@ -4,6 +4,7 @@ changes of the shared ``ViewState`` (zoom, pan, select, range select, marks)."""
 from __future__ import annotations
 
 from accelview.model.text.values import format_duration
+from accelview.model.view.lanes import HEADER, SUMMARY
 from accelview.model.view.navigate import chain_step
 from accelview.model.view.timescale import held_zoom_factor
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
@@ -189,7 +190,7 @@ class TimelineWidget(QWidget):
         if st.layout is None:
             return
         ln = st.layout.lane_at(pos.y() - RULER_H + self.vbar.value())
-        if ln is not None and ln.depth < 0:
+        if ln is not None and ln.depth in (HEADER, SUMMARY):
             st.set_collapsed(ln.track, ln.track not in st.collapsed)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:

@@ -17,6 +17,10 @@ from .lod import TraceLOD
 ROW_H = 18  # one depth row of slices
 HEADER_H = 20  # a group (host, device) title row
 GAP = 3  # space under each track
+HEADER = -1  # Lane.depth of a group's title row
+SUMMARY = -2  # Lane.depth of a collapsed group's summary row: its descendants' busy coverage
+INSTANTS = -3  # Lane.depth of the marker row above a track that has both slices and instants
+INSTANT_H = 9  # its height: enough for a marker, so markers never cover slices or their labels
 
 
 def track_children(trace: Trace, order: dict[int, float] | None = None) -> dict[int, list[int]]:
@@ -37,7 +41,8 @@ def track_children(trace: Trace, order: dict[int, float] | None = None) -> dict[
 
 @dataclass(frozen=True)
 class Lane:
-    """One drawn row: a track's depth row, or a group's title (``depth`` -1)."""
+    """One drawn row: a track's depth row, a group's title (``depth`` HEADER), a collapsed
+    group's summary (``depth`` SUMMARY) or a track's instant markers (``depth`` INSTANTS)."""
 
     track: int
     depth: int
@@ -52,12 +57,20 @@ class LaneLayout:
     def __init__(self, trace: Trace, lod: TraceLOD, hidden: set[int] | None = None,
                  collapsed: set[int] | None = None, order: dict[int, float] | None = None) -> None:
         self.lanes: list[Lane] = []
+        self.summary: dict[int, list[int]] = {}  # collapsed group -> its descendants with slices
         hidden = hidden or set()
         collapsed = collapsed or set()
         kids = track_children(trace, order)
         inst = trace.instants.track
         with_instants = set(np.unique(inst).tolist()) if len(inst) else set()
         y = 0
+
+        def descendants(t: int) -> list[int]:
+            out = []
+            for c in kids.get(t, []):
+                out.append(c)
+                out.extend(descendants(c))
+            return out
 
         def visit(t: int, level: int) -> None:
             nonlocal y
@@ -68,8 +81,17 @@ class LaneLayout:
             if depths == 0 and (t in with_instants or not children):
                 depths = 1  # a leaf lane shows even while empty; instants need a row too
             if children:
-                self.lanes.append(Lane(t, -1, y, HEADER_H, level))
+                self.lanes.append(Lane(t, HEADER, y, HEADER_H, level))
                 y += HEADER_H
+                if t in collapsed:
+                    busy = [d for d in descendants(t) if d not in hidden and lod.depth_count(d)]
+                    if busy:
+                        self.summary[t] = busy
+                        self.lanes.append(Lane(t, SUMMARY, y, ROW_H, level + 1))
+                        y += ROW_H + GAP
+            if t in with_instants and lod.depth_count(t):
+                self.lanes.append(Lane(t, INSTANTS, y, INSTANT_H, level))
+                y += INSTANT_H
             for d in range(depths):
                 self.lanes.append(Lane(t, d, y, ROW_H, level))
                 y += ROW_H
@@ -94,7 +116,7 @@ class LaneLayout:
         return ln if y < ln.y + ln.h else None
 
     def lane_of(self, track: int, depth: int) -> Lane | None:
-        """The lane of a (track, depth) row, None when not shown."""
+        """The lane of a (track, depth) row (or INSTANTS, SUMMARY, HEADER), None when not shown."""
         return self._by_key.get((track, depth))
 
     def visible(self, y0: float, y1: float) -> list[Lane]:

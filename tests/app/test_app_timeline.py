@@ -16,6 +16,7 @@ from accelview.app.state import ViewState
 from accelview.capture import sim
 from accelview.capture.synthetic import demo_trace
 from accelview.model.text.values import format_count, format_duration
+from accelview.model.view.lanes import LaneLayout
 from PySide6.QtCore import QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QApplication
@@ -253,8 +254,11 @@ def test_lane_tree_show_only_and_show_all(win):
     model = win.lane_view.lanes
     root = model.index(0, 0)
     thread = model.index(0, 0, model.index(0, 0, root))  # host → process → a thread
-    n = len(st.layout.lanes)
+    st.collapsed.add(model.track_of(thread.parent()))  # showing only a folded lane opens its group
+    st.relayout()
     win.lane_view.show_only(thread)
+    assert model.track_of(thread.parent()) not in st.collapsed
+    n = len(LaneLayout(st.trace, st.lod).lanes)
     shown = {ln.track for ln in st.layout.lanes}
     assert model.track_of(thread) in shown and len(st.layout.lanes) < n
     assert all(t in shown for t in (model.track_of(root), model.track_of(thread.parent())))
