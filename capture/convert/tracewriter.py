@@ -54,11 +54,12 @@ def build_trace(sim: Simulator) -> Trace:
     # this one makes the other rows, builds, and only then takes them.
     rng = np.random.default_rng([sim.seed, 2])
     clocks = [_DeviceClock(dev, edges, sim.clock.start_ns, rng) for dev in sim.devices]
-    recs = [records_of(dev.engine.finished) for dev in sim.devices]  # the one adapter from the engine's commands
-    replays = [_replays(r) for r in recs]
     subs = sim.log.submissions
     tracks = sampled.plan(sim, list(dict.fromkeys((s.device, s.stream) for s in subs)))
-    helper = _offload(sim, recs, edges, clocks, replays, tracks)
+    prepared: dict[str, list] = {}  # the records, made after the fork: the helper makes its own
+    helper = _offload(sim, prepared, edges, clocks, tracks)
+    recs = prepared["recs"] = [records_of(dev.engine.finished) for dev in sim.devices]  # the one adapter
+    replays = prepared["replays"] = [_replays(r) for r in recs]
     try:
         log = sim.log
         first, cids = add_calls(batch, log.call_ints, log.call_objects, api, thread, log.ranges, log.memcpys)
@@ -106,20 +107,24 @@ def _counter_track(b: TraceBuilder, t: sampled.CounterTrack, top: int, clock: in
     return b.add_counter_track(t.name, t.unit, t.block, t.description, top, "", t.device, clock)
 
 
-def _offload(sim: Simulator, recs: list[DeviceRecords], edges: np.ndarray, clocks: list[_DeviceClock],
-             replays: list[ReplayColumns | None],
+def _offload(sim: Simulator, prepared: dict[str, list], edges: np.ndarray, clocks: list[_DeviceClock],
              tracks: list[sampled.CounterTrack]) -> Offload:
     """The columns a helper makes: the sampled counters' samples, and per device with ops the
-    counters of its ops and its replays' nodes (``device D <counter>``, see :func:`_op_rows`)."""
+    counters of its ops and its replays' nodes (``device D <counter>``, see :func:`_op_rows`).
+    Forked first, the helper makes the devices' records itself (``prepared`` is still empty there)."""
     rows = len(tracks) * (len(edges) - 1)
     shapes: dict[str, tuple[Any, int]] = {"ts_ns": (np.int64, rows), "value": (np.float64, rows)}
-    for d, columns in enumerate(replays):
-        n = len(recs[d].ops) + (len(columns.start) if columns is not None else 0)
+    for d, dev in enumerate(sim.devices):
+        n = _counted_rows(dev.engine.finished)
         if n:
             shapes.update({f"device {d} {c}": (dtype, n) for c, dtype in OP_COUNTER_COLUMNS})
             shapes[f"device {d} order"] = (np.int64, n)
 
     def make(out: dict[str, np.ndarray]) -> None:
+        if "recs" not in prepared:
+            prepared["recs"] = [records_of(dev.engine.finished) for dev in sim.devices]
+            prepared["replays"] = [_replays(r) for r in prepared["recs"]]
+        recs, replays = prepared["recs"], prepared["replays"]
         for d, columns in enumerate(replays):
             if f"device {d} order" in out:
                 _op_rows(recs[d], columns, {k[len(f"device {d} "):]: v for k, v in out.items()
@@ -128,6 +133,13 @@ def _offload(sim: Simulator, recs: list[DeviceRecords], edges: np.ndarray, clock
                         out["value"])
 
     return Offload(shapes, make)
+
+
+def _counted_rows(cmds: list[Any]) -> int:
+    """How many rows of per-op counters a device's finished commands make: its ops and its
+    replays' nodes (counted before its records are made, to size the helper's columns)."""
+    return sum(len(c.graph) if c.kind == "graph" else 1 for c in cmds
+               if (c.kind == "op" and c.cost is not None) or (c.kind == "graph" and c.graph is not None))
 
 
 def _op_rows(recs: DeviceRecords, columns: ReplayColumns | None, out: dict[str, np.ndarray]) -> None:
