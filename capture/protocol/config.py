@@ -15,8 +15,8 @@ it to the profiled child as JSON on its command line; both sides read the same f
                        default: 2–3 µs a call in the benchmark, as much as the rest of the
                        tracer or more; Nsight Systems' backtraces and the PyTorch profiler's
                        ``with_stack`` are opt-in for the same reason)
-``flush_ms``,          the child hands its finished records to the service at least every
-``flush_events``       ``flush_ms`` or every ``flush_events`` API calls, whichever comes first
+``flush_ms``,          the child hands its finished records to the service every ``flush_events``
+``flush_events``       API calls, and at least every ``flush_ms`` unless the run is deterministic
 ``ring_records``       device record ring per device: records beyond it between two drains
                        are dropped and counted (as a real driver's ring would)
 ``max_seconds``,       stop the capture (the script is terminated, the capture kept, marked
