@@ -156,6 +156,6 @@ def test_replays_as_columns_match_each_replay_across_graphs_and_update_sets() ->
     assert np.array_equal(cols.body, np.concatenate([c.start_ns + c.graph.body_off for c in replays]))
     assert np.array_equal(cols.end, np.concatenate([c.start_ns + c.graph.end_off for c in replays]))
     assert np.array_equal(cols.units, np.concatenate([c.graph.units for c in replays]))
-    attn = [c.graph.template_args[c.graph.layout.which[1]] for c in replays if c.graph.name == "step"]
+    attn = [replay_of(c.graph).template_args[c.graph.layout.which[1]] for c in replays if c.graph.name == "step"]
     assert [a["kv_len"] for a in attn] == [1024, 7, 101, 7, 1024, 7, 103, 7]
     assert s.trace().self_check() == []

@@ -7,37 +7,22 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np
 from accelview.app.paint import GUTTER_W, RULER_H
-from accelview.app.state import ViewState
-from accelview.app.theme import DARK
-from accelview.app.timeline import TimelineWidget
 from accelview.model import TraceBuilder, TrackKind
 from accelview.model.view.lanes import INSTANTS, SUMMARY
 from kineto_traces import imported, needs_traces
-from PySide6.QtGui import QImage
-
-
-def rows_of(img: QImage) -> np.ndarray:
-    img = img.convertToFormat(QImage.Format.Format_RGB32)
-    px = np.frombuffer(img.constBits(), np.uint32).reshape(img.height(), img.bytesPerLine() // 4)
-    return px[:, : img.width()].copy()
+from timeline_widgets import pixels, shown_timeline
 
 
 @needs_traces
 def test_two_ranks_open_on_their_activity_with_processes_folded(qtbot):
-    st = ViewState()
-    w = TimelineWidget(st, DARK)
-    qtbot.addWidget(w)
-    w.resize(1400, 780)
-    w.show()
-    qtbot.waitExposed(w)
+    st, w = shown_timeline(qtbot, 1400, 780)
     st.set_trace(imported("a100_128rank_sampled"))
     assert st.scale.span < 1.3e9  # the activity (1.24 s), not the 3.37 s profiler span
     assert st.scale.with_window(-1e12, 1e12).span > 3e9  # panning and Ctrl+0 still reach it all
     summaries = [ln for ln in st.layout.lanes if ln.depth == SUMMARY]
     assert len(summaries) == 2 and st.layout.height < 780 - RULER_H  # GPU 1 is on screen
-    px = rows_of(w.grab().toImage())
+    px = pixels(w.grab().toImage())
     bg = px[RULER_H + summaries[0].y + 9, -3]  # the last column lies past the activity's end
     row = px[RULER_H + summaries[0].y + 9, GUTTER_W + 20: -40]
     assert (row != bg).mean() > 0.5  # the folded process paints its threads' busy time
@@ -60,19 +45,14 @@ def test_instant_markers_hide_no_slice_or_label(qtbot):
     have their own row above it."""
     rows = []
     for with_instants in (False, True):
-        st = ViewState()
-        w = TimelineWidget(st, DARK)
-        qtbot.addWidget(w)
-        w.resize(1000, 300)
-        w.show()
-        qtbot.waitExposed(w)
+        st, w = shown_timeline(qtbot, 1000, 300)
         trace, th = stepped(with_instants)
         st.set_trace(trace)
         ln = st.layout.lane_of(th, 0)
         y = RULER_H + ln.y
-        rows.append(rows_of(w.grab().toImage())[y: y + ln.h, GUTTER_W:])
+        rows.append(pixels(w.grab().toImage())[y: y + ln.h, GUTTER_W:])
     assert rows[0].shape == rows[1].shape and (rows[0] == rows[1]).all()
     assert st.layout.lane_of(th, INSTANTS) is not None  # and the markers are drawn, in their row
     mk = st.layout.lane_of(th, INSTANTS)
-    marks = rows_of(w.grab().toImage())[RULER_H + mk.y: RULER_H + mk.y + mk.h, GUTTER_W:]
+    marks = pixels(w.grab().toImage())[RULER_H + mk.y: RULER_H + mk.y + mk.h, GUTTER_W:]
     assert (marks != marks[0, -1]).any()

@@ -11,30 +11,16 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np
 import pytest
 from accelview.app.paint import GUTTER_W, RULER_H
-from accelview.app.state import ViewState
 from accelview.app.theme import DARK
-from accelview.app.timeline import TimelineWidget
 from accelview.model import TraceBuilder, TrackKind
-from PySide6.QtGui import QImage
+from timeline_widgets import pixels, shown_timeline
 
 EPOCH = 1_700_000_000_000_000_000
 
 
 @pytest.fixture
 def tl(qtbot):
-    st = ViewState()
-    w = TimelineWidget(st, DARK)
-    qtbot.addWidget(w)
-    w.resize(1200, 500)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
-
-
-def pixels(img: QImage) -> np.ndarray:
-    img = img.convertToFormat(QImage.Format.Format_RGB32)
-    px = np.frombuffer(img.constBits(), np.uint32).reshape(img.height(), img.bytesPerLine() // 4)
-    return px[:, : img.width()].copy()  # a copy: the buffer goes with the image
+    return shown_timeline(qtbot, 1200, 500)[1]
 
 
 def haystack():

@@ -100,22 +100,6 @@ class GraphRun:
         return nodes if self.jitter is None else dataclasses.replace(nodes, jitter=self.jitter)
 
     @property
-    def template_args(self) -> list[dict[str, Any]]:
-        """The trace arguments of each template under this replay's updates."""
-        out = list(self.layout.base_args)
-        for t, a in zip(self.layout.touched.tolist(), self.patch_args, strict=True):
-            out[t] = a
-        return out
-
-    @property
-    def limiters(self) -> list[str]:
-        """The true limiter of each template under this replay's updates."""
-        out = list(self.layout.base_limiters)
-        for t, lim in zip(self.layout.touched.tolist(), self.patch_limiters, strict=True):
-            out[t] = lim
-        return out
-
-    @property
     def total_ns(self) -> float:
         """Duration of the whole replay."""
         return float(self.end_off[-1]) if len(self.end_off) else 0.0
