@@ -9,6 +9,7 @@ import numpy as np
 from accelview.model import Trace
 from accelview.model.analysis.findings import Finding
 from accelview.model.analysis.report import Report, analyze
+from accelview.model.text.report import device_time_headline
 from accelview.model.text.values import format_duration
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QThread, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
@@ -139,8 +140,8 @@ class FindingsPanel(QWidget):
         self.report = report
         self.model.set_findings(report.findings)
         n = len(report.findings)
-        verdict = report.phases[0].verdict if report.phases else "-"
-        self.status.setText(f"{n} finding{'s' if n != 1 else ''} · device time mostly {verdict} · click one to see it")
+        self.status.setText(f"{n} finding{'s' if n != 1 else ''} · {device_time_headline(report)}"
+                            + (" · click one to see it" if n else ""))
         self.report_ready.emit(report)
 
     def show_finding(self, row: int) -> None:

@@ -51,6 +51,18 @@ def format_report(r: Report, top: int = 10) -> str:
     return "\n".join(lines)
 
 
+def device_time_headline(r: Report) -> str:
+    """What device time mostly went to, said honestly: a trace with no device work says so, and
+    one whose ops cannot be classed (no hardware counters, no device peaks) says how much and why."""
+    whole = r.phases[0] if r.phases else None
+    if whole is None or not whole.breakdown_ns:
+        return "no device work in this trace" if not len(r.ops.slice) else "device time not broken down"
+    if whole.verdict != "unknown":
+        return f"device time mostly {whole.verdict}"
+    share = _share(whole.breakdown_ns["unknown"], sum(whole.breakdown_ns.values()))
+    return f"{share} of device time unclassed: the trace has no hardware counters or device peaks to class ops by"
+
+
 def _findings(r: Report, top: int, t0: int) -> list[str]:
     """The findings ranked by time lost, each with where it is (from the trace start) and its fix."""
     lines = ["\nFindings (by time lost)"]

@@ -64,3 +64,16 @@ def test_colour_by_bottleneck_recolours_ops_by_their_class(qtbot, tmp_path):
     assert w.state.lod.colours([gemm, sync]).tolist() == [CLASS_COLOURS["compute"], OTHER_COLOUR]
     w.bottleneck_action.setChecked(False)
     assert w.state.lod.colours([gemm, sync]).tolist() == by_name
+
+
+def test_panel_says_a_cpu_only_trace_has_no_device_work(qtbot):
+    from accelview.model import TraceBuilder, TrackKind
+
+    b = TraceBuilder()
+    b.add_slice(b.add_track("main", TrackKind.HOST_THREAD, host="h"), 0, 1_000, "forward")
+    state = ViewState()
+    panel = FindingsPanel(state)
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.report_ready, timeout=20_000):
+        state.set_trace(b.build())
+    assert panel.status.text() == "0 findings · no device work in this trace"

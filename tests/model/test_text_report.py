@@ -62,3 +62,21 @@ def test_no_findings_and_a_gpu_section():
     assert "     0 stream 7                      400 µs      25.0%        75.0%     0.0%" in lines
     assert "  rank 0: 12.5% of communication overlapped compute" in lines
     assert not any(ln.startswith("  rank 1:") for ln in lines)
+
+
+def test_the_headline_says_when_there_is_no_device_and_why_ops_are_unclassed():
+    from pathlib import Path
+
+    from accelview.model import TraceBuilder, TrackKind
+    from accelview.model.loader import load_trace
+    from accelview.model.text.report import device_time_headline
+
+    b = TraceBuilder()
+    thread = b.add_track("main", TrackKind.HOST_THREAD, host="h")
+    b.add_slice(thread, 0, 1_000, "forward")
+    assert device_time_headline(analyze(b.build())) == "no device work in this trace"
+    unclassed = device_time_headline(_steps())  # ops without counters or a device spec
+    assert unclassed.endswith("% of device time unclassed: the trace has no hardware counters or device peaks "
+                              "to class ops by")
+    demo = Path(__file__).resolve().parents[2] / "resources" / "demo.h5"
+    assert device_time_headline(analyze(load_trace(demo))) == "device time mostly memory"
