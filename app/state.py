@@ -159,16 +159,27 @@ class ViewState(QObject):
 
     def clear_marks(self) -> None:
         """Remove every mark."""
-        self.marks = []
+        self.set_marks([])
+
+    def set_marks(self, marks: list[tuple[float, float]]) -> None:
+        """Replace the marks (ns from ``origin``), e.g. with the bookmarks read beside the file."""
+        self.marks = list(marks)
         self.range_changed.emit()
 
     def fit_selection(self) -> None:
-        """Zoom to the range selection, else the selected slice, else the whole trace."""
+        """Zoom to the range selection, else the selected slice, else the trace's activity (the
+        whole trace is Ctrl+0, ``fit_all``)."""
         if self.range is not None:
             self.show_relative(*self.range, pad=0.02)
         elif self.trace is not None and self.selected >= 0:
             self.show_relative(*self.slice_span(self.selected), pad=0.25)
         elif self.trace is not None:
+            a, b = activity_window(self.trace)
+            self.show_relative(float(a - self.origin), float(b - self.origin), pad=0.01)
+
+    def fit_all(self) -> None:
+        """Show the whole trace, outliers and the profiler's window included."""
+        if self.trace is not None:
             lo, hi = self.trace.time_bounds()
             self.set_scale(type(self.scale).fit(0, hi - lo, self.scale.width, origin=self.origin))
 

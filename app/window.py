@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .bookmarks import BookmarksPanel
 from .counter_list import CounterListModel
 from .counters import CounterPanel
 from .details import DetailsPanel
@@ -108,11 +109,14 @@ class MainWindow(FileChoosing, QMainWindow):
         self.counter_list.setModel(self.counter_model)
         self.details = DetailsPanel(st)
         self.findings = FindingsPanel(st)
+        self.bookmarks = BookmarksPanel(st)
+        self.bookmarks.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.docks = {}
         for name, w, area in (("Lanes", self.lane_view, Qt.DockWidgetArea.LeftDockWidgetArea),
                               ("Counters", self.counter_list, Qt.DockWidgetArea.LeftDockWidgetArea),
                               ("Details", self.details, Qt.DockWidgetArea.RightDockWidgetArea),
-                              ("Findings", self.findings, Qt.DockWidgetArea.RightDockWidgetArea)):
+                              ("Findings", self.findings, Qt.DockWidgetArea.RightDockWidgetArea),
+                              ("Bookmarks", self.bookmarks, Qt.DockWidgetArea.RightDockWidgetArea)):
             dock = QDockWidget(name, self)
             dock.setObjectName(name)
             dock.setWidget(w)
@@ -120,7 +124,9 @@ class MainWindow(FileChoosing, QMainWindow):
             self.docks[name] = dock
         # The timeline gets most of the width: lanes and counters share one narrow tabbed dock.
         self.tabifyDockWidget(self.docks["Lanes"], self.docks["Counters"])
+        self.tabifyDockWidget(self.docks["Findings"], self.docks["Bookmarks"])
         self.docks["Lanes"].raise_()
+        self.docks["Findings"].raise_()
         self.resizeDocks([self.docks["Lanes"], self.docks["Details"]], [LEFT_DOCK_W, RIGHT_DOCK_W],
                          Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["Details"], self.docks["Findings"]], [560, 300], Qt.Orientation.Vertical)
@@ -135,6 +141,15 @@ class MainWindow(FileChoosing, QMainWindow):
         self.profile_action = QAction("&Profile script…", self, shortcut="Ctrl+P", triggered=self.profile_dialog)
         fm.addAction(self.profile_action)
         self.recent_menu = fm.addMenu("Open &Recent")
+        fm.addSeparator()
+        self.export_png_action = QAction("Export view as &PNG…", self, shortcut="Ctrl+E",
+                                         triggered=self.export_png_dialog)
+        self.export_chrome_action = QAction("Export for P&erfetto…", self, shortcut="Ctrl+Shift+E",
+                                            triggered=self.export_chrome_dialog)
+        for a in (self.export_png_action, self.export_chrome_action):
+            a.setEnabled(False)  # until a trace is open
+            self.state.trace_changed.connect(lambda a=a: a.setEnabled(self.state.trace is not None))
+            fm.addAction(a)
         fm.addSeparator()
         fm.addAction(QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit, triggered=self.close))
         vm = self.menuBar().addMenu("&View")
@@ -269,7 +284,7 @@ class MainWindow(FileChoosing, QMainWindow):
     def _fit_all(self) -> None:
         self.state.set_range(None)
         self.state.select(-1)
-        self.state.fit_selection()
+        self.state.fit_all()
 
     def profile_dialog(self) -> ProfileDialog:
         """Run a script under capture (live progress, cancel keeps what was captured) and open the
@@ -308,6 +323,7 @@ class MainWindow(FileChoosing, QMainWindow):
         self.set_trace(trace, Path(path).name, lod)
         self.add_recent(path)
         self.statusBar().showMessage(f"Opened {path}: {format_count(len(trace.slices))} slices", 5000)
+        self.bookmarks.set_source(path)  # after: a bad sidecar's line must not be overwritten
 
     def _failed(self, message: str) -> None:
         """Show a bad-file dialog; the trace on screen stays as it was."""
