@@ -1,16 +1,42 @@
 """The window's file choosing: File → Open (one file, or the per-rank files of one folder),
-File → Open folder of traces, the recent-files menu and drag-and-drop. A mixin of MainWindow,
-which provides ``open_path``, ``settings``, ``recent_menu`` and ``_failed``."""
+File → Open folder of traces, the recent-files menu, drag-and-drop, and File → Export (the view
+as PNG, the trace as Chrome JSON for Perfetto, written on a worker thread). A mixin of MainWindow,
+which provides ``open_path``, ``settings``, ``recent_menu``, ``state``, ``timeline`` and ``_failed``."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import QThread, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
 
 MAX_RECENT = 8
 FILE_FILTER = "Captures and traces (*.h5 *.hdf5 *.json *.json.gz *.pt.trace.json);;All files (*)"
+
+
+class ExportJob(QThread):
+    """Chrome JSON export of one trace on its own thread: ``progressed`` (0..1), then ``done``
+    (the path) or ``failed`` (a one-line message, the partial file removed)."""
+
+    progressed = Signal(float)
+    done = Signal(str)
+    failed = Signal(str)
+
+    def __init__(self, trace: object, path: str, parent: object = None) -> None:
+        super().__init__(parent)
+        self.trace, self.path = trace, path
+
+    def run(self) -> None:
+        from accelview.model.export.chrome import export_chrome
+
+        try:
+            export_chrome(self.trace, self.path, progress=self.progressed.emit)
+        except Exception as e:  # any failure is one line in a dialog, not a crash
+            Path(self.path).unlink(missing_ok=True)
+            self.failed.emit(f"{Path(self.path).name}: {getattr(e, 'strerror', None) or e}".splitlines()[0])
+        else:
+            self.done.emit(self.path)
 
 
 def rank_folder(paths: list[str]) -> str | None:
@@ -47,6 +73,51 @@ class FileChoosing:
         if folder:
             self.open_path(folder)
 
+    def export_png_dialog(self) -> None:
+        """File → Export view as PNG: the timeline exactly as shown."""
+        path, _ = QFileDialog.getSaveFileName(self, "Export view as PNG", "timeline.png", "PNG images (*.png)")
+        if path:
+            self.export_png(path if path.lower().endswith(".png") else path + ".png")
+
+    def export_png(self, path: str) -> bool:
+        """Save the timeline view to ``path``; a failure is a one-line dialog."""
+        if not self.timeline.grab().save(path, "PNG"):
+            self._export_failed(f"{Path(path).name}: could not write the PNG there")
+            return False
+        self.statusBar().showMessage(f"Exported the view to {path}", 5000)
+        return True
+
+    def export_chrome_dialog(self) -> None:
+        """File → Export for Perfetto: Chrome trace JSON (.json, or .json.gz gzipped)."""
+        path, _ = QFileDialog.getSaveFileName(self, "Export for Perfetto", "trace.json.gz",
+                                              "Chrome trace JSON (*.json *.json.gz)")
+        if path:
+            self.export_chrome(path)
+
+    def export_chrome(self, path: str) -> ExportJob | None:
+        """Write the open trace to ``path`` on a worker thread behind a progress dialog."""
+        trace, source = self.state.trace, getattr(self.bookmarks, "source", None)
+        if trace is None:
+            return None
+        if source is not None and Path(path).resolve() == source.resolve():
+            self._export_failed(f"{Path(path).name} is the open capture; choose another file")
+            return None
+        job = ExportJob(trace, path, self)
+        dialog = QProgressDialog(f"Exporting {Path(path).name}…", "", 0, 1000, self)
+        dialog.setCancelButton(None)  # the writer cannot stop half-way; it is quick next to a load
+        dialog.setMinimumDuration(300)
+        job.progressed.connect(lambda f: dialog.setValue(int(min(max(f, 0.0), 1.0) * 1000)))
+        job.done.connect(lambda p: self.statusBar().showMessage(f"Exported for Perfetto to {p}", 8000))
+        job.failed.connect(self._export_failed)
+        job.finished.connect(lambda: (dialog.reset(), dialog.hide(), dialog.deleteLater()))
+        self.export_job = job
+        job.start()
+        return job
+
+    def _export_failed(self, message: str) -> None:
+        box = QMessageBox(QMessageBox.Icon.Warning, "Export failed", message, QMessageBox.StandardButton.Ok, self)
+        self.error_box = box
+        box.open()
 
     def recent_files(self) -> list[str]:
         """Recently opened files, newest first."""
