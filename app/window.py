@@ -114,22 +114,22 @@ class MainWindow(FileChoosing, QMainWindow):
         self.docks = {}
         for name, w, area in (("Lanes", self.lane_view, Qt.DockWidgetArea.LeftDockWidgetArea),
                               ("Counters", self.counter_list, Qt.DockWidgetArea.LeftDockWidgetArea),
-                              ("Bookmarks", self.bookmarks, Qt.DockWidgetArea.LeftDockWidgetArea),
                               ("Details", self.details, Qt.DockWidgetArea.RightDockWidgetArea),
-                              ("Findings", self.findings, Qt.DockWidgetArea.RightDockWidgetArea)):
+                              ("Findings", self.findings, Qt.DockWidgetArea.RightDockWidgetArea),
+                              ("Bookmarks", self.bookmarks, Qt.DockWidgetArea.RightDockWidgetArea)):
             dock = QDockWidget(name, self)
             dock.setObjectName(name)
             dock.setWidget(w)
             self.addDockWidget(area, dock)
             self.docks[name] = dock
-        # The timeline gets most of the width: lanes, counters and bookmarks share one narrow tabbed
-        # dock (a tabbed right dock would squeeze Details to half its width).
+        # The timeline gets most of the width: lanes and counters share one narrow tabbed dock;
+        # bookmarks get a short strip under the findings (tabbed there, they squeezed Details).
         self.tabifyDockWidget(self.docks["Lanes"], self.docks["Counters"])
-        self.tabifyDockWidget(self.docks["Counters"], self.docks["Bookmarks"])
         self.docks["Lanes"].raise_()
         self.resizeDocks([self.docks["Lanes"], self.docks["Details"]], [LEFT_DOCK_W, RIGHT_DOCK_W],
                          Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["Details"], self.docks["Findings"]], [560, 300], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["Details"], self.docks["Findings"], self.docks["Bookmarks"]], [480, 260, 120],
+                         Qt.Orientation.Vertical)
 
     def _build_actions(self) -> None:
         fm = self.menuBar().addMenu("&File")
