@@ -100,3 +100,16 @@ def test_sidecar_is_plain_json_a_person_can_read(tmp_path):
     save_bookmarks(trace, [Bookmark("a", 1, 2)])
     assert json.loads(sidecar_path(trace).read_text()) == {
         "version": 1, "bookmarks": [{"name": "a", "start_ns": 1, "end_ns": 2}]}
+
+
+def test_permission_denied_is_a_bookmark_error_even_as_root(tmp_path, monkeypatch):
+    """What a read-only folder does to a user who is not root, whoever runs the suite."""
+    import tempfile
+
+    def denied(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", denied)
+    with pytest.raises(BookmarkError, match="Permission denied"):
+        save_bookmarks(tmp_path / "run.h5", [Bookmark("a", 1, 2)])
+    assert list(tmp_path.iterdir()) == []
