@@ -15,7 +15,7 @@ from accelview.model.view.bookmarks import (
     save_bookmarks,
 )
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem
 
 from .state import ViewState
@@ -71,6 +71,15 @@ class BookmarksPanel(QListWidget):
             marks = list(self.state.marks)
             del marks[row]
             self.state.set_marks(marks)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if not self.count():  # an empty list says how to fill it
+            p = QPainter(self.viewport())
+            p.setPen(self.palette().placeholderText().color())
+            p.drawText(self.viewport().rect().adjusted(6, 4, -6, -4), Qt.TextFlag.TextWordWrap,
+                       "M on a range or a slice adds a bookmark; it is kept beside the file.")
+            p.end()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and self.currentRow() >= 0:
