@@ -65,6 +65,16 @@ class BookmarksPanel(QListWidget):
         else:
             self.state.show_relative(a, e, pad=0.05)
 
+    def step(self, delta: int) -> int:
+        """Jump to the next (+1) or previous (-1) bookmark, wrapping; returns its row (-1: none)."""
+        if not self.bookmarks:
+            return -1
+        row = self.currentRow()
+        row = (0 if delta > 0 else len(self.bookmarks) - 1) if row < 0 else (row + delta) % len(self.bookmarks)
+        self.setCurrentRow(row)
+        self.jump(row)
+        return row
+
     def remove(self, row: int) -> None:
         """Delete bookmark ``row`` (and its mark on the timeline)."""
         if 0 <= row < len(self.bookmarks):

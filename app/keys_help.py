@@ -30,6 +30,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Click a lane header", "Collapse / expand its group"),
     ("View", ""),
     ("Ctrl+0", "Fit the whole trace"),
+    ("Ctrl+] / Ctrl+[", "Jump to the next / previous bookmark"),
     ("B", "Colour device ops by bottleneck (compute, memory, latency)"),
     ("Ctrl+T", "Switch between the dark and light theme"),
     ("Search", ""),

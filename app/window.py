@@ -165,6 +165,8 @@ class MainWindow(FileChoosing, QMainWindow):
         self.findings.report_ready.connect(self.details.set_report)
         self.state.trace_changed.connect(self._trace_changed_colours)
         vm.addAction(self.bottleneck_action)
+        vm.addAction(QAction("&Next bookmark", self, shortcut="Ctrl+]", triggered=lambda: self.bookmarks.step(1)))
+        vm.addAction(QAction("P&revious bookmark", self, shortcut="Ctrl+[", triggered=lambda: self.bookmarks.step(-1)))
         vm.addSeparator()
         for dock in self.docks.values():
             vm.addAction(dock.toggleViewAction())

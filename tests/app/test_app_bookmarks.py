@@ -100,6 +100,28 @@ def test_double_click_jumps(qtbot, tmp_path, capture):
     assert w.state.scale.r0 < a < b < w.state.scale.r1
 
 
+def test_next_and_previous_bookmark_from_anywhere(qtbot, tmp_path, capture):
+    w = opened(qtbot, tmp_path, capture)
+    span = w.state.scale.span
+    mark(w, span * 0.2, span * 0.25, qtbot)
+    mark(w, span * 0.7, span * 0.75, qtbot)
+    w.bookmarks.setCurrentRow(-1)
+    actions = {a.shortcut().toString(): a for a in w.findChildren(QAction)}
+
+    def shown(row: int) -> bool:
+        a, b = w.state.marks[row]
+        return w.state.scale.r0 < a < b < w.state.scale.r1 and w.state.scale.span < span / 2
+
+    actions["Ctrl+]"].trigger()
+    assert w.bookmarks.currentRow() == 0 and shown(0)
+    actions["Ctrl+]"].trigger()
+    assert w.bookmarks.currentRow() == 1 and shown(1)
+    actions["Ctrl+]"].trigger()  # wraps
+    assert shown(0)
+    actions["Ctrl+["].trigger()
+    assert shown(1)
+
+
 def test_broken_sidecar_is_a_status_line_and_is_never_overwritten(qtbot, tmp_path, capture):
     side = sidecar_path(capture)
     side.write_text('{"version": 1, "bookmarks": [{"name": "x", "start_ns": "__import__"}]}')
