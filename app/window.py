@@ -31,7 +31,7 @@ from .bookmarks import BookmarksPanel
 from .counter_list import CounterListModel
 from .counters import CounterPanel
 from .details import DetailsPanel
-from .file_choosing import FileChoosing
+from .file_choosing import ExportJob, FileChoosing
 from .findings_panel import FindingsPanel
 from .keys_help import KeysDialog
 from .lane_tree import LaneTreeView
@@ -61,6 +61,7 @@ class MainWindow(FileChoosing, QMainWindow):
         self.progress: QProgressDialog | None = None
         self.error_box: QMessageBox | None = None
         self.keys_dialog: KeysDialog | None = None
+        self.export_job: ExportJob | None = None
         self.setWindowTitle("accelview")
         self.setWindowIcon(QIcon(self.icon_path()))
         self.setAcceptDrops(True)
@@ -348,5 +349,7 @@ class MainWindow(FileChoosing, QMainWindow):
         if self.job is not None and self.job.running:
             self.job.cancel()
             self.job.wait(5000)
+        if self.export_job is not None and self.export_job.isRunning():
+            self.export_job.wait()  # finish the file rather than leave half of it (Qt aborts on a live thread)
         self.findings.shutdown()
         super().closeEvent(event)

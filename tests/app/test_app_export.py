@@ -88,3 +88,14 @@ def test_export_never_overwrites_the_open_capture(qtbot, tmp_path):
     assert w.export_chrome(str(path)) is None
     assert w.error_box.isVisible() and "open capture" in w.error_box.text()
     assert path.read_bytes() == before
+
+
+def test_closing_during_an_export_finishes_the_file(qtbot, tmp_path):
+    w = window(qtbot, tmp_path)
+    trace = demo_trace(steps=2, layers=1)
+    w.set_trace(trace, "demo")
+    out = tmp_path / "trace.json"
+    w.export_chrome(str(out))
+    w.close()
+    assert not w.export_job.isRunning()
+    assert len(load_trace(out).slices) == len(trace.slices)
