@@ -103,6 +103,16 @@ class MainWindow(FileChoosing, QMainWindow):
         split.addWidget(bottom)
         split.setStretchFactor(0, 1)
         split.setChildrenCollapsible(False)
+
+        def fit(*_: object) -> None:  # the strips' pane as tall as its strips: no empty band when some are unticked
+            h = self.counters.maximumHeight()
+            bottom.setFixedHeight(h)
+            if bottom.isVisible() and sum(split.sizes()):
+                split.setSizes([max(sum(split.sizes()) - h, 1), h])
+
+        self.counter_model.modelReset.connect(fit)
+        self.counter_model.dataChanged.connect(fit)
+        fit()
         self.setCentralWidget(split)
 
         self.lane_view = LaneTreeView(st)

@@ -9,6 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -237,3 +238,18 @@ def test_profile_script_action_opens_the_capture(qtbot, tmp_path):
     dialog.wait()
     assert "tiny.h5" in w.windowTitle()
     assert len(w.state.trace.slices) >= 20
+
+
+def test_the_counter_pane_is_as_tall_as_its_strips(win, qtbot):
+    win.set_trace(load_trace(Path(__file__).resolve().parents[2] / "resources" / "demo.h5"))
+    qtbot.wait(10)
+    model, split = win.counter_model, win.centralWidget()
+    assert len(model.checked) >= 3
+    four = split.sizes()[1]
+    assert four == win.counters.height()
+    model.beginResetModel()
+    model.checked = model.checked[:1]
+    model.endResetModel()
+    qtbot.wait(10)
+    assert split.sizes()[1] == win.counters.height() < four  # no empty band above or below the strip
+    assert sum(split.sizes()) > 0 and split.sizes()[0] > 0
