@@ -11,7 +11,9 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QImage, QPainter, QPainterPath, QPen, QPolygonF
 
 GUTTER_W = 220  # lane names, left of the time axis
-RULER_H = 30  # the time ruler, above the lanes
+TIME_H = 30  # the time ruler
+OVERVIEW_H = 24  # the overview strip (minimap), under the ruler
+RULER_H = TIME_H + OVERVIEW_H  # everything above the lanes
 FAN = 6  # flows from one slice to this many or more on one lane are drawn as one arrow and a bracket
 
 
@@ -191,32 +193,32 @@ class OverlayPainter:
     def _ruler(self, p: QPainter, w: int) -> None:
         st, th = self.state, self.theme
         sc = st.scale
-        p.fillRect(QRectF(0, 0, w, RULER_H), th.c("ruler"))
+        p.fillRect(QRectF(0, 0, w, TIME_H), th.c("ruler"))
         p.setPen(QPen(th.c("grid"), 1))
-        p.drawLine(QPointF(0, RULER_H - 0.5), QPointF(w, RULER_H - 0.5))
+        p.drawLine(QPointF(0, TIME_H - 0.5), QPointF(w, TIME_H - 0.5))
         p.setFont(self.small)
         p.setPen(th.c("dim"))
-        top = QRectF(8, 1, GUTTER_W - 12, RULER_H / 2 - 1)
+        top = QRectF(8, 1, GUTTER_W - 12, TIME_H / 2 - 1)
         p.drawText(top, Qt.AlignmentFlag.AlignVCenter, f"view {format_duration(sc.span)}")
         if st.time_origin:
             p.drawText(top, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, "from origin (O)")
         if self._rule.base is not None:  # deep zoom: ticks count from this time
             p.setPen(th.c("text"))
-            p.drawText(QRectF(8, RULER_H / 2, GUTTER_W - 12, RULER_H / 2 - 1),
+            p.drawText(QRectF(8, TIME_H / 2, GUTTER_W - 12, TIME_H / 2 - 1),
                        Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, f"{self._rule.base_label} +")
         p.save()
-        p.setClipRect(QRectF(GUTTER_W, 0, w - GUTTER_W, RULER_H))
+        p.setClipRect(QRectF(GUTTER_W, 0, w - GUTTER_W, TIME_H))
         major = [(GUTTER_W + round(t.x) + 0.5, t.label) for t in self._ticks if t.label]
         minor = [GUTTER_W + round(t.x) + 0.5 for t in self._ticks if not t.label]
         p.setPen(QPen(th.c("grid"), 1))
-        p.drawLines([QLineF(x, RULER_H - 5, x, RULER_H) for x in minor])
+        p.drawLines([QLineF(x, TIME_H - 5, x, TIME_H) for x in minor])
         p.setPen(QPen(th.c("dim"), 1))
-        p.drawLines([QLineF(x, RULER_H - 12, x, RULER_H) for x, _ in major])
+        p.drawLines([QLineF(x, TIME_H - 12, x, TIME_H) for x, _ in major])
         badge = None
         if st.range:
             a, b = st.range
             x0, x1 = GUTTER_W + sc.x_of(a), GUTTER_W + sc.x_of(b)
-            p.fillRect(QRectF(x0, RULER_H - 8, max(x1 - x0, 1), 8), th.c("range_fill", 160))
+            p.fillRect(QRectF(x0, TIME_H - 8, max(x1 - x0, 1), 8), th.c("range_fill", 160))
             label = f"Δ {format_duration(b - a)}"
             tw = self.fm.horizontalAdvance(label) + 12
             cx = min(max((x0 + x1) / 2 - tw / 2, GUTTER_W), w - tw)
@@ -224,7 +226,7 @@ class OverlayPainter:
         p.setPen(th.c("text"))
         self.ruler_labels: list[tuple[float, float, str]] = []  # (left, right, text) as drawn
         for x, label in major:
-            r = QRectF(x + 4, 2, self.fm.horizontalAdvance(label) + 2, RULER_H - 10)
+            r = QRectF(x + 4, 2, self.fm.horizontalAdvance(label) + 2, TIME_H - 10)
             if r.left() < GUTTER_W or r.right() > w:
                 continue  # a clipped label reads as another value ("8 ms" as "3 ms"): skip it
             if badge is None or not r.intersects(badge[0].adjusted(-4, 0, 4, 0)):
@@ -233,7 +235,7 @@ class OverlayPainter:
         ox = GUTTER_W + sc.x_of(st.time_origin)
         if st.time_origin and GUTTER_W <= ox <= w:  # the chosen origin: a flag on the ruler
             p.setPen(QPen(th.c("accent"), 2))
-            p.drawLine(QPointF(ox, 0), QPointF(ox, RULER_H))
+            p.drawLine(QPointF(ox, 0), QPointF(ox, TIME_H))
         if len(st.hits):
             _, starts = st.hits_by_start()
             a = int(np.searchsorted(starts, np.int64(st.origin + int(sc.r0)), "left"))

@@ -26,6 +26,7 @@ from PySide6.QtGui import (
 )
 
 from .overlays import GUTTER_W, RULER_H, OverlayPainter
+from .overview import OverviewPainter
 from .state import ViewState
 from .theme import Theme
 
@@ -34,7 +35,7 @@ MIN_LABEL_PX = 36.0
 LEVELS = 16  # shades of partial pixel coverage
 
 
-class TimelinePainter(OverlayPainter):
+class TimelinePainter(OverlayPainter, OverviewPainter):
     """Draws one frame of the timeline for a ``ViewState`` in a ``Theme``."""
 
     def __init__(self, state: ViewState, theme: Theme) -> None:
@@ -121,6 +122,7 @@ class TimelinePainter(OverlayPainter):
         self._notice(p, w)
         p.restore()
         self._ruler(p, w)
+        self._overview(p, w)
 
     def _gutter_image(self, lanes: list[Lane], h: int, scroll_y: float) -> QImage:
         """The lane names gutter: it changes with the layout, scrolling and the range

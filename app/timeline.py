@@ -11,6 +11,7 @@ from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import QScrollBar, QSizePolicy, QToolTip, QWidget
 
+from .overlays import TIME_H
 from .paint import GUTTER_W, RULER_H, TimelinePainter
 from .state import ViewState
 from .theme import Theme
@@ -184,6 +185,16 @@ class TimelineWidget(QWidget):
             if event.position().x() < GUTTER_W:
                 self._toggle_group(event.position())
                 self._press = None
+            elif TIME_H <= event.position().y() < RULER_H:
+                self._mode = "overview"  # click or drag on the minimap moves the view there
+                self._centre_on(event.position().x())
+
+    def _centre_on(self, x: float) -> None:
+        """Centre the view, keeping its span, on the time an overview-strip x stands for."""
+        st = self.state
+        t = self.painter.overview_time(x, self.width())
+        half = st.scale.span / 2
+        st.set_scale(st.scale.with_window(t - half, t + half))
 
     def _toggle_group(self, pos: QPointF) -> None:
         st = self.state
@@ -197,7 +208,9 @@ class TimelineWidget(QWidget):
         pos = event.position()
         self._hover_x = pos.x()
         st = self.state
-        if self._press is not None and self._press_scale is not None:
+        if self._press is not None and self._mode == "overview":
+            self._centre_on(pos.x())
+        elif self._press is not None and self._press_scale is not None:
             dx = pos.x() - self._press.x()
             if not self._mode and (abs(dx) > DRAG_SLOP or abs(pos.y() - self._press.y()) > DRAG_SLOP):
                 self._mode = "range" if event.modifiers() & Qt.KeyboardModifier.ShiftModifier else "pan"
@@ -230,7 +243,7 @@ class TimelineWidget(QWidget):
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton and self._press is not None:
-            if not self._mode:
+            if not self._mode and event.position().y() >= RULER_H:
                 self.state.select(self.slice_at(event.position()))
             self._press = None
             self._mode = ""

@@ -17,6 +17,7 @@ import numpy as np
 from ..trace import Trace
 from .counter_lod import counter_minmax
 from .lod_coverage import CoverageCache
+from .lod_overview import OverviewCache
 from .lod_run import RunIndex
 
 N_COLOURS = 24
@@ -37,7 +38,7 @@ class Coverage:
     colour: np.ndarray
 
 
-class TraceLOD(CoverageCache):
+class TraceLOD(CoverageCache, OverviewCache):
     """Lazy per-run indexes and a per-zoom coverage cache for one trace. Every time argument
     is an offset in ns from ``origin``."""
 
