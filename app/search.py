@@ -1,9 +1,11 @@
-"""The search box: finds slices by name (the model does the finding), shows the count and the
-current hit, and steps through hits with Enter / Shift+Enter or the arrows."""
+"""The search box: finds slices by name, or by argument value with ``key=value`` or
+``arg:text`` (the model does the finding), shows the count and the current hit, and steps
+through hits with Enter / Shift+Enter or the arrows."""
 
 from __future__ import annotations
 
 from accelview.model.text.values import format_count
+from accelview.model.view.argsearch import SYNTAX
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
@@ -39,7 +41,8 @@ class SearchBar(QWidget):
         super().__init__(parent)
         self.state = state
         self.edit = SearchLine(self)
-        self.edit.setPlaceholderText("Search slices by name  (Ctrl+F)")
+        self.edit.setPlaceholderText("Search names, key=value or arg:text  (Ctrl+F)")
+        self.edit.setToolTip("Search slices: " + SYNTAX + ".\nEnter: next result, Shift+Enter: previous, Esc: clear.")
         self.edit.setClearButtonEnabled(True)
         self.edit.setMinimumWidth(260)
         self.count = QLabel("", self)

@@ -1,4 +1,5 @@
-"""Queries behind the timeline's navigation: name search and the dependency chain of a slice.
+"""Queries behind the timeline's navigation: search (by name, or by argument value through
+``argsearch``) and the dependency chain of a slice.
 
 Pure numpy; the app calls these and only displays their results.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..trace import Trace
+from .argsearch import find_by_args, parse_query
 
 
 def matching_names(trace: Trace, text: str) -> np.ndarray:
@@ -20,7 +22,12 @@ def matching_names(trace: Trace, text: str) -> np.ndarray:
 
 
 def find_slices(trace: Trace, text: str) -> np.ndarray:
-    """Ids of slices whose name contains ``text`` (case-insensitive), ordered by start time."""
+    """Ids of slices matching a search, ordered by start time: ``key=value`` an argument equal
+    to value, ``arg:text`` any argument value containing text, else the name containing
+    ``text`` (all case-insensitive)."""
+    mode, key, value = parse_query(text)
+    if mode != "name":
+        return find_by_args(trace, key if mode == "kv" else None, value, exact=mode == "kv")
     ids = matching_names(trace, text)
     if not len(ids):
         return np.empty(0, np.int64)
