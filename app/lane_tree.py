@@ -1,6 +1,7 @@
 """The lane tree on the left: the trace's tracks as a tree (hosts → processes → threads,
 devices → units) with a check box per track to show or hide it; collapsing a group in the
-tree collapses it on the timeline."""
+tree collapses it on the timeline. A filter field over it shows only lanes whose name matches
+(with their parents), in the tree and on the timeline."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from accelview.model.schema import TrackKind
 from accelview.model.view.lanes import track_children
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QTreeView, QWidget
+from PySide6.QtWidgets import QLineEdit, QMenu, QTreeView, QVBoxLayout, QWidget
 
 from .state import ViewState
 
@@ -185,16 +186,20 @@ class LaneTreeView(QTreeView):
             self.state.set_collapsed(self.lanes.track_of(index), collapsed)
 
     def sync_from_state(self) -> None:
-        """Expand every group except those collapsed in the view state."""
+        """Expand every group except those collapsed in the view state; hide the rows the
+        lane filter hides (and open the groups holding its matches)."""
         self._syncing = True
+        hide, opened = self.state.filtered
         try:
             stack = [QModelIndex()]
             while stack:
                 parent = stack.pop()
                 for row in range(self.lanes.rowCount(parent)):
                     ix = self.lanes.index(row, 0, parent)
+                    t = self.lanes.track_of(ix)
+                    self.setRowHidden(row, parent, t in hide)
                     if self.lanes.rowCount(ix):
-                        self.setExpanded(ix, self.lanes.track_of(ix) not in self.state.collapsed)
+                        self.setExpanded(ix, t in opened or t not in self.state.collapsed)
                         stack.append(ix)
         finally:
             self._syncing = False
@@ -204,3 +209,22 @@ class LaneTreeView(QTreeView):
         for act in self.actions():
             menu.addAction(act)
         menu.popup(self.viewport().mapToGlobal(pos))
+
+
+class LanePanel(QWidget):
+    """The Lanes dock's contents: a filter field over the lane tree. Typing in it shows only
+    lanes whose name contains the text, with their parents, in the tree and on the timeline."""
+
+    def __init__(self, tree: LaneTreeView, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tree = tree
+        self.filter = QLineEdit(self)
+        self.filter.setPlaceholderText("Filter lanes by name")
+        self.filter.setToolTip("Show only lanes whose name contains this text, with their parents")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(tree.state.set_lane_filter)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        lay.addWidget(self.filter)
+        lay.addWidget(tree)

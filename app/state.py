@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from accelview.model import Trace
 from accelview.model.view.fit import activity_window, default_collapsed
-from accelview.model.view.lanes import LaneLayout
+from accelview.model.view.lanes import LaneLayout, filter_lanes
 from accelview.model.view.lod import TraceLOD
 from accelview.model.view.navigate import chain_of, find_slices, frame_slice
 from accelview.model.view.timescale import TimeScale
@@ -38,6 +38,8 @@ class ViewState(QObject):
         self.hidden: set[int] = set()
         self.collapsed: set[int] = set()
         self.order: dict[int, float] = {}
+        self.lane_filter = ""  # the lane filter's text; its matches are shown, the rest hidden
+        self.filtered: tuple[set[int], set[int]] = (set(), set())  # (hidden, opened) by it
         self.selected = -1
         self.chain = np.empty(0, np.int64)
         self.chain_flows = np.empty(0, np.int64)
@@ -60,6 +62,7 @@ class ViewState(QObject):
         ok = lod is not None and lod.trace is trace and lod.origin == self.origin
         self.lod = lod if ok else TraceLOD(trace, origin=self.origin)
         self.hidden, self.collapsed, self.order = set(), default_collapsed(trace), {}
+        self.filtered = filter_lanes(trace, self.lane_filter)  # the filter's text outlives a reload
         a, b = activity_window(trace)  # the activity, not the profiler's window or lone outliers
         full = TimeScale.fit(0, hi - lo, self.scale.width, origin=self.origin)  # pan/zoom bounds
         pad = (b - a) * 0.01
@@ -75,8 +78,15 @@ class ViewState(QObject):
     def relayout(self) -> None:
         """Recompute the lane layout after a show/hide or collapse."""
         if self.trace is not None and self.lod is not None:
-            self.layout = LaneLayout(self.trace, self.lod, self.hidden, self.collapsed, self.order)
+            hide, opened = self.filtered
+            self.layout = LaneLayout(self.trace, self.lod, self.hidden | hide, self.collapsed - opened, self.order)
             self.layout_changed.emit()
+
+    def set_lane_filter(self, text: str) -> None:
+        """Show only lanes whose name contains ``text``, with their parents and children."""
+        self.lane_filter = text
+        self.filtered = filter_lanes(self.trace, text) if self.trace is not None else (set(), set())
+        self.relayout()
 
     def set_hidden(self, track: int, hidden: bool) -> None:
         """Show or hide one track (and its children)."""

@@ -34,7 +34,7 @@ from .details import DetailsPanel
 from .file_choosing import ExportJob, FileChoosing
 from .findings_panel import FindingsPanel
 from .keys_help import KeysDialog
-from .lane_tree import LaneTreeView
+from .lane_tree import LanePanel, LaneTreeView
 from .legend import BottleneckLegend
 from .loading import LoadJob, progress_dialog
 from .profile_dialog import ProfileDialog
@@ -123,7 +123,7 @@ class MainWindow(FileChoosing, QMainWindow):
         self.bookmarks = BookmarksPanel(st)
         self.bookmarks.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.docks = {}
-        for name, w, area in (("Lanes", self.lane_view, Qt.DockWidgetArea.LeftDockWidgetArea),
+        for name, w, area in (("Lanes", LanePanel(self.lane_view), Qt.DockWidgetArea.LeftDockWidgetArea),
                               ("Counters", self.counter_list, Qt.DockWidgetArea.LeftDockWidgetArea),
                               ("Details", self.details, Qt.DockWidgetArea.RightDockWidgetArea),
                               ("Findings", self.findings, Qt.DockWidgetArea.RightDockWidgetArea),

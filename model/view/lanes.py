@@ -129,3 +129,29 @@ class LaneLayout:
             if ln.y + ln.h > y0:
                 out.append(ln)
         return out
+
+
+def filter_lanes(trace: Trace, text: str) -> tuple[set[int], set[int]]:
+    """(tracks to hide, groups to open) for a lane filter: lanes whose name contains ``text``
+    (case-insensitive) stay with their parents, so the tree still says where they are, and
+    their children; the parents of matches open. Nothing is hidden for empty text."""
+    needle = text.strip().lower()
+    if not needle:
+        return set(), set()
+    kids = track_children(trace)
+    parent = {c: p for p, cs in kids.items() for c in cs}
+    keep: set[int] = set()
+    opened: set[int] = set()
+    for t in (c for cs in kids.values() for c in cs):
+        if needle in trace.track_name(t).lower():
+            stack = [t]
+            while stack:  # the match and everything under it
+                u = stack.pop()
+                keep.add(u)
+                stack.extend(kids.get(u, []))
+            p = parent.get(t, -1)
+            while p >= 0:
+                keep.add(p)
+                opened.add(p)
+                p = parent.get(p, -1)
+    return {c for cs in kids.values() for c in cs} - keep, opened
