@@ -19,7 +19,6 @@ from .counter_lod import counter_minmax
 from .lod_coverage import CoverageCache
 from .lod_overview import OverviewCache
 from .lod_run import RunIndex
-from .timescale import MIN_SPAN_NS
 
 N_COLOURS = 24
 
@@ -59,11 +58,8 @@ class TraceLOD(CoverageCache, OverviewCache):
 
     def prepare(self) -> TraceLOD:
         """Build the whole-trace indexes now (the loader's worker thread calls this, so the
-        first frame does not): the packed search key, per-run maximum durations, colours, the
-        overview's busy profile."""
+        first frame does not): the packed search key, per-run maximum durations, colours."""
         self._global()
-        lo, hi = self.trace.time_bounds()
-        self.overview(0.0, float(max(hi - lo, MIN_SPAN_NS)), 1)  # the window TimeScale.fit gives
         runs = self.trace.runs
         if self._max_dur is None and len(runs.begin):
             self._max_dur = np.maximum.reduceat(self.trace.slices.dur_ns, runs.begin)

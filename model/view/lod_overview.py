@@ -1,17 +1,18 @@
 """The overview strip's data: how busy the whole run is at each pixel of a strip as wide as the
 timeline, one row per side of the run (host, transfers, device), so the minimap shows where the
-work is. One O(slices) pass of bincounts over the top-level slices at a fine resolution, built
-with the other indexes in the loading thread and resampled per strip width: a warm frame
-costs a lookup, less than one lane. Pure numpy."""
+work is. The strip reuses the lanes' coverage machinery (``CoverageCache._compute``) over every
+top-level run at the strip's width, cached per size: a warm frame costs a lookup, less than one
+lane. ``overview_busy`` computes the same directly (bincounts over the slices): the reference
+the tests hold the cache to. Pure numpy."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..schema import TrackKind
 from ..trace import Trace
-
-FINE = 16384  # buckets of the whole-trace profile that strips of any width are resampled from
 
 # The overview's rows: which track kinds each one sums (a kind not named goes to "host").
 GROUPS: tuple[tuple[str, tuple[TrackKind, ...]], ...] = (
@@ -68,34 +69,36 @@ def overview_busy(trace: Trace, origin: int, span: float, width: int) -> tuple[l
     return [GROUPS[i][0] for i in keep.tolist()], np.clip(frac, 0, 1)
 
 
-def resample(busy: np.ndarray, width: int) -> np.ndarray:
-    """Rows of busy fractions over equal buckets resampled to ``width`` equal buckets of the
-    same span: the mean over each new bucket, through the cumulative busy time (exact where
-    edges meet, linear within a fine bucket elsewhere)."""
-    n = busy.shape[1]
-    cum = np.concatenate((np.zeros((len(busy), 1)), np.cumsum(busy, axis=1)), axis=1)
-    at = np.linspace(0, n, max(int(width), 1) + 1)
-    out = np.stack([np.diff(np.interp(at, np.arange(n + 1), c)) for c in cum]) if len(busy) else busy
-    return np.clip(out * max(int(width), 1) / n, 0, 1) if len(busy) else np.zeros((0, max(int(width), 1)))
-
-
 class OverviewCache:
-    """``TraceLOD``'s overview: the whole trace's busy profile at ``FINE`` buckets, built once
-    (by ``prepare`` in the loading thread), then resampled to the strip's width per resize."""
+    """``TraceLOD``'s overview: every top-level run's coverage over the whole trace at the
+    strip's width, from the same packed key and prefix sums as the lanes' coverage (one binary
+    search a pixel edge a run), averaged per side; cached, so only a resize recomputes it."""
 
     trace: Trace
     origin: int
-    _fine: tuple[float, float, list[str], np.ndarray] | None = None
     _overview: tuple[float, float, int, list[str], np.ndarray] | None = None
+
+    if TYPE_CHECKING:  # CoverageCache's, which TraceLOD mixes in beside this
+        def _compute(self, rs: list[int], g0: int, g1: int, p: float) -> tuple[np.ndarray, ...]: ...
 
     def overview(self, lo: float, hi: float, width: int) -> tuple[list[str], np.ndarray]:
         """(row names, busy fraction per row and pixel) of a ``width``-pixel strip over
-        [lo, hi) ns from ``origin`` (see ``overview_busy``); cached: only a resize resamples."""
+        [lo, hi) ns from ``origin``, rows as in ``overview_busy``."""
         hit = self._overview
         if hit is None or hit[:3] != (lo, hi, width):
-            fine = self._fine
-            if fine is None or fine[:2] != (lo, hi):
-                names, busy = overview_busy(self.trace, self.origin + int(lo), hi - lo, FINE)
-                fine = self._fine = (lo, hi, names, busy)
-            hit = self._overview = (lo, hi, width, fine[2], resample(fine[3], width))
+            hit = self._overview = (lo, hi, width, *self._overview_rows(lo, hi, max(int(width), 1)))
         return hit[3], hit[4]
+
+    def _overview_rows(self, lo: float, hi: float, width: int) -> tuple[list[str], np.ndarray]:
+        runs = self.trace.runs
+        top = np.flatnonzero(runs.depth == 0)
+        if not len(top) or hi <= lo:
+            return [], np.zeros((0, width))
+        p = (hi - lo) / width
+        g0 = round(lo / p)  # lo is 0 (the trace start) in the app: buckets line up exactly
+        frac = self._compute(top.tolist(), g0, g0 + width, p)[0].astype(np.float64)
+        g = track_groups(self.trace)[runs.track[top]]
+        lanes = np.bincount(g, minlength=len(GROUPS))
+        keep = np.flatnonzero(lanes > 0)
+        busy = np.stack([frac[g == k].mean(axis=0) for k in keep.tolist()])
+        return [GROUPS[k][0] for k in keep.tolist()], busy

@@ -34,13 +34,13 @@ def test_overview_of_a_slice_inside_one_pixel_is_its_share_of_it():
     np.testing.assert_allclose(busy[:, 0], [0.35, 0.9])
 
 
-def test_the_lod_resamples_one_fine_profile_to_any_width_and_caches_it():
+def test_the_lod_gives_the_same_overview_from_its_coverage_machinery_and_caches_it():
     tr = two_sided()
-    lod = TraceLOD(tr).prepare()
-    assert lod._fine is not None  # built with the other indexes, off the first frame
+    lod = TraceLOD(tr)
     for width in (10, 7, 333):
-        np.testing.assert_allclose(lod.overview(0.0, 1000.0, width)[1], overview_busy(tr, 0, 1000.0, width)[1],
-                                   atol=1e-3)
+        names, busy = lod.overview(0.0, 1000.0, width)
+        assert names == ["host", "device"]
+        np.testing.assert_allclose(busy, overview_busy(tr, 0, 1000.0, width)[1], atol=1e-6)
     a = lod.overview(0.0, 1000.0, 10)
     assert lod.overview(0.0, 1000.0, 10)[1] is a[1]  # a warm frame computes nothing
     assert lod.overview(0.0, 1000.0, 20)[1].shape == (2, 20)
