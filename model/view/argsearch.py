@@ -13,6 +13,13 @@ ARG_PREFIX = "arg:"
 SYNTAX = "name text · key=value (an argument equal to value) · arg:text (any argument value containing text)"
 
 
+def is_arg_key(trace: Trace, key: str) -> bool:
+    """Whether some argument has this key (case-insensitive)."""
+    a = trace.tables["args"]
+    k = key.lower()
+    return bool(len(a)) and bool(_ids_in(a.key, _string_mask(trace, lambda s: s == k)).any())
+
+
 def parse_query(text: str) -> tuple[str, str, str]:
     """(mode, key, value) of a search: ("arg", "", text) for ``arg:text``, ("kv", key, value)
     for ``key=value`` (key without spaces), else ("name", "", text)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..trace import Trace
-from .argsearch import find_by_args, parse_query
+from .argsearch import find_by_args, is_arg_key, parse_query
 
 
 def matching_names(trace: Trace, text: str) -> np.ndarray:
@@ -23,9 +23,11 @@ def matching_names(trace: Trace, text: str) -> np.ndarray:
 
 def find_slices(trace: Trace, text: str) -> np.ndarray:
     """Ids of slices matching a search, ordered by start time: ``key=value`` an argument equal
-    to value, ``arg:text`` any argument value containing text, else the name containing
-    ``text`` (all case-insensitive)."""
+    to value (when some argument has that key), ``arg:text`` any argument value containing
+    text, else the name containing ``text`` (all case-insensitive)."""
     mode, key, value = parse_query(text)
+    if mode == "kv" and not is_arg_key(trace, key):
+        mode, value = "name", text.strip()  # a name with "=" in it ("gemm<N=4>"), not a key
     if mode != "name":
         return find_by_args(trace, key if mode == "kv" else None, value, exact=mode == "kv")
     ids = matching_names(trace, text)

@@ -17,6 +17,7 @@ def attention():
     b.add_slice(th, 1_000, 10, "attn", "k", args={"kv_len": 5140, "dir": "H2D"})
     b.add_slice(th, 2_000, 10, "attn", "k", args={"kv_len": 12, "ratio": 0.514})
     b.add_slice(th, 3_000, 10, "attn 514", "k")
+    b.add_slice(th, 5_000, 10, "gemm<N=4>", "k")
     tr = b.build()
     return tr, lambda q: tr.slices.start_ns[find_slices(tr, q)].tolist()
 
@@ -34,7 +35,8 @@ def test_key_equals_value_finds_the_argument_equal_to_it():
     assert found("KV_LEN=12") == [2_000]
     assert found("dir=h2d") == [1_000]
     assert found("ratio=0.514") == [2_000]
-    assert found("nokey=514") == []
+    assert found("kv_len=") == []
+    assert found("gemm<n=4") == [5_000]  # no argument has that key: a name with "=" in it
 
 
 def test_arg_text_finds_any_value_containing_it_ordered_by_start():
@@ -48,3 +50,4 @@ def test_plain_text_still_searches_names_only():
     tr, found = attention()
     assert found("514") == [3_000]
     assert len(find_slices(tr, "attn")) == 4
+    assert found("nokey=514") == []
