@@ -44,3 +44,17 @@ def tiny_trace() -> Trace:
 def empty_trace() -> Trace:
     """A trace with no rows in any table."""
     return TraceBuilder().build(source="empty")
+
+
+def busy_trace(outlier_at: int | None = None) -> Trace:
+    """2000 1 µs slices over 2 ms on a thread, a 10 s profiler span, and maybe one lone slice."""
+    b = TraceBuilder()
+    host = b.add_track("host", TrackKind.HOST, host="h")
+    th = b.add_track("thread", TrackKind.HOST_THREAD, parent=host, host="h")
+    spans = b.add_track("Spans", TrackKind.OTHER, parent=host, host="h")
+    b.add_slice(spans, 0, 10_000_000_000, "PyTorch Profiler")
+    for i in range(2000):
+        b.add_slice(th, 5_000_000_000 + i * 1_000, 1_000, "op")
+    if outlier_at is not None:
+        b.add_slice(th, outlier_at, 1_000, "lone")
+    return b.build(source="busy")

@@ -1,5 +1,5 @@
-"""A timeline widget shown offscreen over a fresh view state, and its pixels as an array, for
-the tests that look at what the timeline painted."""
+"""Widgets shown offscreen for the app tests: a timeline over a fresh view state, a main window
+with its own settings file, and an image's pixels as an array."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import numpy as np
 from accelview.app.state import ViewState
 from accelview.app.theme import DARK
 from accelview.app.timeline import TimelineWidget
+from accelview.app.window import MainWindow
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QImage
 
 
@@ -19,6 +21,16 @@ def shown_timeline(qtbot, width: int, height: int) -> tuple[ViewState, TimelineW
     w.show()
     qtbot.waitExposed(w)
     return st, w
+
+
+def shown_window(qtbot, tmp_path) -> MainWindow:
+    """A 1400×800 main window, shown and exposed, its settings in ``tmp_path`` (not the user's)."""
+    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    w.resize(1400, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
 
 
 def pixels(img: QImage) -> np.ndarray:

@@ -15,24 +15,16 @@ import json
 import pytest
 from accelview.app.window import MainWindow
 from accelview.capture.synthetic import demo_trace
-from accelview.model import TraceBuilder, TrackKind
 from accelview.model.store.writer import write_capture
 from accelview.model.view.bookmarks import sidecar_path
-from PySide6.QtCore import QSettings, Qt
+from factories import busy_trace
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-
-
-def window(qtbot, tmp_path) -> MainWindow:
-    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(w)
-    w.resize(1400, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
+from timeline_widgets import shown_window
 
 
 def opened(qtbot, tmp_path, path) -> MainWindow:
-    w = window(qtbot, tmp_path)
+    w = shown_window(qtbot, tmp_path)
     with qtbot.waitSignal(w.state.trace_changed, timeout=20000):
         w.open_path(str(path))
     qtbot.waitUntil(lambda: w.bookmarks.source is not None or "Bookmarks" in w.statusBar().currentMessage())
@@ -134,7 +126,7 @@ def test_broken_sidecar_is_a_status_line_and_is_never_overwritten(qtbot, tmp_pat
 
 
 def test_unwritable_folder_is_a_status_line(qtbot, tmp_path):
-    w = window(qtbot, tmp_path)
+    w = shown_window(qtbot, tmp_path)
     w.set_trace(demo_trace(steps=2, layers=1), "run.h5")
     w.bookmarks.set_source(str(tmp_path / "gone" / "run.h5"))  # a folder that cannot take a file
     mark(w, 10.0, 20.0, qtbot)
@@ -142,22 +134,9 @@ def test_unwritable_folder_is_a_status_line(qtbot, tmp_path):
     assert w.bookmarks.count() == 1
 
 
-def outlier_trace():
-    """2000 slices over 2 ms at 5 s, inside a 10 s profiler span, and one lone slice at 9 s."""
-    b = TraceBuilder()
-    host = b.add_track("host", TrackKind.HOST, host="h")
-    th = b.add_track("thread", TrackKind.HOST_THREAD, parent=host, host="h")
-    spans = b.add_track("Spans", TrackKind.OTHER, parent=host, host="h")
-    b.add_slice(spans, 0, 10_000_000_000, "PyTorch Profiler")
-    for i in range(2000):
-        b.add_slice(th, 5_000_000_000 + i * 1_000, 1_000, "op")
-    b.add_slice(th, 9_000_000_000, 1_000, "lone")
-    return b.build(source="busy")
-
-
 def test_f_fits_the_activity_and_ctrl0_the_whole_trace(qtbot, tmp_path):
-    w = window(qtbot, tmp_path)
-    w.set_trace(outlier_trace(), "busy")
+    w = shown_window(qtbot, tmp_path)
+    w.set_trace(busy_trace(outlier_at=9_000_000_000), "busy")
     st = w.state
     fit_all = next(a for a in w.findChildren(QAction) if a.shortcut() == QKeySequence("Ctrl+0"))
     fit_all.trigger()

@@ -7,33 +7,23 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from accelview.app.window import MainWindow
 from accelview.capture.synthetic import demo_trace
 from accelview.model.loader import load_trace
 from accelview.model.store.writer import write_capture
-from PySide6.QtCore import QSettings
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog
-
-
-def window(qtbot, tmp_path) -> MainWindow:
-    w = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(w)
-    w.resize(1400, 800)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
+from timeline_widgets import shown_window
 
 
 def test_export_actions_wait_for_a_trace(qtbot, tmp_path):
-    w = window(qtbot, tmp_path)
+    w = shown_window(qtbot, tmp_path)
     assert not w.export_png_action.isEnabled() and not w.export_chrome_action.isEnabled()
     w.set_trace(demo_trace(steps=2, layers=1), "demo")
     assert w.export_png_action.isEnabled() and w.export_chrome_action.isEnabled()
 
 
 def test_export_view_as_png_is_the_timeline_on_screen(qtbot, tmp_path, monkeypatch):
-    w = window(qtbot, tmp_path)
+    w = shown_window(qtbot, tmp_path)
     w.set_trace(demo_trace(steps=2, layers=1), "demo")
     out = tmp_path / "view"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
@@ -45,14 +35,14 @@ def test_export_view_as_png_is_the_timeline_on_screen(qtbot, tmp_path, monkeypat
 
 
 def test_png_to_a_missing_folder_is_a_one_line_dialog(qtbot, tmp_path):
-    w = window(qtbot, tmp_path)
+    w = shown_window(qtbot, tmp_path)
     w.set_trace(demo_trace(steps=2, layers=1), "demo")
     assert not w.export_png(str(tmp_path / "gone" / "view.png"))
     assert w.error_box.isVisible() and "\n" not in w.error_box.text()
 
 
 def test_export_for_perfetto_off_the_ui_thread(qtbot, tmp_path, monkeypatch):
-    w = window(qtbot, tmp_path)
+    w = shown_window(qtbot, tmp_path)
     trace = demo_trace(steps=2, layers=1)
     w.set_trace(trace, "demo")
     out = tmp_path / "trace.json.gz"
@@ -67,7 +57,7 @@ def test_export_for_perfetto_off_the_ui_thread(qtbot, tmp_path, monkeypatch):
 
 
 def test_perfetto_export_failure_is_a_dialog_and_leaves_nothing(qtbot, tmp_path):
-    w = window(qtbot, tmp_path)
+    w = shown_window(qtbot, tmp_path)
     w.set_trace(demo_trace(steps=2, layers=1), "demo")
     assert w.export_chrome(str(tmp_path / "gone" / "trace.json")) is not None
     qtbot.waitUntil(lambda: w.error_box is not None and w.error_box.isVisible(), timeout=20000)
@@ -79,7 +69,7 @@ def test_export_never_overwrites_the_open_capture(qtbot, tmp_path):
     path = tmp_path / "run.h5"
     write_capture(demo_trace(steps=2, layers=1), path)
     before = path.read_bytes()
-    w = window(qtbot, tmp_path)
+    w = shown_window(qtbot, tmp_path)
     with qtbot.waitSignal(w.state.trace_changed, timeout=20000):
         w.open_path(str(path))
     qtbot.waitUntil(lambda: w.bookmarks.source is not None)
@@ -89,7 +79,7 @@ def test_export_never_overwrites_the_open_capture(qtbot, tmp_path):
 
 
 def test_closing_during_an_export_finishes_the_file(qtbot, tmp_path):
-    w = window(qtbot, tmp_path)
+    w = shown_window(qtbot, tmp_path)
     trace = demo_trace(steps=2, layers=1)
     w.set_trace(trace, "demo")
     out = tmp_path / "trace.json"

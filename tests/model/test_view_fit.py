@@ -3,27 +3,14 @@ its CPU processes fold to one summary row so every GPU is on screen."""
 
 from __future__ import annotations
 
-from accelview.model import TraceBuilder, TrackKind
+from accelview.model import TrackKind
 from accelview.model.view.fit import activity_window, default_collapsed
 from accelview.model.view.lanes import SUMMARY, LaneLayout
 from accelview.model.view.lod import TraceLOD
+from factories import busy_trace
 from kineto_traces import imported, needs_traces
 
 TWO_RANKS = "a100_128rank_sampled"
-
-
-def busy_trace(outlier_at: int | None = None):
-    """2000 1 µs slices over 2 ms on a thread, a 10 s profiler span, and maybe one lone slice."""
-    b = TraceBuilder()
-    host = b.add_track("host", TrackKind.HOST, host="h")
-    th = b.add_track("thread", TrackKind.HOST_THREAD, parent=host, host="h")
-    spans = b.add_track("Spans", TrackKind.OTHER, parent=host, host="h")
-    b.add_slice(spans, 0, 10_000_000_000, "PyTorch Profiler")
-    for i in range(2000):
-        b.add_slice(th, 5_000_000_000 + i * 1_000, 1_000, "op")
-    if outlier_at is not None:
-        b.add_slice(th, outlier_at, 1_000, "lone")
-    return b.build(source="busy")
 
 
 def test_activity_ignores_the_profiler_span_and_lone_outliers():
