@@ -45,6 +45,7 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
         self.bold = QFont("DejaVu Sans", 8, QFont.Weight.Bold)
         self.small = QFont("DejaVu Sans", 7)
         self.fm = QFontMetricsF(self.font)
+        self.fm_bold = QFontMetricsF(self.bold)  # group headers: their names elide too
         self._elide: dict[tuple[int, int], QStaticText | None] = {}
         self.hover_sid = -1  # the slice under the mouse, outlined
         self.exact = True  # False while zooming: reuse coverage of the last zoom, resampled
@@ -287,7 +288,8 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
                 p.setPen(th.c("text"))
                 mark = "▸ " if ln.track in st.collapsed else "▾ "
                 p.drawText(QRectF(indent, y, GUTTER_W - indent - 4, ln.h), Qt.AlignmentFlag.AlignVCenter,
-                           mark + st.trace.track_name(ln.track))
+                           self.fm_bold.elidedText(mark + st.trace.track_name(ln.track), Qt.TextElideMode.ElideRight,
+                                                   GUTTER_W - indent - 6))
             elif ln.depth == 0:
                 p.setFont(self.font)
                 p.setPen(th.c("text"))

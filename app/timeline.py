@@ -224,7 +224,7 @@ class TimelineWidget(QWidget):
         elif st.trace is not None:
             sid = self.slice_at(pos)
             self.painter.hover_sid = sid
-            tip = self.painter.badge_at(pos)
+            tip = self.painter.badge_at(pos) or self._lane_name_at(pos)
             if tip:
                 QToolTip.showText(event.globalPosition().toPoint(), tip, self)
             elif sid >= 0:
@@ -233,6 +233,14 @@ class TimelineWidget(QWidget):
                 QToolTip.hideText()
         self.hovered.emit(st.scale.t_of(self._x(pos)) if pos.x() >= GUTTER_W else float("nan"))
         self.update()
+
+    def _lane_name_at(self, pos: QPointF) -> str:
+        """The full name of the lane under ``pos`` in the name gutter (names there are elided)."""
+        st = self.state
+        if pos.x() >= GUTTER_W or pos.y() < RULER_H:
+            return ""
+        ln = st.layout.lane_at(pos.y() - RULER_H + self.vbar.value())
+        return st.trace.track_name(ln.track) if ln is not None else ""
 
     def _tooltip(self, sid: int) -> str:
         st = self.state

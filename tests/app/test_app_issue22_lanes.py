@@ -11,6 +11,7 @@ from accelview.app.paint import GUTTER_W, RULER_H
 from accelview.model import TraceBuilder, TrackKind
 from accelview.model.view.lanes import INSTANTS, SUMMARY
 from kineto_traces import imported, needs_traces
+from PySide6.QtCore import Qt
 from timeline_widgets import pixels, shown_timeline
 
 
@@ -56,3 +57,21 @@ def test_instant_markers_hide_no_slice_or_label(qtbot):
     mk = st.layout.lane_of(th, INSTANTS)
     marks = pixels(w.grab().toImage())[RULER_H + mk.y: RULER_H + mk.y + mk.h, GUTTER_W:]
     assert (marks != marks[0, -1]).any()
+
+
+def test_a_long_lane_name_is_elided_in_the_gutter_and_whole_in_its_tooltip(qtbot):
+    from PySide6.QtCore import QPointF
+
+    long_name = "launcher_test_mtia#native-mainloop (pid 3100453) with a long tail"
+    b = TraceBuilder()
+    proc = b.add_track(long_name, TrackKind.PROCESS, host="h")
+    th = b.add_track("thread 1", TrackKind.HOST_THREAD, parent=proc, host="h")
+    b.add_slice(th, 0, 1_000, "step")
+    st, w = shown_timeline(qtbot, 900, 300)
+    st.set_trace(b.build())
+    header = next(ln for ln in st.layout.lanes if ln.track == proc)
+    y = RULER_H + header.y + header.h / 2 - w.vbar.value()
+    assert w._lane_name_at(QPointF(20, y)) == long_name
+    assert w._lane_name_at(QPointF(GUTTER_W + 5, y)) == ""  # only over the names
+    shown = w.painter.fm_bold.elidedText("▾ " + long_name, Qt.TextElideMode.ElideRight, GUTTER_W - 14)
+    assert shown.endswith("…") and len(shown) < len(long_name)
