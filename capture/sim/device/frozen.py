@@ -3,9 +3,7 @@
 A ``@dataclass(frozen=True)`` instance is made by an ``__init__`` that sets each field with
 ``object.__setattr__`` (its own ``__setattr__`` refuses): 3.2 µs for a dozen fields on this
 machine, against 0.55 µs for a plain class. :func:`quick_init` gives a frozen, slotted
-dataclass an ``__init__`` that sets its slots through their descriptors instead, and a
-``__reduce__`` that pickles the fields as one tuple read in C (a slotted dataclass's own
-``__getstate__`` walks ``dataclasses.fields`` in Python: ~15 µs for an op's cost); everything
+dataclass an ``__init__`` that sets its slots through their descriptors instead; everything
 else (refusing assignment, equality, hashing, ``dataclasses.replace``) stays the dataclass's
 own.
 """
@@ -13,7 +11,6 @@ own.
 from __future__ import annotations
 
 import dataclasses
-from operator import attrgetter
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -22,7 +19,7 @@ T = TypeVar("T")
 def quick_init(cls: type[T]) -> type[T]:
     """Replace the ``__init__`` of ``cls`` (a ``@dataclass(frozen=True, slots=True)`` whose
     fields have plain defaults, no factories, no ``__post_init__``) with one that sets the slots
-    directly, same signature, same result; and pickle it as ``cls(*fields)``."""
+    directly, same signature, same result."""
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
     if not getattr(cls, "__dataclass_params__").frozen or "__slots__" not in cls.__dict__:  # noqa: B009
         raise TypeError(f"{cls.__name__}: quick_init wants a frozen, slotted dataclass")
@@ -43,13 +40,4 @@ def quick_init(cls: type[T]) -> type[T]:
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__doc__ = cls.__init__.__doc__
     cls.__init__ = init  # type: ignore[misc]
-    names = [f.name for f in fields]
-    get = attrgetter(*names) if names else None  # a tuple when there are two or more names
-
-    def __reduce__(self: Any) -> tuple[Any, tuple[Any, ...]]:
-        if len(names) > 1:
-            return cls, get(self)  # type: ignore[misc]
-        return cls, tuple(getattr(self, n) for n in names)
-
-    cls.__reduce__ = __reduce__  # type: ignore[assignment,method-assign]
     return cls
