@@ -31,6 +31,7 @@ class ViewState(QObject):
     def __init__(self, trace: Trace | None = None) -> None:
         super().__init__()
         self.trace: Trace | None = None
+        self.activity = (0, 1)  # the trace's activity window (ns), set with the trace
         self.lod: TraceLOD | None = None
         self.layout: LaneLayout | None = None
         self.scale = TimeScale(0.0, 1000.0, 800, 0.0, 1000.0)
@@ -63,7 +64,7 @@ class ViewState(QObject):
         self.lod = lod if ok else TraceLOD(trace, origin=self.origin)
         self.hidden, self.collapsed, self.order = set(), default_collapsed(trace), {}
         self.filtered = filter_lanes(trace, self.lane_filter)  # the filter's text outlives a reload
-        a, b = activity_window(trace)  # the activity, not the profiler's window or lone outliers
+        self.activity = a, b = activity_window(trace)  # not the profiler's window or lone outliers; F fits it too
         full = TimeScale.fit(0, hi - lo, self.scale.width, origin=self.origin)  # pan/zoom bounds
         pad = (b - a) * 0.01
         self.scale = full.with_window(a - lo - pad, b - lo + pad)
@@ -184,7 +185,7 @@ class ViewState(QObject):
         elif self.trace is not None and self.selected >= 0:
             self.show_relative(*self.slice_span(self.selected), pad=0.25)
         elif self.trace is not None:
-            a, b = activity_window(self.trace)
+            a, b = self.activity
             self.show_relative(float(a - self.origin), float(b - self.origin), pad=0.01)
 
     def fit_all(self) -> None:

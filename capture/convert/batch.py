@@ -126,24 +126,6 @@ class TraceBatch:
         """True limiters (interned ids) of the op slices at local indices ``local``."""
         self.truth_chunks.append(np.stack([np.asarray(local, dtype=np.int64), np.asarray(limiter, dtype=np.int64)]))
 
-    def add_slice_rows(self, track: Sequence[int], start_ns: Sequence[int], dur_ns: Sequence[int],
-                       names: Sequence[str], category: str, correlation: Sequence[int],
-                       args: Sequence[int] | int = -1) -> int:
-        """Many slices of one category at once (``args``: set ids, or one for all); returns the
-        local index of the first."""
-        s = self.slices
-        first = self.slice_count
-        n = len(start_ns)
-        intern = self.intern
-        s["track"].extend(track)
-        s["start_ns"].extend(start_ns)
-        s["dur_ns"].extend([d if d > 0 else 0 for d in dur_ns])
-        s["name"].extend(self.b.strings.intern_many(list(names)))
-        s["category"].extend([intern(category)] * n)
-        s["correlation"].extend(correlation)
-        s["args"].extend([args] * n if isinstance(args, int) else args)
-        return first
-
     def add_slice_ids(self, track: int | Sequence[int], start_ns: Sequence[int], dur_ns: Sequence[int],
                       names: Sequence[int], category: str, correlation: Sequence[int] | int = -1,
                       args: Sequence[int] | int = -1) -> int:
