@@ -2,8 +2,7 @@
 timeline, one row per side of the run (host, transfers, device), so the minimap shows where the
 work is. The strip reuses the lanes' coverage machinery (``CoverageCache._compute``) over every
 top-level run at the strip's width, cached per size: a warm frame costs a lookup, less than one
-lane. ``overview_busy`` computes the same directly (bincounts over the slices): the reference
-the tests hold the cache to. Pure numpy."""
+lane. Pure numpy."""
 
 from __future__ import annotations
 
@@ -32,43 +31,6 @@ def track_groups(trace: Trace) -> np.ndarray:
     return out
 
 
-def overview_busy(trace: Trace, origin: int, span: float, width: int) -> tuple[list[str], np.ndarray]:
-    """(row names, busy) where busy[g, i] is the mean busy fraction, over row g's tracks that
-    have slices, of bucket i of ``width`` equal buckets of [0, span) ns from ``origin``: the
-    exact overlap of every depth-0 slice with each bucket. Rows without tracks are left out."""
-    width = max(int(width), 1)
-    sl = trace.slices
-    if not len(sl) or span <= 0:
-        return [], np.zeros((0, width))
-    top = sl.depth == 0
-    tracks = sl.track[top].astype(np.int64)
-    groups = track_groups(trace)
-    g = groups[tracks]
-    s = np.clip((sl.start_ns[top] - origin).astype(np.float64), 0, span)
-    e = np.clip(s + sl.dur_ns[top].astype(np.float64), 0, span)
-    p = span / width
-    n = len(GROUPS) * width
-    bs = g * width + np.minimum((s / p).astype(np.int64), width - 1)
-    be = g * width + np.minimum((e / p).astype(np.int64), width - 1)
-    x0 = (bs % width) * p
-    same = bs == be
-    # A slice inside one bucket adds its length there; one crossing buckets adds its head to
-    # the first, its tail to the last and a whole bucket to each one between (a difference
-    # array of counts), all in bincounts, never a Python loop over slices.
-    busy = np.zeros(n, np.float64)
-    busy += np.bincount(bs[same], weights=(e - s)[same], minlength=n)
-    c = ~same
-    busy += np.bincount(bs[c], weights=(x0[c] + p - s[c]), minlength=n)
-    busy += np.bincount(be[c], weights=(e[c] - (be[c] % width) * p), minlength=n)
-    steps = np.bincount(bs[c] + 1, minlength=n + 1) - np.bincount(be[c], minlength=n + 1)
-    busy += np.cumsum(steps)[:n] * p
-    has = np.flatnonzero(np.bincount(tracks, minlength=len(groups)))
-    lanes = np.bincount(groups[has], minlength=len(GROUPS))
-    keep = np.flatnonzero(lanes > 0)
-    frac = busy.reshape(len(GROUPS), width)[keep] / p / lanes[keep, None]
-    return [GROUPS[i][0] for i in keep.tolist()], np.clip(frac, 0, 1)
-
-
 class OverviewCache:
     """``TraceLOD``'s overview: every top-level run's coverage over the whole trace at the
     strip's width, from the same packed key and prefix sums as the lanes' coverage (one binary
@@ -83,7 +45,7 @@ class OverviewCache:
 
     def overview(self, lo: float, hi: float, width: int) -> tuple[list[str], np.ndarray]:
         """(row names, busy fraction per row and pixel) of a ``width``-pixel strip over
-        [lo, hi) ns from ``origin``, rows as in ``overview_busy``."""
+        [lo, hi) ns from ``origin``: the rows of ``GROUPS`` that have tracks with slices."""
         hit = self._overview
         if hit is None or hit[:3] != (lo, hi, width):
             hit = self._overview = (lo, hi, width, *self._overview_rows(lo, hi, max(int(width), 1)))

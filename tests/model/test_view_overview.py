@@ -3,9 +3,47 @@
 from __future__ import annotations
 
 import numpy as np
-from accelview.model import TraceBuilder, TrackKind
+from accelview.model import Trace, TraceBuilder, TrackKind
 from accelview.model.view.lod import TraceLOD
-from accelview.model.view.lod_overview import overview_busy
+from accelview.model.view.lod_overview import GROUPS, track_groups
+
+
+def overview_busy(trace: Trace, origin: int, span: float, width: int) -> tuple[list[str], np.ndarray]:
+    """The reference the overview cache is held to, computed another way: (row names, busy)
+    where busy[g, i] is the mean busy fraction, over row g's tracks that
+    have slices, of bucket i of ``width`` equal buckets of [0, span) ns from ``origin``: the
+    exact overlap of every depth-0 slice with each bucket. Rows without tracks are left out."""
+    width = max(int(width), 1)
+    sl = trace.slices
+    if not len(sl) or span <= 0:
+        return [], np.zeros((0, width))
+    top = sl.depth == 0
+    tracks = sl.track[top].astype(np.int64)
+    groups = track_groups(trace)
+    g = groups[tracks]
+    s = np.clip((sl.start_ns[top] - origin).astype(np.float64), 0, span)
+    e = np.clip(s + sl.dur_ns[top].astype(np.float64), 0, span)
+    p = span / width
+    n = len(GROUPS) * width
+    bs = g * width + np.minimum((s / p).astype(np.int64), width - 1)
+    be = g * width + np.minimum((e / p).astype(np.int64), width - 1)
+    x0 = (bs % width) * p
+    same = bs == be
+    # A slice inside one bucket adds its length there; one crossing buckets adds its head to
+    # the first, its tail to the last and a whole bucket to each one between (a difference
+    # array of counts), all in bincounts, never a Python loop over slices.
+    busy = np.zeros(n, np.float64)
+    busy += np.bincount(bs[same], weights=(e - s)[same], minlength=n)
+    c = ~same
+    busy += np.bincount(bs[c], weights=(x0[c] + p - s[c]), minlength=n)
+    busy += np.bincount(be[c], weights=(e[c] - (be[c] % width) * p), minlength=n)
+    steps = np.bincount(bs[c] + 1, minlength=n + 1) - np.bincount(be[c], minlength=n + 1)
+    busy += np.cumsum(steps)[:n] * p
+    has = np.flatnonzero(np.bincount(tracks, minlength=len(groups)))
+    lanes = np.bincount(groups[has], minlength=len(GROUPS))
+    keep = np.flatnonzero(lanes > 0)
+    frac = busy.reshape(len(GROUPS), width)[keep] / p / lanes[keep, None]
+    return [GROUPS[i][0] for i in keep.tolist()], np.clip(frac, 0, 1)
 
 
 def two_sided():
