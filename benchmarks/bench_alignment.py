@@ -30,11 +30,10 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-
-from accelview.capture.sim.clocks import ClusterClocks
+from accelview.capture.sim.clocks import ClusterClocks, SyncSet
 from accelview.capture.sim.clocks.cluster import REFERENCE
 from accelview.capture.sim.clocks.events import Collectives, EventPairs, causal_events
-from accelview.model.align import Brackets, ClockMap, Segment, fit_clock
+from accelview.model.align import Brackets, ClockFit, ClockMap, Segment, fit_clock
 from accelview.model.align.causal import Precedence, collective_precedences, tighten
 from accelview.model.align.chain import align_chain
 from accelview.model.align.segments import OPEN_END, OPEN_START
@@ -65,7 +64,7 @@ def _segments_of(maps: dict[str, ClockMap], domain: str, raw: np.ndarray, true: 
     return seg
 
 
-def accelview_maps(clocks: ClusterClocks, syncs: list, pairs: list[EventPairs], coll: Collectives) -> dict[str, ClockMap]:
+def accelview_maps(syncs: list[SyncSet], pairs: list[EventPairs], coll: Collectives) -> dict[str, ClockMap]:
     """Fit, chain, then tighten with what the sends and collectives prove."""
     fits = {s.domain: (s.parent, fit_clock(s.brackets, s.asymmetry_ns)) for s in syncs}
     maps = align_chain(fits, REFERENCE)
@@ -96,9 +95,9 @@ def _snapshot_map(b: Brackets, mean_of: int) -> ClockMap:
     return ClockMap(tuple(Segment(s, e, o, 0.0, 0.0) for s, e, o in segs))
 
 
-def offset_only_maps(syncs: list) -> dict[str, ClockMap]:
+def offset_only_maps(syncs: list[SyncSet]) -> dict[str, ClockMap]:
     """What Perfetto does: nearest earlier snapshot's offset, chained the same way."""
-    return align_chain({s.domain: (s.parent, _snapshot_map(s.brackets, 1 if "/" in s.domain else 5))
+    return align_chain({s.domain: (s.parent, ClockFit(_snapshot_map(s.brackets, 1 if "/" in s.domain else 5), ()))
                         for s in syncs}, REFERENCE)
 
 
@@ -167,7 +166,7 @@ def main() -> None:
           f"read jitter {args.jitter_ns:g} ns, seed {args.seed}: {sum(len(s.brackets) for s in syncs)} sync "
           f"samples, {n_pairs} causal pairs")
     t0 = time.perf_counter()
-    ours = accelview_maps(clocks, syncs, pairs, coll)
+    ours = accelview_maps(syncs, pairs, coll)
     fit_s = time.perf_counter() - t0
     _report("accelview", clocks, ours, pairs, coll, args)
     print(f"(fit, chain and tighten: {fit_s:.2f} s)")

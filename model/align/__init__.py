@@ -11,7 +11,7 @@ Pure numpy; the convention per segment is ``ref = (t_domain − offset) / (1 + d
 """
 
 from .brackets import Brackets, low_delay
-from .fit import fit_clock
+from .fit import ClockFit, StepWindow, fit_clock
 from .segments import ClockMap, Segment, compose
 
-__all__ = ["Brackets", "ClockMap", "Segment", "compose", "fit_clock", "low_delay"]
+__all__ = ["Brackets", "ClockFit", "ClockMap", "Segment", "StepWindow", "compose", "fit_clock", "low_delay"]

@@ -19,11 +19,32 @@ offset-and-drift line per segment with its error bound.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import numpy as np
 
 from .brackets import Brackets, low_delay
 from .segments import OPEN_END, OPEN_START, ClockMap, Segment
+
+
+@dataclass(frozen=True)
+class StepWindow:
+    """Where a step was seen: between the exchanges read at parent times ``parent_ns`` and domain
+    times ``domain_ns`` (before, after); ``jump_ns`` is how much domain − parent changed. Either
+    clock may have stepped: a parent's step shows in every child at once (:mod:`.chain`)."""
+
+    parent_ns: tuple[int, int]
+    domain_ns: tuple[int, int]
+    jump_ns: float
+
+
+@dataclass(frozen=True)
+class ClockFit:
+    """A domain's map to its parent clock and the windows its steps were found in (one per
+    boundary between segments)."""
+
+    map: ClockMap
+    steps: tuple[StepWindow, ...]
 
 STEP_SIGMAS = 8.0
 MIN_STEP_NS = 1000.0
@@ -81,13 +102,13 @@ def _line(x: np.ndarray, y: np.ndarray, fixed_slope: float | None) -> tuple[floa
 
 
 def fit_clock(b: Brackets, asymmetry_ns: float | None = None, window: int = 64, keep: float = 0.1,
-              extra_error_ns: float = 0.0) -> ClockMap:
-    """A domain's alignment to its parent clock from brackets (see the module docstring).
+              extra_error_ns: float = 0.0) -> ClockFit:
+    """A domain's alignment to its parent clock from brackets in the order they were taken (not
+    sorted by time: after a backward step of either clock, time order and taking order differ;
+    see the module docstring).
     ``extra_error_ns`` adds what the brackets cannot show (the domain's tick, say)."""
     if len(b) < 2:
         raise ValueError("fitting a clock needs at least two sync exchanges")
-    order = np.argsort(b.parent_send_ns, kind="stable")
-    b = b.take(order)
     idx = low_delay(b, window, keep)
     x_all = b.mid
     y_all = b.domain_ns.astype(np.float64) - x_all  # offset seen by each exchange (domain − parent)
@@ -105,6 +126,7 @@ def fit_clock(b: Brackets, asymmetry_ns: float | None = None, window: int = 64, 
         closer_after = np.abs(r - after) < np.abs(r - before)
         bounds_all.append(lo + int(np.argmax(closer_after)) if closer_after.any() else hi)
     bounds_all.append(len(b))
+    bounds_all = sorted(set(bounds_all))  # two cuts placed on one exchange are one step
     pieces = []
     for s0, s1 in itertools.pairwise(bounds_all):
         sel = idx[(idx >= s0) & (idx < s1)]
@@ -120,6 +142,7 @@ def fit_clock(b: Brackets, asymmetry_ns: float | None = None, window: int = 64, 
         # domain = (a − slope·x0) + (1 + slope)·parent  ⇒  offset = a − slope·x0
         pieces.append((a - slope * x0, scale, asym / 2 + 4 * se + extra_error_ns, s0, s1))
     starts, ends = [OPEN_START] * len(pieces), [OPEN_END] * len(pieces)
+    windows = []
     for k in range(len(pieces) - 1):
         off, scale, _, _, s1 = pieces[k]
         n_off, n_scale, _, n0, _ = pieces[k + 1]
@@ -128,7 +151,11 @@ def fit_clock(b: Brackets, asymmetry_ns: float | None = None, window: int = 64, 
         e_here, s_next = off + scale * half, n_off + n_scale * half
         if s_next >= e_here:  # forward: no reading falls in between; split the gap
             ends[k] = starts[k + 1] = int(np.floor((e_here + s_next) / 2))
-        else:  # backward: both ranges hold the times in between
-            ends[k], starts[k + 1] = int(np.ceil(e_here)), int(np.floor(s_next))
-    return ClockMap(tuple(Segment(starts[k], ends[k], float(off), (scale - 1.0) * 1e6, float(err))
-                          for k, (off, scale, err, _, _) in enumerate(pieces)))
+        else:  # backward: both ranges hold the times in between, and reach across the whole gap
+            ends[k] = int(np.ceil(off + scale * x_all[n0]))
+            starts[k + 1] = int(np.floor(n_off + n_scale * x_all[s1 - 1]))
+        windows.append(StepWindow((int(b.parent_send_ns[s1 - 1]), int(b.parent_recv_ns[n0])),
+                                  (int(b.domain_ns[s1 - 1]), int(b.domain_ns[n0])), float(s_next - e_here)))
+    segs = tuple(Segment(starts[k], ends[k], float(off), (scale - 1.0) * 1e6, float(err))
+                 for k, (off, scale, err, _, _) in enumerate(pieces))
+    return ClockFit(ClockMap(segs), tuple(windows))

@@ -77,21 +77,30 @@ class ClockMap:
                 closer = gap < dist
                 nearest[closer], dist[closer] = k, gap[closer]
             return np.where(holder >= 0, holder, nearest)
-        out = np.zeros(len(t), np.int64)
+        # Runs of segments between backward steps: within a run, ranges rise and a search finds them.
+        runs = [[0]]
+        for k in range(1, len(self.segments)):
+            if self.segments[k].start_ns < self.segments[k - 1].end_ns:
+                runs.append([])
+            runs[-1].append(k)
+        run = np.zeros(len(t), np.int64)
         cursor = 0
-        for k in range(len(self.segments) - 1):
-            a, b = self.segments[k], self.segments[k + 1]
+        for r in range(len(runs) - 1):
+            a_end = self.segments[runs[r][-1]].end_ns
+            b_start, b_end = self.segments[runs[r + 1][0]].start_ns, self.segments[runs[r + 1][-1]].end_ns
             rest = t[cursor:]
-            if b.start_ns >= a.end_ns:  # forward
-                hits = np.flatnonzero(rest >= b.start_ns)
-            else:  # backward: a drop into the next range, or failing that the first time past this one
-                drop = np.zeros(len(rest), bool)
-                drop[1:] = rest[1:] < rest[:-1] - min((a.end_ns - b.start_ns) // 2, BACKWARD_DROP_NS)
-                hits = np.flatnonzero((drop & (rest >= b.start_ns) & (rest < b.end_ns)) | (rest >= a.end_ns))
+            drop = np.zeros(len(rest), bool)
+            drop[1:] = rest[1:] < rest[:-1] - min((a_end - b_start) // 2, BACKWARD_DROP_NS)
+            hits = np.flatnonzero((drop & (rest >= b_start) & (rest < b_end)) | (rest >= a_end))
             if not len(hits):
                 break
             cursor += int(hits[0])
-            out[cursor:] = k + 1
+            run[cursor:] = r + 1
+        out = np.zeros(len(t), np.int64)
+        for r, members in enumerate(runs):
+            sel = run == r
+            starts = np.array([self.segments[k].start_ns for k in members], dtype=np.int64)
+            out[sel] = members[0] + np.clip(np.searchsorted(starts, t[sel], side="right") - 1, 0, len(members) - 1)
         return out
 
     def to_ref(self, t: np.ndarray, segment: np.ndarray | None = None) -> np.ndarray:
@@ -116,20 +125,38 @@ class ClockMap:
 
 def compose(child: ClockMap, parent: ClockMap) -> ClockMap:
     """The child's alignment to the parent's reference, from the child's alignment to the
-    parent clock and the parent clock's to the reference. A child segment is split where the
-    parent's segments change (by the child's own mapping of the parent's boundaries); errors add."""
+    parent clock and the parent clock's to the reference; errors add. Both run in time order,
+    so one walk pairs them: a child segment is split where it runs past a forward step of the
+    parent, and moves on past a backward step of the parent only where the child's segments meet
+    and its parent times drop by about the parent's step (:func:`.chain.align_chain` splits the
+    child there)."""
     out: list[Segment] = []
+    ps = parent.segments
+    k, prev_hi, prev_end = 0, None, None
     for c in child.segments:
-        # Parent-domain range this child segment maps onto, split at the parent's boundaries.
         lo, hi = c.to_ref(np.array([max(c.start_ns, -(1 << 60)), min(c.end_ns, 1 << 60)], np.float64))
-        cuts = [p for p in parent.segments if p.end_ns > lo and p.start_ns < hi] or [parent.segments[-1]]
-        for i, p in enumerate(cuts):
-            start = c.start_ns if i == 0 else int(np.floor(c.from_ref(np.array([p.start_ns]))[0]))
-            end = c.end_ns if i == len(cuts) - 1 else int(np.floor(c.from_ref(np.array([p.end_ns]))[0]))
+        while k + 1 < len(ps):
+            nxt, forward = ps[k + 1], ps[k + 1].start_ns >= ps[k].end_ns
+            # The parent stepped back where the child ran on (its segments meet) but its parent
+            # times dropped by about the parent's step.
+            dropped = prev_end == c.start_ns and lo < prev_hi - (ps[k].end_ns - nxt.start_ns) / 2
+            if (forward and lo >= nxt.start_ns) or (not forward and dropped):
+                k += 1
+                continue
+            break
+        start = c.start_ns
+        while True:
+            p = ps[k]
+            split = k + 1 < len(ps) and ps[k + 1].start_ns >= p.end_ns and hi > p.end_ns
+            end = int(np.floor(c.from_ref(np.array([float(p.end_ns)]))[0])) if split else c.end_ns
             # child t → parent u = (t − oc)/sc → ref = (u − op)/sp = (t − oc − op·sc)/(sc·sp)
             scale = c.scale * p.scale
             out.append(Segment(start, end, c.offset_ns + p.offset_ns * c.scale, (scale - 1.0) * 1e6,
                                c.error_ns + p.error_ns))
+            if not split:
+                break
+            start, k = end, k + 1
+        prev_hi, prev_end = hi, c.end_ns
     return ClockMap(tuple(out))
 
 

@@ -4,7 +4,8 @@ their true alignment to the reference (host0's clock).
 Host clocks drift within ±``max_drift_ppm`` of true time and start within ±``max_offset_ns``
 of each other (what NTP leaves); a device's counter runs against its host as the single-host
 simulator's :class:`DeviceClock` does (its own offset within ±5 s and drift), and is read
-over PCIe with ``jitter_ns`` of read jitter. ``host_steps`` hosts (never host0, the
+over PCIe with ``jitter_ns`` of read jitter and a fixed request/completion asymmetry within
+±``PCIE_ASYMMETRY_BOUND_NS``. ``host_steps`` hosts (never host0, the
 reference) take one NTP step somewhere in the middle of the capture; ``device_resets``
 devices reset their counter. Every host other than host0 exchanges PTP messages with host0
 over its own :class:`NetworkPath` (asymmetry within its stated bound).
@@ -20,7 +21,7 @@ from accelview.model.align.segments import OPEN_END, OPEN_START
 
 from ..device.clock import DeviceClock
 from .simclock import SimClock
-from .sync import NetworkPath, pcie_read_samples, ptp_exchange
+from .sync import PCIE_ASYMMETRY_BOUND_NS, NetworkPath, pcie_read_samples, ptp_exchange
 
 REFERENCE = "host0"
 
@@ -52,6 +53,7 @@ class ClusterClocks:
     hosts: tuple[SimClock, ...]
     devices: tuple[tuple[SimClock, ...], ...]
     paths: tuple[NetworkPath, ...]  # paths[h]: host h ↔ host0 (paths[0] unused)
+    pcie_asymmetry_ns: tuple[tuple[float, ...], ...]  # [h][d]: of device d's reads by host h
 
     @classmethod
     def random(cls, hosts: int, devices: int, seed: int, seconds: float = 60.0, max_drift_ppm: float = 50.0,
@@ -74,7 +76,9 @@ class ClusterClocks:
             devs[h][d] = devs[h][d].with_reset(int(rng.uniform(0.2, 0.8) * end))
         paths = [NetworkPath()] + [NetworkPath.random(rng, asymmetry_bound_ns=asymmetry_bound_ns)
                                    for _ in range(hosts - 1)]
-        return cls(tuple(host_clocks), tuple(tuple(d) for d in devs), tuple(paths))
+        asym = rng.uniform(-PCIE_ASYMMETRY_BOUND_NS, PCIE_ASYMMETRY_BOUND_NS, (hosts, devices))
+        return cls(tuple(host_clocks), tuple(tuple(d) for d in devs), tuple(paths),
+                   tuple(tuple(float(a) for a in row) for row in asym))
 
     def clock(self, name: str) -> SimClock:
         """The clock of a domain by name (``host1``, ``host1/device3``)."""
@@ -97,8 +101,10 @@ class ClusterClocks:
         for i, (dom, parent) in enumerate(self.domains()):
             rng = np.random.default_rng([seed, 23, i])
             if "/" in dom:
-                b = pcie_read_samples(self.clock(parent), self.clock(dom), 0, end, rng, pcie_period_ns)
-                out.append(SyncSet(dom, parent, b, 0.0))
+                h, d = (int(x.removeprefix("host").removeprefix("device")) for x in dom.split("/"))
+                b = pcie_read_samples(self.clock(parent), self.clock(dom), 0, end, rng, pcie_period_ns,
+                                      asymmetry_ns=self.pcie_asymmetry_ns[h][d])
+                out.append(SyncSet(dom, parent, b, PCIE_ASYMMETRY_BOUND_NS))
             else:
                 path = self.paths[int(dom.removeprefix("host"))]
                 b = ptp_exchange(self.clock(parent), self.clock(dom), 0, end, rng, ptp_period_ns, path)

@@ -3,7 +3,8 @@
 - :func:`pcie_read_samples`: the host notes its clock, reads the device's timestamp counter
   over PCIe (an MMIO read: request one way, completion back), notes its clock again. Each way
   takes ``path_ns`` plus an exponential extra delay with the device clock's ``jitter_ns`` as
-  mean (the host thread preempted, the link busy).
+  mean (the host thread preempted, the link busy); the request and the completion differ by
+  a fixed ``asymmetry_ns`` (where in the read the device latches its counter).
 - :func:`ptp_exchange`: PTP's delay request-response between a master and a slave host over
   the network: t1 master sends, t2 slave receives, t3 slave answers, t4 master receives. Each
   way takes the path's base delay plus exponential queueing with mean ``queue_ns``; the two
@@ -25,6 +26,7 @@ from accelview.model.align import Brackets
 from .simclock import SimClock
 
 PCIE_PATH_NS = 400.0  # one way of an MMIO read (REFERENCE.md: PCIe round trips near 1 µs)
+PCIE_ASYMMETRY_BOUND_NS = 100.0  # PCIe PTM between separate clocks: ±100 ns (REFERENCE.md)
 
 
 @dataclass(frozen=True)
@@ -45,18 +47,21 @@ class NetworkPath:
 
 
 def _grid(t0_ns: int, t1_ns: int, period_ns: int, rng: np.random.Generator) -> np.ndarray:
-    """True send instants every ``period_ns`` over [t0, t1), each shifted by up to a tenth of the
-    period (no two runs of a real sampler are phase-locked to anything)."""
-    start = np.arange(int(t0_ns), int(t1_ns), int(period_ns), dtype=np.int64)
+    """True send instants every ``period_ns`` over [t0, t1) from a random phase, each shifted by
+    up to a tenth of the period (a sampler staggers its reads of different clocks: together
+    they then place a step of the host's clock finer than one period)."""
+    phase = int(rng.integers(0, max(1, period_ns)))
+    start = np.arange(int(t0_ns) + phase, int(t1_ns), int(period_ns), dtype=np.int64)
     return start + rng.integers(0, max(1, period_ns // 10), len(start))
 
 
 def pcie_read_samples(host: SimClock, device: SimClock, t0_ns: int, t1_ns: int, rng: np.random.Generator,
-                      period_ns: int = 1_000_000, path_ns: float = PCIE_PATH_NS) -> Brackets:
+                      period_ns: int = 1_000_000, path_ns: float = PCIE_PATH_NS,
+                      asymmetry_ns: float = 0.0) -> Brackets:
     """Host↔device samples every ``period_ns`` of true time over [t0, t1)."""
     send = _grid(t0_ns, t1_ns, period_ns, rng)
-    out = path_ns + rng.exponential(device.jitter_ns or 1e-9, len(send))
-    back = path_ns + rng.exponential(device.jitter_ns or 1e-9, len(send))
+    out = path_ns + asymmetry_ns / 2 + rng.exponential(device.jitter_ns or 1e-9, len(send))
+    back = path_ns - asymmetry_ns / 2 + rng.exponential(device.jitter_ns or 1e-9, len(send))
     read_at = send + np.rint(out).astype(np.int64)
     recv = read_at + np.rint(back).astype(np.int64)
     return Brackets(host.read(send), device.read(read_at), host.read(recv))
