@@ -28,7 +28,7 @@ from accelview.model.store.reader import load_capture
 SMALL = {"llm": ["--param", "tokens=4"]}  # keeps the llm capture small
 STREAMED = (("llm", ["--param", "tokens=4"]), ("sync-heavy", []))
 TABLES = ("tracks", "slices", "flows", "counter_tracks", "counters", "instants", "clocks", "clock_samples",
-          "op_counters")
+          "op_counters", "clock_segments")
 
 
 def make(out: Path) -> None:

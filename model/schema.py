@@ -108,17 +108,29 @@ CLOCKS = TableSchema(
 CLOCK_SAMPLES = TableSchema(
     "clock_samples", (("clock", "i4"), ("ref_send_ns", "i8"), ("domain_ts", "i8"), ("ref_recv_ns", "i8"))
 )
+# A clock domain's alignment in linear pieces (after steps), rows of one clock in the order the
+# clock ran; docs/FORMAT.md gives the convention.
+CLOCK_SEGMENT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("clock", "i4"), ("start_ns", "i8"), ("end_ns", "i8"), ("offset_ns", "f8"), ("drift_ppm", "f8"),
+    ("error_ns", "f8"),
+)
+CLOCK_SEGMENTS = TableSchema("clock_segments", CLOCK_SEGMENT_COLUMNS)
 TRUTH_OPS = TableSchema("truth_ops", (("slice", "i8"), ("limiter", "i4")))
 TRUTH_IDLE = TableSchema(
     "truth_idle", (("track", "i4"), ("start_ns", "i8"), ("end_ns", "i8"), ("cause", "i4"))
 )
 TRUTH_CLOCKS = TableSchema("truth_clocks", (("clock", "i4"), ("offset_ns", "f8"), ("drift_ppm", "f8")))
+TRUTH_CLOCK_SEGMENTS = TableSchema("truth_clock_segments", CLOCK_SEGMENT_COLUMNS)
 
 # Tables every trace has, in file order. Truth tables live apart (HDF5 group /truth).
 TABLES: tuple[TableSchema, ...] = (
     TRACKS, SLICES, FLOWS, COUNTER_TRACKS, COUNTERS, INSTANTS, ARGS, CLOCKS, CLOCK_SAMPLES, OP_COUNTERS,
+    CLOCK_SEGMENTS,
 )
 # Tables a file of an older format version may lack (read as empty): the version that added them.
 ADDED_IN_VERSION: dict[str, int] = {"op_counters": 3}
-TRUTH_TABLES: tuple[TableSchema, ...] = (TRUTH_OPS, TRUTH_IDLE, TRUTH_CLOCKS)
+# Tables written only when they have rows (any version may lack them; absent reads as empty), so
+# captures that have no use for them stay byte-for-byte what they were before the table existed.
+OPTIONAL_TABLES = frozenset({"clock_segments", "truth_clock_segments"})
+TRUTH_TABLES: tuple[TableSchema, ...] = (TRUTH_OPS, TRUTH_IDLE, TRUTH_CLOCKS, TRUTH_CLOCK_SEGMENTS)
 SCHEMAS: dict[str, TableSchema] = {s.name: s for s in (*TABLES, *TRUTH_TABLES)}

@@ -192,7 +192,7 @@ class _Finalizer:
             elif sch.name in SORTED:
                 keys, run_keys, index = SORTED[sch.name]
                 self._sorted(sch, keys, group, run_keys, index)
-            elif sch is not S.SLICES:
+            elif sch is not S.SLICES and (self.rows[sch.name] or sch.name not in S.OPTIONAL_TABLES):
                 self._as_staged(sch, group)
         ids.store.delete()
         return dict(self.rows)

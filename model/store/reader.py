@@ -263,7 +263,8 @@ class CaptureFile:
             elif sch in S.TRUTH_TABLES:
                 if self._f.has(f"truth/{sch.name}"):
                     truth[sch.name] = self._read_table(sch, "truth/")
-            elif self.version < S.ADDED_IN_VERSION.get(sch.name, 0):  # written before the table existed
+            elif self.version < S.ADDED_IN_VERSION.get(sch.name, 0) or (
+                    sch.name in S.OPTIONAL_TABLES and not self._f.has(sch.name)):  # written without it
                 tables[sch.name] = Table.empty(sch)
             else:
                 tables[sch.name] = self._read_table(sch)
