@@ -42,15 +42,17 @@ class Brackets:
 
 def low_delay(b: Brackets, window: int = 64, keep: float = 0.1) -> np.ndarray:
     """Row numbers of the exchanges whose round trip is in the lowest ``keep`` share of their
-    window of ``window`` consecutive exchanges (at least one per window), in time order.
-    Windows keep the selection spread over the capture even when the delays change with load."""
+    window of consecutive exchanges, in the order taken. Windows keep the selection spread
+    over the capture even when the delays change with load; they hold ``window`` exchanges, or
+    a sixteenth of them all when there are few (a short PTP record), and give at least two."""
     n = len(b)
     if n == 0:
         return np.zeros(0, np.int64)
+    window = int(np.clip(n // 16, 4, window))
     rtt = b.rtt
     out = []
     for lo in range(0, n, window):
         w = rtt[lo:lo + window]
-        k = max(1, round(len(w) * keep))
+        k = min(len(w), max(2, round(len(w) * keep)))
         out.append(lo + np.sort(np.argpartition(w, k - 1)[:k]))
     return np.concatenate(out)

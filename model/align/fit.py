@@ -4,7 +4,7 @@ offset-and-drift line per segment with its error bound.
 1. Keep the low-delay exchanges (:func:`.brackets.low_delay`): their midpoints carry the least
    of the queueing noise.
 2. Steps: the domain-minus-parent offset of the kept exchanges, less a robust drift (the
-   median of short local slopes, which a few steps cannot move), jumps where the clock
+   median of slopes between exchanges a few apart, which a few steps cannot move), jumps where the clock
    stepped. A jump counts when the medians of the kept exchanges either side differ by more
    than ``STEP_SIGMAS`` times the noise (and at least ``MIN_STEP_NS``); all exchanges
    between the two kept ones then place the step to within one exchange.
@@ -50,7 +50,7 @@ STEP_SIGMAS = 8.0
 MIN_STEP_NS = 1000.0
 MIN_DRIFT_SPAN_NS = 5_000_000
 SIDE = 7  # kept exchanges either side of a candidate step whose medians must differ
-SLOPE_RUN = 16  # kept exchanges per local slope
+SLOPE_RUN = 16  # kept exchanges apart for the local slopes
 
 
 def _robust_sigma(x: np.ndarray) -> float:
@@ -58,14 +58,12 @@ def _robust_sigma(x: np.ndarray) -> float:
 
 
 def _robust_drift(x: np.ndarray, y: np.ndarray) -> float:
-    """Median of the slopes of y (offset) over runs of SLOPE_RUN consecutive points (0 if too few)."""
-    slopes = []
-    for lo in range(0, len(x) - 2, SLOPE_RUN):
-        xs, ys = x[lo:lo + SLOPE_RUN], y[lo:lo + SLOPE_RUN]
-        dx = xs - xs.mean()
-        if len(xs) >= 3 and (dx * dx).sum() > 0:
-            slopes.append(float((dx * (ys - ys.mean())).sum() / (dx * dx).sum()))
-    return float(np.median(slopes)) if slopes else 0.0
+    """Median slope of y (offset) between points a few apart (0 if too few): a step spoils only
+    the pairs across it."""
+    m = max(1, min(SLOPE_RUN, len(x) // 4))
+    dx = x[m:] - x[:-m]
+    ok = dx > 0
+    return float(np.median((y[m:] - y[:-m])[ok] / dx[ok])) if ok.any() else 0.0
 
 
 def _steps(resid: np.ndarray, sigma: float) -> list[int]:
@@ -151,8 +149,8 @@ def fit_clock(b: Brackets, asymmetry_ns: float | None = None, window: int = 64, 
         e_here, s_next = off + scale * half, n_off + n_scale * half
         if s_next >= e_here:  # forward: no reading falls in between; split the gap
             ends[k] = starts[k + 1] = int(np.floor((e_here + s_next) / 2))
-        else:  # backward: both ranges hold the times in between, and reach across the whole gap
-            ends[k] = int(np.ceil(off + scale * x_all[n0]))
+        else:  # backward: both ranges hold the times in between; the next reaches back across the gap
+            ends[k] = int(np.ceil(e_here))
             starts[k + 1] = int(np.floor(n_off + n_scale * x_all[s1 - 1]))
         windows.append(StepWindow((int(b.parent_send_ns[s1 - 1]), int(b.parent_recv_ns[n0])),
                                   (int(b.domain_ns[s1 - 1]), int(b.domain_ns[n0])), float(s_next - e_here)))
