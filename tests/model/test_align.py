@@ -20,7 +20,7 @@ from accelview.model.loader import load_trace
 from accelview.model.store.writer import write_capture
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import bench_alignment  # noqa: E402  (the benchmark's own pipeline and measures)
+import bench_alignment
 
 S = 1_000_000_000
 
