@@ -29,61 +29,25 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
 
 import numpy as np
 from accelview.capture.sim.clocks import ClusterClocks, SyncSet
+from accelview.capture.sim.clocks.check import placement_errors, placer, trace_precedences, violations
 from accelview.capture.sim.clocks.cluster import REFERENCE
 from accelview.capture.sim.clocks.events import Collectives, EventPairs, causal_events
-from accelview.model.align import Brackets, ClockFit, ClockMap, Segment, fit_clock
-from accelview.model.align.causal import Precedence, collective_precedences, tighten
-from accelview.model.align.chain import align_chain
+from accelview.model.align import Brackets, ClockFit, ClockMap, Segment, align_chain, align_domains, tighten
 from accelview.model.align.segments import OPEN_END, OPEN_START
 
 SNAPSHOT_NS = 30_000_000_000
-Placer = Callable[[str, np.ndarray, np.ndarray], np.ndarray]  # (domain, raw ns, true ns) → ref ns
 
 
-def _host(domain: str) -> str:
-    return domain.split("/")[0]
-
-
-def _placer(maps: dict[str, ClockMap]) -> Placer:
-    """Events of one domain placed in record order (their true order), as a capture would hold them."""
-    def place(domain: str, raw: np.ndarray, true: np.ndarray) -> np.ndarray:
-        order = np.argsort(true, kind="stable")
-        m = maps[domain]
-        out = np.empty(len(raw))
-        out[order] = m.to_ref(raw[order], m.segment_of(raw[order], in_order=True))
-        return out
-    return place
-
-
-def _segments_of(maps: dict[str, ClockMap], domain: str, raw: np.ndarray, true: np.ndarray) -> np.ndarray:
-    order = np.argsort(true, kind="stable")
-    seg = np.empty(len(raw), np.int64)
-    seg[order] = maps[domain].segment_of(raw[order], in_order=True)
-    return seg
-
-
-def synced_maps(syncs: list[SyncSet]) -> dict[str, ClockMap]:
-    """Each domain fitted to its parent, chained onto host0: the sync samples alone."""
-    return align_chain({s.domain: (s.parent, fit_clock(s.brackets, s.asymmetry_ns)) for s in syncs}, REFERENCE)
-
-
-def accelview_maps(syncs: list[SyncSet], pairs: list[EventPairs], coll: Collectives) -> dict[str, ClockMap]:
-    """Fit, chain, then tighten with what the sends and collectives prove."""
-    maps = synced_maps(syncs)
-    prec = [Precedence(p.cause_domain, p.cause_ns, p.effect_domain, p.effect_ns, 0.0,
-                       _segments_of(maps, p.cause_domain, p.cause_ns, p.cause_true),
-                       _segments_of(maps, p.effect_domain, p.effect_ns, p.effect_true))
-            for p in pairs if p.kind == "send"]
-    seg_a = np.stack([_segments_of(maps, d, coll.arrival_ns[:, i], coll.arrival_true[:, i])
-                      for i, d in enumerate(coll.domains)], axis=1)
-    seg_e = np.stack([_segments_of(maps, d, coll.end_ns[:, i], coll.end_true[:, i])
-                      for i, d in enumerate(coll.domains)], axis=1)
-    prec += collective_precedences(coll.domains, coll.arrival_ns, coll.end_ns, seg_a, seg_e)
-    return tighten(maps, {k: _host(k) for k in maps}, REFERENCE, prec)
+def accelview_maps(syncs: list[SyncSet], pairs: list[EventPairs], coll: Collectives,
+                   constrained: bool = True) -> dict[str, ClockMap]:
+    """Fit and chain every domain; then (``constrained``) tighten with what the sends and collectives prove."""
+    maps = align_domains(((s.domain, s.parent, s.brackets, s.asymmetry_ns) for s in syncs), REFERENCE)
+    if not constrained:
+        return maps
+    return tighten(maps, {k: k.split("/")[0] for k in maps}, REFERENCE, trace_precedences(maps, pairs, coll))
 
 
 def _snapshot_map(b: Brackets, mean_of: int) -> ClockMap:
@@ -119,39 +83,14 @@ def min_shift_maps(clocks: ClusterClocks, pairs: list[EventPairs], coll: Collect
     return {d: ClockMap((Segment(OPEN_START, OPEN_END, float(first[d]), 0.0, 0.0),)) for d in first}
 
 
-def _errors(clocks: ClusterClocks, place: Placer, seconds: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Placement errors at the same true instants: each device against its host, each host against host0."""
-    rng = np.random.default_rng([seed, 31])
-    true = np.sort(rng.integers(0, int(seconds * 1e9), 20_000))
-    hd, hh = [], []
-    ref = place(REFERENCE, clocks.clock(REFERENCE).read(true), true)
-    for dom, parent in clocks.domains():
-        here = place(dom, clocks.clock(dom).read(true), true)
-        if "/" in dom:
-            hd.append(here - place(parent, clocks.clock(parent).read(true), true))
-        else:
-            hh.append(here - ref)
-    return np.abs(np.concatenate(hd)), np.abs(np.concatenate(hh)) if hh else np.zeros(1)
-
-
-def _violations(place: Placer, pairs: list[EventPairs], coll: Collectives) -> int:
-    n = 0
-    for p in pairs:
-        n += int((place(p.effect_domain, p.effect_ns, p.effect_true)
-                  < place(p.cause_domain, p.cause_ns, p.cause_true)).sum())
-    arr = np.stack([place(d, coll.arrival_ns[:, i], coll.arrival_true[:, i]) for i, d in enumerate(coll.domains)], 1)
-    end = np.stack([place(d, coll.end_ns[:, i], coll.end_true[:, i]) for i, d in enumerate(coll.domains)], 1)
-    return n + int((end < arr.max(axis=1, keepdims=True)).sum())
-
-
 def _report(label: str, clocks: ClusterClocks, maps: dict[str, ClockMap], pairs: list[EventPairs],
             coll: Collectives, args: argparse.Namespace) -> None:
-    place = _placer(maps)
-    hd, hh = _errors(clocks, place, args.seconds, args.seed)
+    place = placer(maps)
+    hd, hh = placement_errors(clocks, place, args.seconds, args.seed)
     print(f"[{label}]")
     print(f"host-device error: median {np.median(hd):.0f} ns, p99 {np.percentile(hd, 99):.0f} ns")
     print(f"host-host error: median {np.median(hh):.0f} ns, p99 {np.percentile(hh, 99):.0f} ns")
-    print(f"causality violations: {_violations(place, pairs, coll)}")
+    print(f"causality violations: {violations(place, pairs, coll)}")
 
 
 def main() -> None:
@@ -180,7 +119,8 @@ def main() -> None:
     fit_s = time.perf_counter() - t0
     _report("accelview", clocks, ours, pairs, coll, args)
     print(f"(fit, chain and tighten: {fit_s:.2f} s)")
-    _report("accelview, sync samples only (no trace constraints)", clocks, synced_maps(syncs), pairs, coll, args)
+    _report("accelview, sync samples only (no trace constraints)", clocks,
+            accelview_maps(syncs, pairs, coll, constrained=False), pairs, coll, args)
     _report("offset-only (Perfetto)", clocks, offset_only_maps(syncs), pairs, coll, args)
     _report("min-timestamp shift (HTA)", clocks, min_shift_maps(clocks, pairs, coll), pairs, coll, args)
 

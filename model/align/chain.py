@@ -13,11 +13,12 @@ and in the children's (whose own clocks did not step: their segments meet at the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from .fit import ClockFit
+from .brackets import Brackets
+from .fit import ClockFit, fit_clock
 from .segments import ClockMap, Segment, compose
 
 SAME_JUMP = 0.05  # a child's jump matches its parent's within this share (and 1 µs)
@@ -84,3 +85,9 @@ def align_chain(fits: Mapping[str, tuple[str, ClockFit]], reference: str) -> dic
     for name in fits:
         resolve(name, ())
     return out
+
+
+def align_domains(samples: Iterable[tuple[str, str, Brackets, float | None]], reference: str) -> dict[str, ClockMap]:
+    """Every domain's map to ``reference`` from its sync samples: ``(domain, parent, brackets,
+    asymmetry bound or None)`` each, fitted (:func:`.fit.fit_clock`) and chained."""
+    return align_chain({d: (p, fit_clock(b, a)) for d, p, b, a in samples}, reference)

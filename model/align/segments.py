@@ -9,8 +9,7 @@ of the records tells the segments apart (:meth:`ClockMap.segment_of` with ``in_o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -159,8 +158,3 @@ def compose(child: ClockMap, parent: ClockMap) -> ClockMap:
         prev_hi, prev_end = hi, c.end_ns
     return ClockMap(tuple(out))
 
-
-def with_error(m: ClockMap, extra_ns: Sequence[float] | float) -> ClockMap:
-    """The map with every segment's error bound raised by ``extra_ns`` (one value, or one per segment)."""
-    extra = np.broadcast_to(np.asarray(extra_ns, dtype=np.float64), (len(m),))
-    return ClockMap(tuple(replace(s, error_ns=s.error_ns + float(e)) for s, e in zip(m.segments, extra, strict=True)))

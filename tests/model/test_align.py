@@ -4,23 +4,30 @@ no event placed before its cause. Segments survive a capture file; files without
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
 from accelview.capture.sim.clocks import ClusterClocks, NetworkPath, SimClock, pcie_read_samples, ptp_exchange
+from accelview.capture.sim.clocks.check import placement_errors, placer, trace_precedences, violations
+from accelview.capture.sim.clocks.cluster import REFERENCE
 from accelview.capture.sim.clocks.events import causal_events
 from accelview.model import TraceBuilder
-from accelview.model.align import ClockMap, Segment, fit_clock
-from accelview.model.align.causal import Precedence, tighten
+from accelview.model.align import (
+    Brackets,
+    ClockFit,
+    ClockMap,
+    Precedence,
+    Segment,
+    align_chain,
+    align_domains,
+    fit_clock,
+    tighten,
+)
 from accelview.model.align.rows import add_segments, maps_of
 from accelview.model.loader import load_trace
 from accelview.model.store.writer import write_capture
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import bench_alignment
 
 S = 1_000_000_000
 
@@ -98,14 +105,18 @@ def test_a_generated_cluster_has_no_effect_before_its_cause() -> None:
     syncs = clocks.sync_samples(20, seed=7)
     pairs, coll = causal_events(clocks, 20, seed=7, launches_per_device=4000, sends=10000, collectives=300)
     assert sum(len(p.cause_ns) for p in pairs) + coll.end_ns.size > 60_000
-    maps = bench_alignment.accelview_maps(syncs, pairs, coll)
-    place = bench_alignment._placer(maps)
-    assert bench_alignment._violations(place, pairs, coll) == 0
-    hd, hh = bench_alignment._errors(clocks, place, 20, seed=7)
+    maps = align_domains(((s.domain, s.parent, s.brackets, s.asymmetry_ns) for s in syncs), REFERENCE)
+    maps = tighten(maps, {k: k.split("/")[0] for k in maps}, REFERENCE, trace_precedences(maps, pairs, coll))
+    place = placer(maps)
+    assert violations(place, pairs, coll) == 0
+    hd, hh = placement_errors(clocks, place, 20, seed=7)
     assert np.median(hd) <= 100 and np.percentile(hd, 99) <= 250 and np.percentile(hh, 99) <= 1_000
-    # The same capture aligned by offsets alone breaks causality (what the alignment is for).
-    assert bench_alignment._violations(bench_alignment._placer(bench_alignment.offset_only_maps(syncs)), pairs,
-                                       coll) > 0
+    # The same events placed through each clock's first sync exchange alone (no drift) break causality.
+    def first_offset(b: Brackets) -> ClockFit:
+        return ClockFit(ClockMap((Segment(-(1 << 62), 1 << 62, float(b.domain_ns[0] - b.mid[0]), 0.0, 0.0),)), ())
+
+    naive = align_chain({s.domain: (s.parent, first_offset(s.brackets)) for s in syncs}, REFERENCE)
+    assert violations(placer(naive), pairs, coll) > 0
 
 
 def test_segments_round_trip_through_a_capture(tmp_path: Path) -> None:
