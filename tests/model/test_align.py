@@ -10,7 +10,7 @@ import h5py
 import numpy as np
 import pytest
 from accelview.capture.sim.clocks import ClusterClocks, NetworkPath, SimClock, pcie_read_samples, ptp_exchange
-from accelview.capture.sim.clocks.check import placement_errors, placer, trace_precedences, violations
+from accelview.capture.sim.clocks.check import placement_errors, placer, trace_precedences, violations, within_bounds
 from accelview.capture.sim.clocks.cluster import REFERENCE
 from accelview.capture.sim.clocks.events import causal_events
 from accelview.model import TraceBuilder
@@ -111,6 +111,7 @@ def test_a_generated_cluster_has_no_effect_before_its_cause() -> None:
     assert violations(place, pairs, coll) == 0
     hd, hh = placement_errors(clocks, place, 20, seed=7)
     assert np.median(hd) <= 100 and np.percentile(hd, 99) <= 250 and np.percentile(hh, 99) <= 1_000
+    assert within_bounds(clocks, maps, 20, seed=7) >= 0.999  # the error bars hold
     # The same events placed through each clock's first sync exchange alone (no drift) break causality.
     def first_offset(b: Brackets) -> ClockFit:
         return ClockFit(ClockMap((Segment(-(1 << 62), 1 << 62, float(b.domain_ns[0] - b.mid[0]), 0.0, 0.0),)), ())

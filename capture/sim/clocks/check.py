@@ -76,3 +76,18 @@ def placement_errors(clocks: ClusterClocks, place: Placer, seconds: float, seed:
         else:
             hh.append(here - ref)
     return np.abs(np.concatenate(hd)), np.abs(np.concatenate(hh)) if hh else np.zeros(1)
+
+
+def within_bounds(clocks: ClusterClocks, maps: Mapping[str, ClockMap], seconds: float, seed: int,
+                  instants: int = 20_000) -> float:
+    """Share of (domain, instant) placements against host0's true reading that fall within the
+    error bound of the segment that placed them."""
+    rng = np.random.default_rng([seed, 37])
+    true = np.sort(rng.integers(0, int(seconds * 1e9), instants))
+    ref = clocks.clock(REFERENCE).read(true)
+    inside = []
+    for dom, _ in clocks.domains():
+        raw = clocks.clock(dom).read(true)
+        seg = segments_in_order(maps[dom], raw, true)
+        inside.append(np.abs(maps[dom].to_ref(raw, seg) - ref) <= maps[dom].error_of(seg))
+    return float(np.concatenate(inside).mean())
