@@ -7,7 +7,8 @@ clock (host0's) from its sync samples, tightened by what the trace proves, with 
 - :mod:`.chain` - every domain onto the reference (a parent's steps placed by its children);
 - :mod:`.causal` - narrowing host offsets with sends before receives and collective arrivals
   before ends;
-- :mod:`.rows` - maps as rows of a capture's ``clock_segments`` table and back.
+- :mod:`.rows` - maps as rows of a capture's ``clock_segments`` table and back;
+- :mod:`.ranks` - the ranks of a multi-rank PyTorch trace aligned by their NCCL kernels.
 
 Pure numpy; the convention per segment is ``ref = (t_domain − offset) / (1 + drift·1e-6)``.
 """

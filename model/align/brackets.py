@@ -35,10 +35,6 @@ class Brackets:
         """Round trip of each exchange (float64 ns)."""
         return (self.parent_recv_ns - self.parent_send_ns).astype(np.float64)
 
-    def take(self, index: np.ndarray) -> Brackets:
-        """The exchanges at ``index`` (a boolean mask or row numbers)."""
-        return Brackets(self.parent_send_ns[index], self.domain_ns[index], self.parent_recv_ns[index])
-
 
 def low_delay(b: Brackets, window: int = 64, keep: float = 0.1) -> np.ndarray:
     """Row numbers of the exchanges whose round trip is in the lowest ``keep`` share of their

@@ -15,7 +15,6 @@ is rounded from float64 on true times of a capture's size (exact to well under 1
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -101,8 +100,3 @@ class SimClock:
                 offset += sum(s.jump_ns for s in self.steps if s.at_ns == edges[i])
             out.append(TrueSegment(edges[i], edges[i + 1], offset, self.drift_ppm))
         return out
-
-    def params(self) -> dict[str, Any]:
-        """The true parameters, as a capture's truth records them."""
-        return {"offset_ns": self.offset_ns, "drift_ppm": self.drift_ppm, "jitter_ns": self.jitter_ns,
-                "tick_ns": self.tick_ns, "steps": [[s.at_ns, s.jump_ns] for s in self.steps]}
