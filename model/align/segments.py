@@ -9,6 +9,7 @@ of the records tells the segments apart (:meth:`ClockMap.segment_of` with ``in_o
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,11 +112,25 @@ class ClockMap:
         scale = np.array([s.scale for s in self.segments])[seg]
         return (t.astype(np.float64) - offset) / scale
 
+    def from_ref(self, r: np.ndarray, segment: np.ndarray | None = None) -> np.ndarray:
+        """Raw domain timestamps (int64) of reference times ``r``, through ``segment`` (the
+        segment in force at each reference time when omitted): the inverse of :meth:`to_ref`,
+        which keeps a merged capture's raw timestamps recoverable."""
+        r = np.asarray(r, dtype=np.float64)
+        seg = self.segment_at_ref(r) if segment is None else np.asarray(segment)
+        offset = np.array([s.offset_ns for s in self.segments])[seg]
+        scale = np.array([s.scale for s in self.segments])[seg]
+        return np.rint(offset + r * scale).astype(np.int64)
+
     def segment_at_ref(self, r: np.ndarray) -> np.ndarray:
         """Segment index in force at each reference time: the segments follow each other in
-        reference time, whatever their domain ranges do."""
-        firsts = [s.to_ref(np.array([float(s.start_ns)]))[0] for s in self.segments[1:]]
-        return np.searchsorted(np.array(firsts, dtype=np.float64), np.asarray(r, dtype=np.float64), side="right")
+        reference time, whatever their domain ranges do; each change at the reference time
+        halfway between where the one before ends and the next begins (the step's moment, for a
+        step placed by :func:`.chain.align_chain`)."""
+        segs = self.segments
+        edges = [(a.to_ref(np.array([float(a.end_ns)]))[0] + b.to_ref(np.array([float(b.start_ns)]))[0]) / 2
+                 for a, b in itertools.pairwise(segs)]
+        return np.searchsorted(np.array(edges, dtype=np.float64), np.asarray(r, dtype=np.float64), side="right")
 
     def error_of(self, segment: np.ndarray) -> np.ndarray:
         """The error bound (ns) of each segment index."""

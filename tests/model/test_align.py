@@ -84,6 +84,12 @@ def test_a_counter_reset_splits_the_device_and_records_stay_in_order() -> None:
     seg = fit.map.segment_of(raw, in_order=True)
     assert (seg == (t >= 4 * S)).all()  # the repeated timestamps told apart by record order
     assert np.abs(_errors(fit.map, host, dev, t)).max() < 100
+    # Placed and back: every raw timestamp recovered through the segment that placed it; through
+    # the segment in force at its reference time, all but those within a sync period of the reset.
+    placed = fit.map.to_ref(raw, seg)
+    assert np.array_equal(fit.map.from_ref(placed, seg), raw)
+    far = np.abs(t - 4 * S) > 1_000_000
+    assert np.array_equal(fit.map.from_ref(placed)[far], raw[far])
 
 
 def test_tightening_narrows_a_host_offset_both_ways() -> None:
