@@ -33,8 +33,9 @@ import time
 import numpy as np
 from accelview.capture.sim.clocks import ClusterClocks, SyncSet
 from accelview.capture.sim.clocks.check import (
+    Placer,
     placement_errors,
-    placer,
+    record_streams,
     trace_precedences,
     violations,
     within_bounds,
@@ -91,7 +92,7 @@ def min_shift_maps(clocks: ClusterClocks, pairs: list[EventPairs], coll: Collect
 
 def _report(label: str, clocks: ClusterClocks, maps: dict[str, ClockMap], pairs: list[EventPairs],
             coll: Collectives, args: argparse.Namespace) -> None:
-    place = placer(maps)
+    place = Placer(maps, record_streams(pairs, coll))
     hd, hh = placement_errors(clocks, place, args.seconds, args.seed)
     print(f"[{label}]")
     print(f"host-device error: median {np.median(hd):.0f} ns, p99 {np.percentile(hd, 99):.0f} ns")

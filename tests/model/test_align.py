@@ -10,7 +10,14 @@ import h5py
 import numpy as np
 import pytest
 from accelview.capture.sim.clocks import ClusterClocks, NetworkPath, SimClock, pcie_read_samples, ptp_exchange
-from accelview.capture.sim.clocks.check import placement_errors, placer, trace_precedences, violations, within_bounds
+from accelview.capture.sim.clocks.check import (
+    Placer,
+    placement_errors,
+    record_streams,
+    trace_precedences,
+    violations,
+    within_bounds,
+)
 from accelview.capture.sim.clocks.cluster import REFERENCE
 from accelview.capture.sim.clocks.events import causal_events
 from accelview.model import TraceBuilder
@@ -113,7 +120,7 @@ def test_a_generated_cluster_has_no_effect_before_its_cause() -> None:
     assert sum(len(p.cause_ns) for p in pairs) + coll.end_ns.size > 60_000
     maps = align_domains(((s.domain, s.parent, s.brackets, s.asymmetry_ns) for s in syncs), REFERENCE)
     maps = tighten(maps, {k: k.split("/")[0] for k in maps}, REFERENCE, trace_precedences(maps, pairs, coll))
-    place = placer(maps)
+    place = Placer(maps, record_streams(pairs, coll))
     assert violations(place, pairs, coll) == 0
     hd, hh = placement_errors(clocks, place, 20, seed=7)
     assert np.median(hd) <= 100 and np.percentile(hd, 99) <= 250 and np.percentile(hh, 99) <= 1_000
@@ -123,7 +130,7 @@ def test_a_generated_cluster_has_no_effect_before_its_cause() -> None:
         return ClockFit(ClockMap((Segment(-(1 << 62), 1 << 62, float(b.domain_ns[0] - b.mid[0]), 0.0, 0.0),)), ())
 
     naive = align_chain({s.domain: (s.parent, first_offset(s.brackets)) for s in syncs}, REFERENCE)
-    assert violations(placer(naive), pairs, coll) > 0
+    assert violations(Placer(naive, record_streams(pairs, coll)), pairs, coll) > 0
 
 
 def test_segments_round_trip_through_a_capture(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ the right segment (:meth:`accelview.model.align.ClockMap.segment_of`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 from accelview.model.align import ClockMap, Precedence, collective_precedences
@@ -16,7 +16,25 @@ from accelview.model.align import ClockMap, Precedence, collective_precedences
 from .cluster import REFERENCE, ClusterClocks
 from .events import Collectives, EventPairs
 
-Placer = Callable[[str, np.ndarray, np.ndarray], np.ndarray]  # (domain, raw ns, true ns) → reference ns
+Streams = dict[str, tuple[np.ndarray, np.ndarray]]  # domain → (true ns, raw ns) of its records in order
+
+
+def record_streams(pairs: list[EventPairs], coll: Collectives) -> Streams:
+    """Each domain's records, every event it stamped, in the order it stamped them: what one
+    domain's part of a capture holds."""
+    parts: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for p in pairs:
+        parts.setdefault(p.cause_domain, []).append((p.cause_true, p.cause_ns))
+        parts.setdefault(p.effect_domain, []).append((p.effect_true, p.effect_ns))
+    for i, d in enumerate(coll.domains):
+        parts.setdefault(d, []).extend([(coll.arrival_true[:, i], coll.arrival_ns[:, i]),
+                                        (coll.end_true[:, i], coll.end_ns[:, i])])
+    out = {}
+    for d, arrays in parts.items():
+        true, raw = np.concatenate([t for t, _ in arrays]), np.concatenate([r for _, r in arrays])
+        order = np.argsort(true, kind="stable")
+        out[d] = (true[order], raw[order])
+    return out
 
 
 def segments_in_order(m: ClockMap, raw: np.ndarray, true: np.ndarray) -> np.ndarray:
@@ -27,25 +45,42 @@ def segments_in_order(m: ClockMap, raw: np.ndarray, true: np.ndarray) -> np.ndar
     return seg
 
 
-def placer(maps: Mapping[str, ClockMap]) -> Placer:
-    """Places one domain's events on the reference through ``maps``, in record order."""
-    def place(domain: str, raw: np.ndarray, true: np.ndarray) -> np.ndarray:
-        m = maps[domain]
-        return m.to_ref(raw, segments_in_order(m, raw, true))
-    return place
+class Placer:
+    """Places a domain's events on the reference through ``maps``: each event in the segment
+    its domain's record stream (``streams``) puts it, or, for events outside the streams, in
+    the order of the events given."""
+
+    def __init__(self, maps: Mapping[str, ClockMap], streams: Streams | None = None) -> None:
+        self.maps, self.streams = maps, streams or {}
+        self._segs: dict[str, np.ndarray] = {}
+
+    def segment(self, domain: str, raw: np.ndarray, true: np.ndarray) -> np.ndarray:
+        """The clock segment of each event."""
+        m = self.maps[domain]
+        if domain not in self.streams:
+            return segments_in_order(m, raw, true)
+        st_true, st_raw = self.streams[domain]
+        if domain not in self._segs:
+            self._segs[domain] = m.segment_of(st_raw, in_order=True)
+        at = np.clip(np.searchsorted(st_true, true), 0, len(st_true) - 1)
+        if not np.array_equal(st_raw[at], raw):
+            return segments_in_order(m, raw, true)
+        return self._segs[domain][at]
+
+    def __call__(self, domain: str, raw: np.ndarray, true: np.ndarray) -> np.ndarray:
+        """Reference ns of a domain's events (raw ns, true ns)."""
+        return self.maps[domain].to_ref(raw, self.segment(domain, raw, true))
 
 
 def trace_precedences(maps: Mapping[str, ClockMap], pairs: list[EventPairs], coll: Collectives) -> list[Precedence]:
     """What the trace proves, as the tightening step takes it: every send before its receive,
     every collective arrival before its end on every other participant (segments by record order)."""
+    seg = Placer(maps, record_streams(pairs, coll)).segment
     out = [Precedence(p.cause_domain, p.cause_ns, p.effect_domain, p.effect_ns, 0.0,
-                      segments_in_order(maps[p.cause_domain], p.cause_ns, p.cause_true),
-                      segments_in_order(maps[p.effect_domain], p.effect_ns, p.effect_true))
+                      seg(p.cause_domain, p.cause_ns, p.cause_true), seg(p.effect_domain, p.effect_ns, p.effect_true))
            for p in pairs if p.kind == "send"]
-    seg_a = np.stack([segments_in_order(maps[d], coll.arrival_ns[:, i], coll.arrival_true[:, i])
-                      for i, d in enumerate(coll.domains)], axis=1)
-    seg_e = np.stack([segments_in_order(maps[d], coll.end_ns[:, i], coll.end_true[:, i])
-                      for i, d in enumerate(coll.domains)], axis=1)
+    seg_a = np.stack([seg(d, coll.arrival_ns[:, i], coll.arrival_true[:, i]) for i, d in enumerate(coll.domains)], 1)
+    seg_e = np.stack([seg(d, coll.end_ns[:, i], coll.end_true[:, i]) for i, d in enumerate(coll.domains)], 1)
     return out + collective_precedences(coll.domains, coll.arrival_ns, coll.end_ns, seg_a, seg_e)
 
 
