@@ -112,6 +112,8 @@ def main() -> None:
     ap.add_argument("--asymmetry-ns", type=float, default=400.0,
                     help="stated bound of each network path's direction asymmetry (PTP cannot see it)")
     args = ap.parse_args()
+    if args.hosts < 1 or args.devices < 0 or args.hosts + args.devices < 2 or args.seconds <= 0.02:
+        ap.error("give at least two clocks (--hosts ≥ 1, --devices ≥ 0, together ≥ 2) and --seconds > 0.02")
     clocks = ClusterClocks.random(args.hosts, args.devices, args.seed, args.seconds, args.drift_ppm, args.jitter_ns,
                                   asymmetry_bound_ns=args.asymmetry_ns)
     syncs = clocks.sync_samples(args.seconds, args.seed)

@@ -79,6 +79,8 @@ def trace_precedences(maps: Mapping[str, ClockMap], pairs: list[EventPairs], col
     out = [Precedence(p.cause_domain, p.cause_ns, p.effect_domain, p.effect_ns, 0.0,
                       seg(p.cause_domain, p.cause_ns, p.cause_true), seg(p.effect_domain, p.effect_ns, p.effect_true))
            for p in pairs if p.kind == "send"]
+    if not coll.domains:
+        return out
     seg_a = np.stack([seg(d, coll.arrival_ns[:, i], coll.arrival_true[:, i]) for i, d in enumerate(coll.domains)], 1)
     seg_e = np.stack([seg(d, coll.end_ns[:, i], coll.end_true[:, i]) for i, d in enumerate(coll.domains)], 1)
     return out + collective_precedences(coll.domains, coll.arrival_ns, coll.end_ns, seg_a, seg_e)
@@ -91,9 +93,11 @@ def violations(place: Placer, pairs: list[EventPairs], coll: Collectives) -> int
     for p in pairs:
         n += int((place(p.effect_domain, p.effect_ns, p.effect_true)
                   < place(p.cause_domain, p.cause_ns, p.cause_true)).sum())
+    if not coll.domains:
+        return n
     arr = np.stack([place(d, coll.arrival_ns[:, i], coll.arrival_true[:, i]) for i, d in enumerate(coll.domains)], 1)
     end = np.stack([place(d, coll.end_ns[:, i], coll.end_true[:, i]) for i, d in enumerate(coll.domains)], 1)
-    return n + int((end < arr.max(axis=1, keepdims=True)).sum())
+    return n + int((end < arr.max(axis=1, keepdims=True, initial=-np.inf)).sum())
 
 
 def placement_errors(clocks: ClusterClocks, place: Placer, seconds: float, seed: int,
@@ -110,7 +114,7 @@ def placement_errors(clocks: ClusterClocks, place: Placer, seconds: float, seed:
             hd.append(here - place(parent, clocks.clock(parent).read(true), true))
         else:
             hh.append(here - ref)
-    return np.abs(np.concatenate(hd)), np.abs(np.concatenate(hh)) if hh else np.zeros(1)
+    return (np.abs(np.concatenate(hd)) if hd else np.zeros(1)), (np.abs(np.concatenate(hh)) if hh else np.zeros(1))
 
 
 def within_bounds(clocks: ClusterClocks, maps: Mapping[str, ClockMap], seconds: float, seed: int,
@@ -125,4 +129,4 @@ def within_bounds(clocks: ClusterClocks, maps: Mapping[str, ClockMap], seconds: 
         raw = clocks.clock(dom).read(true)
         seg = segments_in_order(maps[dom], raw, true)
         inside.append(np.abs(maps[dom].to_ref(raw, seg) - ref) <= maps[dom].error_of(seg))
-    return float(np.concatenate(inside).mean())
+    return float(np.concatenate(inside).mean()) if inside else 1.0

@@ -82,11 +82,13 @@ def causal_events(clocks: ClusterClocks, seconds: float, seed: int, launches_per
                     order = np.argsort(t0[sel])
                     pairs.append(_pairs(clocks, "send", host_name(x), host_name(y), t0[sel][order], gap[sel][order]))
     domains = [device_name(h, d) for h in range(hosts) for d in range(per_host)]
+    collectives = collectives if domains else 0
     start = np.sort(rng.integers(0, end, collectives))[:, None]
     arrival = start + rng.exponential(50_000, (collectives, len(domains))).astype(np.int64)
-    finish = arrival.max(axis=1, keepdims=True) + COLLECTIVE_MIN_NS + rng.exponential(
+    finish = arrival.max(axis=1, keepdims=True, initial=0) + COLLECTIVE_MIN_NS + rng.exponential(
         2_000, (collectives, len(domains))).astype(np.int64)
     read = [clocks.clock(dom) for dom in domains]
-    arrival_ns = np.stack([c.read(arrival[:, i]) for i, c in enumerate(read)], axis=1)
-    end_ns = np.stack([c.read(finish[:, i]) for i, c in enumerate(read)], axis=1)
+    arrival_ns, end_ns = np.zeros_like(arrival), np.zeros_like(finish)
+    for i, c in enumerate(read):
+        arrival_ns[:, i], end_ns[:, i] = c.read(arrival[:, i]), c.read(finish[:, i])
     return pairs, Collectives(domains, arrival, finish, arrival_ns, end_ns)
