@@ -8,8 +8,9 @@ With the sync bounds ``|e_X| ≤ error_X`` (the reference host's e is 0 by defin
 difference constraints; per window of reference time, shortest paths give each host's
 feasible interval, and each host in turn is fixed at the middle of what is left of its
 interval (so the corrections satisfy every constraint together). Each host's map, and the
-maps of the domains chained through it, shift by its correction in that window; the new
-error bound is what is left of the interval either side. A window whose constraints
+maps of the domains chained through it, shift by its correction, taken at each window's middle
+and linear in between (so a map stays continuous and one clock's records keep their order);
+the new error bound is what is left of the intervals either side. A window whose constraints
 contradict the sync bounds (an event placed in the wrong clock segment, a wrong minimum gap)
 is left as the sync samples placed it.
 """
@@ -127,28 +128,35 @@ def tighten(maps: Mapping[str, ClockMap], host_of: Mapping[str, str], reference:
 
 def _shifted(m: ClockMap, x: int, corrections: dict[int, tuple[np.ndarray, np.ndarray]], window_ns: float,
              host_map: ClockMap) -> ClockMap:
-    """``m`` with the correction of node ``x`` subtracted in each corrected window of reference time."""
+    """``m`` less node ``x``'s correction, which runs through each corrected window's value at
+    the window's middle and linearly between them (held beyond the first and last), so that
+    the map stays continuous and keeps the records of one clock in order."""
     if x == 0 or not corrections:
         return m
+    ws = sorted(corrections)
+    centre = np.array([(w + 0.5) * window_ns for w in ws])
+    value = np.array([corrections[w][0][x] for w in ws])
+    bound = np.array([corrections[w][1][x] for w in ws])
     out: list[Segment] = []
     for s in m.segments:
-        r0, r1 = s.to_ref(np.array([float(s.start_ns), float(s.end_ns)]))
-        pieces = [(s.start_ns, s.end_ns)]
-        ws = [w for w in corrections if w * window_ns < r1 and (w + 1) * window_ns > r0]
-        if ws:
-            edges = sorted({*(int(np.floor(s.from_ref(np.array([w * window_ns]))[0])) for w in ws),
-                            *(int(np.floor(s.from_ref(np.array([(w + 1) * window_ns]))[0])) for w in ws)})
-            cuts = [s.start_ns, *(c for c in edges if s.start_ns < c < s.end_ns), s.end_ns]
-            pieces = list(itertools.pairwise(cuts))
-        for lo, hi in pieces:
-            mid = s.to_ref(np.array([(max(lo, -(1 << 60)) / 2 + min(hi, 1 << 60) / 2)]))[0]
-            w = int(np.floor(mid / window_ns))
-            if w not in corrections:
-                out.append(Segment(lo, hi, s.offset_ns, s.drift_ppm, s.error_ns))
+        r0, r1 = s.to_ref(np.array([float(max(s.start_ns, -(1 << 60))), float(min(s.end_ns, 1 << 60))]))
+        inside = centre[(centre > r0) & (centre < r1)]
+        cuts = [s.start_ns, *(int(np.floor(s.from_ref(np.array([c]))[0])) for c in inside), s.end_ns]
+        for lo, hi in itertools.pairwise(cuts):
+            if hi <= lo:
                 continue
-            e, bound = corrections[w]
+            a_ref, b_ref = s.to_ref(np.array([float(max(lo, -(1 << 60))), float(min(hi, 1 << 60))]))
+            mid = (max(a_ref, r0) + min(b_ref, r1)) / 2
+            k = int(np.searchsorted(centre, mid))  # between centres k−1 and k
+            if 0 < k < len(ws):
+                slope = (value[k] - value[k - 1]) / (centre[k] - centre[k - 1])
+                base, err = value[k - 1] - slope * centre[k - 1], max(bound[k - 1], bound[k])
+            else:
+                j = min(k, len(ws) - 1)
+                slope, base, err = 0.0, value[j], bound[j]
             host_err = float(host_map.error_of(host_map.segment_at_ref(np.array([mid])))[0])
-            err = max(0.0, s.error_ns - host_err) + float(bound[x])
-            # new ref = ref − e  ⇔  offset + e·scale
-            out.append(Segment(lo, hi, s.offset_ns + float(e[x]) * s.scale, s.drift_ppm, err))
+            # new ref = ref − (base + slope·ref) = (t − offset − base·scale/(1 − slope)) / (scale/(1 − slope))
+            scale = s.scale / (1.0 - slope)
+            out.append(Segment(lo, hi, s.offset_ns + base * scale, (scale - 1.0) * 1e6,
+                               max(0.0, s.error_ns - host_err) + float(err)))
     return ClockMap(tuple(out))

@@ -120,8 +120,11 @@ def test_a_generated_cluster_has_no_effect_before_its_cause() -> None:
     assert sum(len(p.cause_ns) for p in pairs) + coll.end_ns.size > 60_000
     maps = align_domains(((s.domain, s.parent, s.brackets, s.asymmetry_ns) for s in syncs), REFERENCE)
     maps = tighten(maps, {k: k.split("/")[0] for k in maps}, REFERENCE, trace_precedences(maps, pairs, coll))
-    place = Placer(maps, record_streams(pairs, coll))
+    streams = record_streams(pairs, coll)
+    place = Placer(maps, streams)
     assert violations(place, pairs, coll) == 0
+    for dom, (true, raw) in streams.items():  # each clock's records stay in the order it made them
+        assert (np.diff(place(dom, raw, true)) >= 0).all(), dom
     hd, hh = placement_errors(clocks, place, 20, seed=7)
     assert np.median(hd) <= 100 and np.percentile(hd, 99) <= 250 and np.percentile(hh, 99) <= 1_000
     assert within_bounds(clocks, maps, 20, seed=7) >= 0.999  # the error bars hold
