@@ -1,0 +1,61 @@
+"""The generated corpus of hostile traces (hostile_traces.py) through every reader and command:
+each case ends in the one line it names (exit 2, no traceback) or loads, with its import
+statistics counting what was skipped, and a load converts to a capture that reads back."""
+
+from __future__ import annotations
+
+import pytest
+from accelview.app.cli.main import main
+from accelview.model import CaptureError
+from accelview.model.loader import load_trace
+from hostile_traces import CASES
+
+COMMANDS = ("info", "analyze", "convert")  # each case goes through one of them, in turn, and the loader
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_hostile_trace(tmp_path, case, capsys):
+    spec = CASES[case]
+    path = spec.make(tmp_path)
+    command = COMMANDS[list(CASES).index(case) % len(COMMANDS)]
+    if spec.error is not None:
+        with pytest.raises(CaptureError) as err:
+            load_trace(path)
+        message = str(err.value)
+        assert message.startswith(f"{path}: ") and spec.error in message and "\n" not in message, message
+    else:
+        trace = load_trace(path)
+        assert trace.self_check() == []
+        stats = trace.metadata["import_stats"]
+        for key, least in spec.stats.items():
+            assert stats.get(key, 0) >= max(least, 1), (key, stats)
+    out_h5 = tmp_path / "out.h5"
+    argv = {"info": ["info", str(path)], "analyze": ["analyze", str(path)],
+            "convert": ["convert", str(path), str(out_h5)]}[command]
+    status = main(argv)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    if spec.error is not None:
+        assert status == 2 and out == "", (argv, err)
+        assert err == f"accelview: {path}: {message[len(str(path)) + 2:]}\n"
+        return
+    assert status == 0, (argv, err)
+    if command == "info" and spec.stats:
+        assert "import stats" in out and all(k.replace("_", " ") in out for k in spec.stats)
+    if command == "convert":  # what convert writes reads back as the same trace
+        again = load_trace(out_h5)
+        assert len(again.slices) == len(trace.slices) and len(again.tracks) == len(trace.tracks)
+
+
+@pytest.mark.parametrize("case", list(CASES)[::10])  # one in ten: render shares the loader with the rest
+def test_render_hostile_trace(tmp_path, case, capsys):
+    spec = CASES[case]
+    path = spec.make(tmp_path)
+    png = tmp_path / "shot.png"
+    status = main(["render", str(path), "--out", str(png), "--size", "320x200"])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    if spec.error is not None:
+        assert status == 2 and spec.error in err and err.count("\n") == 1 and not png.exists()
+    else:
+        assert status == 0 and png.stat().st_size > 0
