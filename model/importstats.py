@@ -10,8 +10,8 @@ from typing import Any
 
 IMPORTED = frozenset({"events", "slices", "flows", "instants", "counter_samples", "async_slices", "correlation_flows"})
 # Normal in real traces, not damage: PyTorch repeats metadata, and its ac2g flow events are
-# replaced by flows built from correlation ids.
-ROUTINE = frozenset({"duplicate_metadata_events", "skipped_metadata_events"})
+# replaced by flows built from correlation ids; a flow whose end comes first is kept as written.
+ROUTINE = frozenset({"duplicate_metadata_events", "skipped_metadata_events", "flows_ending_before_start"})
 ROUTINE_PREFIXES = ("flow_events_replaced_",)
 
 

@@ -66,7 +66,7 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
         b.strings.intern(cat)
     asm = Assembler(b)
     metas: list[dict[str, Any]] = []
-    restored: dict[str, Any] = {}
+    restored: dict[str, Any] | None = None  # the metadata accelview's own export carries (perhaps none)
     total: Counter = Counter()
     per_file: dict[str, dict[str, int]] = {}
     work = digester(profile.skip_args, profile.skip_flow_cats)
@@ -95,6 +95,7 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
                 except (ValueError, TypeError, KeyError) as e:
                     raise CaptureError(path, f"broken accelview track table: {e}") from None
                 kept = explicit.get("metadata")
+                restored = restored or {}
                 if isinstance(kept, dict):
                     restored.update(bounded(kept))
                 else:
@@ -112,7 +113,7 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
     finally:
         if helper is not None:
             helper.close()
-    if restored:
+    if restored is not None:
         b.metadata.update(restored)
     else:
         profile.describe(b, metas, paths)
