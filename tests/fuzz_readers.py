@@ -90,7 +90,8 @@ TOKENS = [b"[", b"{", b"]", b"}", b'"', b",", b":", b"\\", b"\xff", b"\xc3", b"\
 HOSTILE_VALUES = [None, True, -1, 0, 2**31, 2**63, -(2**63) - 1, 2**70, 1e308, -1e308, 9.3e15, 0.5, "", "x", "\x00",
                   [], {}, [1, 2], [[[[[]]]]], {"a": {"b": {}}}, ["a", "b", "c", "d", "e", "f", "g", "h", "i"]]
 
-ATTR_VALUES = [True, -1, 0, 2**31, 2**62, 1e308, -1e308, 0.5, "", "x", *("json:" + json.dumps(v) for v in HOSTILE_VALUES)]
+ATTR_VALUES = [True, -1, 0, 2**31, 2**62, 1e308, -1e308, 0.5, "", "x",
+               *("json:" + json.dumps(v) for v in HOSTILE_VALUES)]
 
 
 @st.composite
@@ -260,7 +261,8 @@ def seeds(folder: Path) -> dict[str, list[Path]]:
     capture = folder / "capture.h5"
     write_capture(trace, capture, overwrite=True)
     chrome = folder / "chrome.json"
-    chrome.write_text(json.dumps({"traceEvents": GOOD_EVENTS + [
+    chrome.write_text(json.dumps({"traceEvents": [
+        *GOOD_EVENTS,
         {"ph": "s", "pid": 1, "tid": 1, "ts": 2.5, "name": "f", "cat": "c", "id": 1},
         {"ph": "f", "bp": "e", "pid": 1, "tid": 1, "ts": 3.5, "name": "f", "cat": "c", "id": 1},
         {"ph": "b", "pid": 1, "ts": 1, "name": "a", "cat": "c", "id": 2},
