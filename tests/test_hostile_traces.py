@@ -59,3 +59,14 @@ def test_render_hostile_trace(tmp_path, case, capsys):
         assert status == 2 and spec.error in err and err.count("\n") == 1 and not png.exists()
     else:
         assert status == 0 and png.stat().st_size > 0
+
+
+def test_timestamps_whose_fractions_float64_rounds_away_are_read_exactly(tmp_path):
+    """Near 2**51 µs float64 steps by 0.25: x.999 reads as a whole number, so the fraction is
+    found in the text (the fuzzed Chrome round trip found counters 1 ns off)."""
+    path = tmp_path / "t.json"  # written as text: json.dumps would round the numbers as float64 does
+    path.write_text('{"traceEvents":[{"ph":"C","pid":1,"ts":1999999999999999.999,"name":"c","args":{"v":1}},'
+                    '{"ph":"i","pid":1,"tid":1,"ts":2000000000000000.010,"name":"i"}]}')
+    trace = load_trace(path)
+    assert trace.counters.ts_ns.tolist() == [1999999999999999999]
+    assert trace.instants.ts_ns.tolist() == [2000000000000000010]

@@ -11,6 +11,7 @@ durations are clamped to it, so no value wraps around int64.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 
@@ -18,6 +19,7 @@ import msgspec
 import numpy as np
 
 NO_ARGS = msgspec.Raw(b"")
+_FRACTIONAL_TS = re.compile(rb'"ts"[ \t\r\n]*:[ \t\r\n]*-?[0-9]+\.[0-9]*[1-9]')  # a timestamp with a fraction
 EXACT_LIMIT_US = float(2**43)  # below this, floor + rounded fraction of a float64 µs value is exact to 1 ns
 
 
@@ -94,7 +96,8 @@ def timestamps_ns(selected: Sequence[Event], index: np.ndarray, text: bytes) -> 
     ts = event_times_us(selected)
     ip = np.floor(ts)
     frac = ts - ip
-    if len(ts) and np.abs(ts).max() >= EXACT_LIMIT_US and frac.any():
+    # float64 may have rounded every fraction away (x.999 near 2**51 µs): then the text says so
+    if len(ts) and np.abs(ts).max() >= EXACT_LIMIT_US and (frac.any() or _FRACTIONAL_TS.search(text)):
         exact = _decode_exact(text)
         return np.fromiter((int((exact[i].ts * 1000).to_integral_value()) for i in index.tolist()),
                            dtype=np.int64, count=len(index))
