@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from trace_compare import assert_same
 
-CI = settings(max_examples=25, deadline=None, derandomize=True, database=None, print_blob=True,
+CI = settings(max_examples=15, deadline=None, derandomize=True, database=None, print_blob=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                      HealthCheck.data_too_large])
-CORRUPTIONS = {"hdf5": 40, "chrome": 50, "kineto": 50, "export": 40}  # examples per reader
+CORRUPTIONS = {"hdf5": 30, "chrome": 30, "kineto": 30, "export": 25}  # examples per reader
 
 
 def _without_stats(metadata: dict) -> dict:

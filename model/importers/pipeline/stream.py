@@ -6,8 +6,9 @@ whole events, so memory follows one batch, not the file; other top-level keys go
 ``metadata``. A batch ends at a ``}`` followed by ``,`` or ``]``; where that byte lies inside a
 string the prefix does not decode, and ``split`` moves to the previous candidate.
 
-Nothing is buffered without bound: one event, the header before the events or the keys after
-them longer than ``MAX_EVENT_BYTES`` (a gzip bomb of one long string) is refused; JSON nested
+Nothing is buffered without bound: one event or the header before the events longer than
+``MAX_EVENT_BYTES`` (a gzip bomb of one long string) is refused, and keys after the events
+that are longer are left unread (``tail_skipped``): the events are all read; JSON nested
 deeper than the decoder's recursion limit is refused (``nested_too_deep``).
 """
 
@@ -115,6 +116,7 @@ class EventStream:
         self.bytes_read = 0
         self.fraction = 0.0  # of the (compressed) file read
         self.ends_at_event = False  # the last chunk read ends with "}," and the next starts with "{"
+        self.tail_skipped = False  # whether the keys after the events (over MAX_EVENT_BYTES) were left unread
 
     def _error(self, problem: str) -> CaptureError:
         return CaptureError(self.path, problem)
@@ -338,8 +340,9 @@ class EventStream:
         for chunk in blocks:
             parts.append(chunk)
             size += len(chunk)
-            if size > MAX_EVENT_BYTES:
-                raise self._too_long("the part after traceEvents", self.bytes_read - size)
+            if size > MAX_EVENT_BYTES:  # e.g. a systrace's systemTraceEvents string: the events are read
+                self.tail_skipped = True  # and the rest is not read: it may be a gzip bomb
+                return
         rest = b"".join(parts).strip(_WS)
         if self.array_form:
             if rest:
