@@ -9,6 +9,7 @@ import numpy as np
 from accelview.model import Trace
 from accelview.model.analysis.findings import Finding
 from accelview.model.analysis.report import Report, analyze
+from accelview.model.importstats import describe_problems, import_problems
 from accelview.model.text.report import device_time_headline
 from accelview.model.text.values import format_duration
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QThread, Signal
@@ -140,8 +141,10 @@ class FindingsPanel(QWidget):
         self.report = report
         self.model.set_findings(report.findings)
         n = len(report.findings)
+        skipped = describe_problems(import_problems(report.trace.metadata))
         self.status.setText(f"{n} finding{'s' if n != 1 else ''} · {device_time_headline(report)}"
-                            + (" · click one to see it" if n else ""))
+                            + (" · click one to see it" if n else "")
+                            + (f" · import skipped {skipped} (accelview info lists them)" if skipped else ""))
         self.report_ready.emit(report)
 
     def show_finding(self, row: int) -> None:

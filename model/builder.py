@@ -14,12 +14,13 @@ from typing import Any
 import numpy as np
 
 from . import schema as S
-from .nesting import assign_depths, run_order
+from .errors import TraceInvariantError
+from .nesting import MAX_DEPTH, assign_depths, run_order
 from .strings import StringTable
 from .table import Table
 from .trace import Trace
 
-NO_DEPTH = 0xFFFF  # a slice depth to be computed by build()
+NO_DEPTH = MAX_DEPTH  # a slice depth to be computed by build()
 
 
 class _Columns:
@@ -28,14 +29,15 @@ class _Columns:
     def __init__(self, schema: S.TableSchema) -> None:
         self.schema = schema
         self.rows: dict[str, list] = {c: [] for c in schema.names}
+        self.columns = list(self.rows.values())  # add_row appends to them in column order
         self.batches: list[dict[str, np.ndarray]] = []
         self.count = 0
         self.kept = False  # the one batch so far was handed over (copy=False): the table can be it
         self.ordered = False  # the one batch so far came in the table's sorted order (ordered=True)
 
     def add_row(self, *values: Any) -> int:
-        for col, v in zip(self.schema.names, values, strict=True):
-            self.rows[col].append(v)
+        for column, v in zip(self.columns, values, strict=True):
+            column.append(v)
         self.ordered = False
         self.count += 1
         return self.count - 1
@@ -56,6 +58,7 @@ class _Columns:
                 {c: np.asarray(v, dtype=self.schema.dtype(c)) for c, v in self.rows.items()}
             )
             self.rows = {c: [] for c in self.schema.names}
+            self.columns = list(self.rows.values())
 
     def table(self) -> Table:
         self._flush_rows()
@@ -276,6 +279,10 @@ class TraceBuilder:
             depth = depth.copy()
             depth[missing] = assign_depths(sl["track"][missing], sl["start_ns"][missing], sl["dur_ns"][missing])
             sl["depth"] = depth
+        if len(depth) and depth.max() >= MAX_DEPTH:  # uint16 depths saturate: the slices would overlap
+            track = int(sl["track"][np.argmax(depth)])
+            raise TraceInvariantError(f"slices of track {track} nest deeper than {MAX_DEPTH - 1:,} levels, "
+                                      f"more than a trace holds")
         order = run_order(sl["track"], sl["depth"], sl["start_ns"])
         new_id = np.empty(len(order), dtype=np.int64)
         new_id[order] = np.arange(len(order), dtype=np.int64)

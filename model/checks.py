@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .nesting import slice_ends
+from .nesting import MAX_DEPTH, slice_ends
 from .schema import STRING_COLUMNS, TrackKind
 
 if TYPE_CHECKING:
@@ -32,6 +32,15 @@ def _sorted_by(keys: list[np.ndarray]) -> int:
     return -1
 
 
+def in_parent_loop(parent: np.ndarray) -> int:
+    """The first track whose chain of parents never reaches a root (it loops), or -1. Parents
+    must lie in [-1, len); by pointer doubling, in log2(len) vectorised steps."""
+    anc = parent.astype(np.int64)
+    for _ in range(max(len(parent), 1).bit_length() + 1):  # ancestors 2, 4, 8 … levels up
+        anc = np.where(anc >= 0, anc[np.maximum(anc, 0)], -1) if len(anc) else anc
+    return _first(anc >= 0) if (anc >= 0).any() else -1
+
+
 def check_trace(trace: Trace) -> list[str]:
     """All invariant violations of ``trace`` as one-line messages."""
     problems: list[str] = []
@@ -49,11 +58,15 @@ def check_trace(trace: Trace) -> list[str]:
     if n_tracks:
         if tr.parent.min() < -1 or tr.parent.max() >= n_tracks:
             problems.append("tracks.parent refers to a track that does not exist")
+        elif (loop := in_parent_loop(tr.parent)) >= 0:
+            problems.append(f"track {loop} is its own ancestor (tracks.parent loops)")
         if tr.kind.max() > max(TrackKind):
             problems.append(f"tracks.kind has unknown value {int(tr.kind.max())}")
 
     sl = trace.slices
     if n_slices:
+        if sl.depth.max() >= MAX_DEPTH:
+            problems.append(f"slice {_first(sl.depth >= MAX_DEPTH)} nests deeper than {MAX_DEPTH - 1:,} levels")
         if sl.track.min() < 0 or sl.track.max() >= n_tracks:
             problems.append("slices.track refers to a track that does not exist")
         if (sl.dur_ns < 0).any():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+NOT_A_FILE = "not a regular file (a pipe or a device?): save it to a file and open that"
+
 
 class AccelviewError(Exception):
     """Base class of every error caused by user input (files, arguments).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import CaptureError
+from .errors import NOT_A_FILE, CaptureError
 from .store.h5io import is_hdf5
 from .store.reader import Cancel, Progress, load_capture
 from .trace import Trace
@@ -19,6 +19,8 @@ def load_trace(path: str | Path, progress: Progress | None = None, cancel: Cance
     p = Path(path)
     if not p.exists():
         raise CaptureError(p, "no such file")
+    if not (p.is_file() or p.is_dir()):  # reading a pipe or a device could wait, or never end
+        raise CaptureError(p, NOT_A_FILE)
     if p.is_file() and (is_hdf5(p) or p.suffix.lower() in CAPTURE_SUFFIXES):
         return load_capture(p, progress, cancel)
     from .importers import find_importer

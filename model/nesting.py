@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+MAX_DEPTH = 0xFFFF  # depths are uint16 and this value means "not computed yet": real ones stay below it
+
 
 def slice_ends(start_ns: np.ndarray, dur_ns: np.ndarray) -> np.ndarray:
     """End timestamps (start + duration) as int64."""

@@ -189,6 +189,13 @@ def _set(name: str, row: int | slice, value: int) -> Case:
     return case
 
 
+def _parents_loop(f: h5py.File, tmp: Path) -> None:
+    """Tracks 0 and 1 each the other's parent."""
+    parent = f["tracks/parent"][()].astype("i4")
+    parent[0], parent[1] = 1, 0
+    _replace(f, "tracks/parent", parent)
+
+
 def _staging_external(f: h5py.File, tmp: Path) -> None:
     """An unfinished capture (recovered from its staging area) whose staged blob lives outside."""
     external_storage_blob(f, tmp)
@@ -253,5 +260,7 @@ CASES: dict[str, tuple[Case, str, tuple[int, int, int]]] = {
     "args row past the args table": (_set("slices/args", 0, 10_000), "arg", REFUSED),
     "string offset past the blob": (_set("strings/offsets", -1, 1 << 40), "string table", REFUSED),
     "string offsets going backwards": (_set("strings/offsets", 2, 0), "string table", REFUSED),
+    "track its own parent": (_set("tracks/parent", 1, 1), "its own ancestor", REFUSED),
+    "tracks parents of each other": (_parents_loop, "its own ancestor", REFUSED),
     "soft link inside the file (allowed)": (soft_link_inside, "", (0, 0, 0)),
 }

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CaptureError
+from ..errors import NOT_A_FILE, CaptureError
 from ..trace import Trace
 from . import chrome_json, kineto
 
@@ -58,6 +58,8 @@ def import_trace(path: str | Path, progress: Progress | None = None) -> Trace:
     p = Path(path)
     if not p.exists():
         raise CaptureError(p, "no such file or directory")
+    if not (p.is_file() or p.is_dir()):
+        raise CaptureError(p, NOT_A_FILE)
     importer = find_importer(p)
     if importer is None:
         if p.is_file() and p.stat().st_size == 0:

@@ -17,12 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from ..builder import TraceBuilder
-from ..errors import CaptureError
+from ..errors import CaptureError, TraceInvariantError
+from ..jsonvalues import bounded
 from ..schema import TrackKind
 from ..trace import Trace
 from .pipeline.assemble import Assembler, Lanes
 from .pipeline.digest_worker import Helper, HelperFailed, helper_allowed
+from .pipeline.export_header import check_header
 from .pipeline.reading import digester, read_file
+from .pipeline.stream import nested_too_deep
 
 Progress = Callable[[float], None]
 
@@ -63,7 +66,7 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
         b.strings.intern(cat)
     asm = Assembler(b)
     metas: list[dict[str, Any]] = []
-    restored: dict[str, Any] = {}
+    restored: dict[str, Any] | None = None  # the metadata accelview's own export carries (perhaps none)
     total: Counter = Counter()
     per_file: dict[str, dict[str, int]] = {}
     work = digester(profile.skip_args, profile.skip_flow_cats)
@@ -75,29 +78,42 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
                     progress((i + f) / len(paths))
 
             try:
-                collected, meta = read_file(path, work, file_progress, helper)
-            except HelperFailed:  # e.g. a batch cut inside a string: read the file again, alone
-                helper.close()
-                helper = None
-                collected, meta = read_file(path, work, file_progress)
+                try:
+                    collected, meta = read_file(path, work, file_progress, helper)
+                except HelperFailed:  # e.g. a batch cut inside a string: read the file again, alone
+                    helper.close()
+                    helper = None
+                    collected, meta = read_file(path, work, file_progress)
+            except RecursionError:  # wherever the decoder met it (the stream names most places)
+                raise CaptureError(path, nested_too_deep("the file")) from None
             metas.append(meta)
             explicit = meta.get("accelview") if isinstance(meta.get("accelview"), dict) else None
-            if explicit is not None and isinstance(explicit.get("tracks"), list):
+            if explicit is not None and "tracks" in explicit:
                 try:
+                    check_header(explicit)
                     asm.add_file(collected, profile.lanes, 0, -1, explicit=explicit)
                 except (ValueError, TypeError, KeyError) as e:
                     raise CaptureError(path, f"broken accelview track table: {e}") from None
-                restored.update(explicit.get("metadata") or {})
+                kept = explicit.get("metadata")
+                restored = restored or {}
+                if isinstance(kept, dict):
+                    restored.update(bounded(kept))
+                else:
+                    collected.stats["export_metadata_not_an_object"] += 1
             else:
                 root = profile.root(meta, i, path)
                 parent = -1 if root is None else b.add_track(root[0], TrackKind.HOST, host=root[1], sort=root[2])
-                asm.add_file(collected, profile.lanes, profile.offset_ns(meta), parent)
+                try:
+                    offset = profile.offset_ns(meta)
+                except ValueError as e:
+                    raise CaptureError(path, str(e)) from None
+                asm.add_file(collected, profile.lanes, offset, parent)
             per_file[path.name] = dict(collected.stats)
             total.update(collected.stats)
     finally:
         if helper is not None:
             helper.close()
-    if restored:
+    if restored is not None:
         b.metadata.update(restored)
     else:
         profile.describe(b, metas, paths)
@@ -106,7 +122,10 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
     if len(paths) > 1:
         stats["files"] = per_file
     b.metadata["import_stats"] = stats
-    trace = b.build(source=source or str(paths[0]))
+    try:
+        trace = b.build(source=source or str(paths[0]))
+    except TraceInvariantError as e:
+        raise CaptureError(source or paths[0], str(e)) from None
     if progress is not None:
         progress(1.0)
     return trace

@@ -9,16 +9,19 @@ absolute ns timestamps, so a directory of ranks opens as one trace (docs/IMPORT.
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..builder import TraceBuilder
 from ..errors import CaptureError
+from ..jsonvalues import bounded
 from ..schema import TrackKind
 from ..trace import Trace
 from .chrome_json import Profile, Progress, import_files
 from .pipeline.assemble import Lane, Lanes, _sort
+from .pipeline.events import MAX_NS
 from .pipeline.stream import open_maybe_gzip
 
 DEVICE_CATEGORIES = frozenset({
@@ -41,7 +44,7 @@ class KinetoLanes(Lanes):
         labels = str(meta.get(("process_labels", pid, None), ""))
         name = meta.get(("process_name", pid, None))
         sort = _sort(meta.get(("process_sort_index", pid, None)))
-        if isinstance(pid, int) and (labels.startswith(DEVICE_LABELS) or cats & DEVICE_CATEGORIES):
+        if _small_int(pid, 2**15) and (labels.startswith(DEVICE_LABELS) or cats & DEVICE_CATEGORIES):
             return Lane(TrackKind.DEVICE, labels or f"GPU {pid}", device=pid, sort=sort)
         if not isinstance(pid, int):
             return Lane(TrackKind.OTHER, str(pid) or "trace", sort=sort)
@@ -77,9 +80,14 @@ class KinetoProfile(Profile):
         return f"rank {rank}", str(meta.get("host_name", "")), rank
 
     def offset_ns(self, meta: dict[str, Any]) -> int:
-        """Kineto writes timestamps relative to ``baseTimeNanoseconds`` when it has one."""
+        """Kineto writes timestamps relative to ``baseTimeNanoseconds`` when it has one (an
+        integer in [0, 2**61] ns, else ``ValueError``: timestamps would wrap around int64)."""
         base = meta.get("baseTimeNanoseconds", 0)
-        return base if isinstance(base, int) else 0
+        if not isinstance(base, int) or isinstance(base, bool):
+            return 0
+        if not 0 <= base <= MAX_NS:
+            raise ValueError(f"baseTimeNanoseconds {base} is out of range (0 to {MAX_NS:,} ns)")
+        return base
 
     def describe(self, builder: TraceBuilder, metas: list[dict[str, Any]], paths: Sequence[Path]) -> None:
         """Ranks, world size, backend and device properties into the metadata."""
@@ -91,21 +99,27 @@ class KinetoProfile(Profile):
                           "backend": info.get("backend"), "file": path.name,
                           "host_name": meta.get("host_name"),
                           "baseTimeNanoseconds": meta.get("baseTimeNanoseconds")})
-        builder.metadata["ranks"] = ranks
-        sizes = {r["world_size"] for r in ranks if r["world_size"] is not None}
+        builder.metadata["ranks"] = ranks = bounded(ranks)
+        sizes = {r["world_size"] for r in ranks if _small_int(r["world_size"])}
         builder.metadata["world_size"] = max(sizes) if sizes else len(ranks)
         first = metas[0]
         if isinstance(first.get("distributedInfo"), dict):
-            builder.metadata["distributedInfo"] = first["distributedInfo"]
+            builder.metadata["distributedInfo"] = bounded(first["distributedInfo"])
         if isinstance(first.get("deviceProperties"), list):
-            builder.metadata["deviceProperties"] = first["deviceProperties"]
+            builder.metadata["deviceProperties"] = bounded(first["deviceProperties"])
+
+
+def _small_int(v: Any, limit: int = 2**31) -> bool:
+    """A non-negative int (not a bool) below ``limit``: what a track's sort order (int32) or
+    device number (int16, ``limit`` 2**15) can hold."""
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < limit
 
 
 def rank_of(meta: dict[str, Any], index: int) -> int:
-    """The file's rank from ``distributedInfo``, else its position in the directory."""
+    """The file's rank from ``distributedInfo`` (a non-negative int32), else its position in the directory."""
     info = meta.get("distributedInfo")
     rank = info.get("rank") if isinstance(info, dict) else None
-    return rank if isinstance(rank, int) else index
+    return rank if _small_int(rank) else index
 
 
 KINETO_MARKERS = (b'"schemaVersion"', b'"distributedInfo"', b'"deviceProperties"', b'"ac2g"', b'"cuda_runtime"')
@@ -132,7 +146,7 @@ def read_head(path: Path, n: int = 65536) -> bytes:
                 if not chunk:
                     break
                 parts.append(chunk)
-    except (OSError, EOFError):
+    except (OSError, EOFError, zlib.error):  # the reader reports it
         pass
     return b"".join(parts)[:n]
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import schema as S
 from ..errors import AccelviewError, CaptureError
+from ..jsonvalues import bounded
 from ..strings import StringTable
 from ..table import Table
 from ..trace import SliceRuns, Trace, window_in_run
@@ -70,7 +71,7 @@ class CaptureFile:
         metadata = attrs.get("metadata")
         if not isinstance(metadata, dict | None):
             raise CaptureError(self.path, f"its metadata attribute is a {type(metadata).__name__}, not a JSON object")
-        self.metadata: dict[str, Any] = metadata or {}
+        self.metadata: dict[str, Any] = bounded(metadata or {})  # printed and saved again by recursive encoders
         self.finalized = self._flag(attrs, "finalized")
         self.complete = self._flag(attrs, "complete") and self.finalized
         self.incomplete_reason = str(attrs.get("incomplete_reason", "")) or (

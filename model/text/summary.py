@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..importstats import import_problems
 from ..schema import TrackKind
 from ..trace import Trace
 from .values import MISSING, format_count, format_duration
@@ -48,6 +49,7 @@ def summarize(trace: Trace) -> dict[str, Any]:
         "instants": len(trace.instants),
         "op_counters": len(trace.tables["op_counters"]),
         "per_track_kind": per_kind,
+        "import_problems": import_problems(trace.metadata),
         "metadata": trace.metadata,
     }
 
@@ -72,4 +74,7 @@ def format_summary(s: dict[str, Any]) -> str:
     for kind, row in s["per_track_kind"].items():
         lines.append(f"  {kind:<16}" + "".join(f"{format_count(row[k]):>{w}}" for k, w in (
             ("tracks", 8), ("slices", 14), ("flows", 12), ("counter_samples", 14))))
+    if s.get("import_problems"):
+        lines += ["", "  import stats (input the reader skipped or clamped; the rest loaded)"]
+        lines += [f"  {k.replace('_', ' '):<40}{v:>14,}" for k, v in s["import_problems"].items()]
     return "\n".join(lines)

@@ -191,8 +191,11 @@ class Assembler:
         proc_lane: dict[Any, Lane] = {}
         pids = list(dict.fromkeys([k[0] for k in thread_keys] + [a[0] for a in c.asyncs] + [k[0] for k in c.counters]
                                   + [i[1] for i in c.instants if i[0] == "p"]))
+        cats_of_pid: dict[Any, set[str]] = {}
+        for i, k in enumerate(thread_keys):  # one pass: a scan of every thread per process is quadratic
+            cats_of_pid.setdefault(k[0], set()).update(cats_of[i])
         for pid in pids:
-            pcats = set().union(*[cats_of[i] for i, k in enumerate(thread_keys) if k[0] == pid])
+            pcats = cats_of_pid.get(pid, set())
             lane = proc_lane[pid] = lanes.process(pid, c.meta, pcats)
             proc_track[pid] = b.add_track(lane.name, lane.kind, parent, device=lane.device, sort=lane.sort)
         thread_track = np.empty(len(thread_keys), dtype=np.int32)

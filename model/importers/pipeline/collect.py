@@ -120,8 +120,9 @@ class Collector:
             c.asyncs.append((e.pid, e.cat, event_id(e), e.name, ts, ASYNC_PHASES[ph], order,
                              c.args.add(args) if ph != "e" else -1))
         elif ph in FLOW_PHASES:
+            xslice = e.xslice if 0 <= e.xslice < 2**62 else -1  # beyond any file's events: none named
             c.flows.append((c.threads.id((e.pid, e.tid)), ts, ph, e.bp == "e" or ph == "s", e.cat, event_id(e),
-                            order, e.xslice))
+                            order, xslice))
         else:
             c.stats[f"skipped_phase_{ph or 'missing'}"] += 1
             c.stats["skipped_events"] += 1

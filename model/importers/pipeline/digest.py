@@ -19,13 +19,50 @@ import numpy as np
 
 from ...schema import ArgKind
 from .args import dict_rows
-from .events import NO_ARGS, Event, decode_events, dur_to_ns, timestamps_ns
+from .events import NO_ARGS, Event, decode_events, dur_to_ns, event_times_us, in_range_us, timestamps_ns
 from .interner import Interner
 from .repeats import collapse_repeats
 
 FLOW_PHASES = frozenset("stf")
 ARG_PHASES = frozenset("BiIRCbnSF")  # the rarer phases whose arguments are kept (F: as ever, though it ends)
 _decode_any = msgspec.json.Decoder().decode
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def decode_args(raws: list[bytes], stats: dict[str, int]) -> list[Any]:
+    """Decode events' raw ``args`` at once; when that fails, one by one, each one that does not
+    decode (invalid UTF-8, a number beyond float64) becoming ``{}`` and counted."""
+    try:
+        return _decode_any(b"[" + b",".join(raws) + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        pass
+    out: list[Any] = []
+    for raw in raws:
+        try:
+            out.append(_decode_any(raw))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            out.append({})
+            stats["unreadable_args"] = stats.get("unreadable_args", 0) + 1
+    return out
+
+
+def _in_range(d: Digest, evs: list[Event], index: np.ndarray) -> tuple[list[Event], np.ndarray]:
+    """The events whose timestamps are in range (``in_range_us``); the others counted."""
+    ok = in_range_us(event_times_us(evs))
+    if ok.all():
+        return evs, index
+    d.stats["timestamps_out_of_range"] = d.stats.get("timestamps_out_of_range", 0) + int((~ok).sum())
+    return [e for e, keep in zip(evs, ok.tolist(), strict=True) if keep], index[ok]
+
+
+def _int64s(values: list[int], d: Digest, what: str) -> np.ndarray:
+    """``values`` as int64, those beyond it -1 and counted as ``{what}_out_of_range``."""
+    try:
+        return np.array(values, dtype=np.int64)
+    except OverflowError:
+        bad = [not INT64_MIN <= v <= INT64_MAX for v in values]
+        d.stats[f"{what}_out_of_range"] = d.stats.get(f"{what}_out_of_range", 0) + sum(bad)
+        return np.array([-1 if b else v for v, b in zip(values, bad, strict=True)], dtype=np.int64)
 
 
 @dataclass
@@ -115,11 +152,12 @@ def _others(d: Digest, evs: list[Event], index: np.ndarray, position: np.ndarray
             d.stats[key] = d.stats.get(key, 0) + 1
         kept = [i for i, skip in enumerate(skipped) if not skip]
         evs, index, position = [evs[i] for i in kept], index[kept], position[kept]
+    evs, kept_at = _in_range(d, evs, np.arange(len(evs)))
+    index, position = index[kept_at], position[kept_at]
     with_args = [i for i, e in enumerate(evs) if e.args and e.ph in ARG_PHASES]
     args: list[Any] = [{}] * len(evs)
     if with_args:
-        for i, a in zip(with_args, _decode_any(b"[" + b",".join([evs[i].args for i in with_args]) + b"]"),
-                        strict=True):
+        for i, a in zip(with_args, decode_args([evs[i].args for i in with_args], d.stats), strict=True):
             args[i] = a if isinstance(a, dict) else {"value": a}
     for e in evs:
         e.args = NO_ARGS  # decoded: the raw text is not needed (nor pickled)
@@ -141,15 +179,14 @@ def _complete(d: Digest, evs: list[Event], index: np.ndarray, text: bytes, strin
               skip_args: frozenset[str]) -> None:
     """Columns of the complete events; their kept arguments as typed rows. (List comprehensions:
     the fastest way to read one field of many Structs.)"""
+    evs, index = _in_range(d, evs, index)
     n = len(evs)
-    dur = dur_to_ns(np.array([e.dur for e in evs], dtype=np.float64))
-    neg = dur < 0
-    if neg.any():
-        d.stats["negative_durations_clamped"] = int(neg.sum())
-        dur[neg] = 0
+    if not n:
+        return
+    dur = dur_to_ns(np.array([e.dur for e in evs], dtype=np.float64), d.stats)
     # A top-level correlation is accelview's (Kineto's is in args). Reading the field of every
     # event costs less than looking for its key in the batch's bytes.
-    corr = np.array([e.correlation for e in evs], dtype=np.int64)
+    corr = _int64s([e.correlation for e in evs], d, "correlations")
     # A batch holds few distinct (pid, tid, cat, name): each is looked up once, as one key, and
     # the tables get their values in order of first use, as if each column were interned alone.
     combos: dict[tuple, int] = {}
@@ -166,8 +203,7 @@ def _complete(d: Digest, evs: list[Event], index: np.ndarray, text: bytes, strin
         raws = [evs[j].args for j in np.flatnonzero(kept).tolist()]
         keep = np.flatnonzero(kept)[np.array([len(r) for r in raws], dtype=np.int64) > 0].tolist()
         if keep:
-            _arguments(d, keep, _decode_any(b"[" + b",".join([evs[j].args for j in keep]) + b"]"), corr, arg_ids,
-                       strings)
+            _arguments(d, keep, decode_args([evs[j].args for j in keep], d.stats), corr, arg_ids, strings)
     d.x = {"thread": thread, "ts": timestamps_ns(evs, index, text), "dur": dur, "name": name, "cat": cat,
            "corr": corr, "args": arg_ids}
     d.cats, d.threads = list(cats), list(threads)
@@ -205,7 +241,7 @@ def _metadata(d: Digest, evs: list[Event]) -> None:
     last = dict(zip([(e.name, e.pid, e.tid) for e in evs], range(len(evs)), strict=True))
     for i in sorted(last.values()):
         e = evs[i]
-        args = _decode_any(e.args) if e.args else {}
+        args = decode_args([e.args], d.stats)[0] if e.args else {}
         if not isinstance(args, dict):
             args = {"value": args}
         d.meta.append((e.name, e.pid, e.tid, args.get("name", args.get("labels", args.get("sort_index")))))

@@ -38,7 +38,7 @@ def read_file(path: Path, work: Work, progress: Progress | None = None,
     if helper is None:
         for digest in stream.batches(work):
             collector.add(digest)
-        return collector.c, stream.metadata
+        return _ended(collector, stream)
 
     def send(events: memoryview) -> Job | None:
         return helper.submit(events) if helper.pending() < HELPER_QUEUE else None
@@ -60,6 +60,12 @@ def read_file(path: Path, work: Work, progress: Progress | None = None,
                 raise HelperFailed(str(e)) from e
         else:
             _take(waiting, collector, helper)
+    return _ended(collector, stream)
+
+
+def _ended(collector: Collector, stream: EventStream) -> tuple[Collected, dict[str, Any]]:
+    if stream.tail_skipped:
+        collector.c.stats["metadata_after_events_skipped"] += 1
     return collector.c, stream.metadata
 
 

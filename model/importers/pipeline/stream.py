@@ -5,6 +5,11 @@ plain or gzipped) block by block and hands out byte strings that each hold a JSO
 whole events, so memory follows one batch, not the file; other top-level keys go to
 ``metadata``. A batch ends at a ``}`` followed by ``,`` or ``]``; where that byte lies inside a
 string the prefix does not decode, and ``split`` moves to the previous candidate.
+
+Nothing is buffered without bound: one event or the header before the events longer than
+``MAX_EVENT_BYTES`` (a gzip bomb of one long string) is refused, and keys after the events
+that are longer are left unread (``tail_skipped``): the events are all read; JSON nested
+deeper than the decoder's recursion limit is refused (``nested_too_deep``).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import gzip
 import queue
 import re
+import sys
 import threading
 import zlib
 from collections.abc import Callable, Iterator
@@ -42,6 +48,7 @@ _WHITESPACE = re.compile(rb"[ \t\r\n]*")
 _LEADING = re.compile(rb"(?:[ \t\r\n]|\xef\xbb\xbf)*")  # whitespace and a byte order mark before the JSON
 _METADATA_PH = re.compile(rb'^[ \t\r\n]*\{[^{}]*"ph"[ \t\r\n]*:[ \t\r\n]*"M"')  # an event that opens with its phase M
 PH_PROBE = 256  # bytes of a batch's start looked at for it
+MAX_EVENT_BYTES = 64 << 20  # one event, the header or the tail longer than this is refused, not buffered
 
 
 def open_maybe_gzip(path: Path) -> tuple[BinaryIO, BinaryIO]:
@@ -109,9 +116,14 @@ class EventStream:
         self.bytes_read = 0
         self.fraction = 0.0  # of the (compressed) file read
         self.ends_at_event = False  # the last chunk read ends with "}," and the next starts with "{"
+        self.tail_skipped = False  # whether the keys after the events (over MAX_EVENT_BYTES) were left unread
 
     def _error(self, problem: str) -> CaptureError:
         return CaptureError(self.path, problem)
+
+    def _too_long(self, what: str, at: int) -> CaptureError:
+        return self._error(f"{what} is longer than {MAX_EVENT_BYTES >> 20} MiB (after byte {at}); "
+                           f"not a trace accelview reads")
 
     def _reader(self) -> Iterator[bytes]:
         """Blocks of the decompressed file, read ahead by a thread: zlib releases the GIL, so
@@ -212,6 +224,8 @@ class EventStream:
             if result is None:
                 if eof:
                     raise self._error(self._describe_bad(buf[start:]))
+                if len(buf) - start > MAX_EVENT_BYTES:
+                    raise self._too_long("an event", self.bytes_read - (len(buf) - start))
                 more = True
                 start, comma = before  # else a second comma after a read would pass as the first
                 continue
@@ -263,26 +277,32 @@ class EventStream:
         result = self._try(buf, start, start + end, decode) if end > 0 else None
         return result if result is not None else (None, 0, False)
 
-    @staticmethod
-    def _try(buf: bytes, start: int, end: int, decode: Callable[[bytes], Any]) -> tuple[Any, int, bool] | None:
+    def _try(self, buf: bytes, start: int, end: int, decode: Callable[[bytes], Any]) -> tuple[Any, int, bool] | None:
         text = _batch(buf, start, end)
         try:
-            return decode(text), end, False
-        except msgspec.ValidationError:
-            raise
-        except msgspec.DecodeError as e:
-            m = _TRAILING.search(str(e))
-            if m:  # the events array closed inside this run: decode up to its ']'
-                n = text.rfind(b"]", 0, int(m.group(1)) - 1) + 1  # msgspec reports 1 + the offset
-                return decode(text[:n]), start + n - 1, True
+            try:
+                return decode(text), end, False
+            except msgspec.ValidationError:
+                raise
+            except msgspec.DecodeError as e:
+                m = _TRAILING.search(str(e))
+                if m:  # the events array closed inside this run: decode up to its ']'
+                    n = text.rfind(b"]", 0, int(m.group(1)) - 1) + 1  # msgspec reports 1 + the offset
+                    return decode(text[:n]), start + n - 1, True
+        except RecursionError:
+            raise self._error(nested_too_deep(f"traceEvents after byte {self.bytes_read - len(buf) + start}")) from None
         return None
 
     def _describe_bad(self, buf: bytes) -> str:
+        """What is wrong with the events in ``buf``, the rest of the file."""
         offset = self.bytes_read - len(buf)
         try:
             msgspec.json.decode(b"[" + buf.rstrip(_WS).rstrip(b",") + b"]")
+        except RecursionError:
+            return nested_too_deep(f"traceEvents after byte {offset}")
         except msgspec.DecodeError as e:
-            if "truncated" in str(e).lower():
+            closed = buf.rstrip(_WS)[-1:] in (b"]", b"}")  # msgspec says "truncated" of some bad strings too
+            if "truncated" in str(e).lower() and not closed:
                 return f"truncated: the file ends inside an event (after byte {offset})"
             return f"malformed JSON in traceEvents after byte {offset}: {e}"
         return f"malformed JSON in traceEvents after byte {offset}"
@@ -293,6 +313,8 @@ class EventStream:
         head = b""
         for chunk in blocks:
             head += chunk
+            if len(head) > MAX_EVENT_BYTES + self.block:
+                raise self._too_long("the header before traceEvents", 0)
             first = _LEADING.match(head).end()
             if first == len(head):
                 continue
@@ -314,8 +336,14 @@ class EventStream:
         raise self._error("not Chrome trace JSON")
 
     def _read_tail(self, rest: bytes, blocks: Iterator[bytes]) -> None:
-        rest += b"".join(blocks)
-        rest = rest.strip(_WS)
+        parts, size = [rest], len(rest)
+        for chunk in blocks:
+            parts.append(chunk)
+            size += len(chunk)
+            if size > MAX_EVENT_BYTES:  # e.g. a systrace's systemTraceEvents string: the events are read
+                self.tail_skipped = True  # and the rest is not read: it may be a gzip bomb
+                return
+        rest = b"".join(parts).strip(_WS)
         if self.array_form:
             if rest:
                 raise self._error("unexpected data after the event array")
@@ -326,6 +354,8 @@ class EventStream:
     def _decode_object(self, text: bytes, where: str) -> dict[str, Any]:
         try:
             obj = msgspec.json.decode(text)
+        except RecursionError:
+            raise self._error(nested_too_deep(f"the trace's {where}")) from None
         except msgspec.DecodeError as e:
             if "truncated" in str(e).lower():
                 raise self._error(f"truncated: the file ends inside its {where}") from None
@@ -333,6 +363,12 @@ class EventStream:
         if not isinstance(obj, dict):
             raise self._error(f"malformed trace {where}")
         return obj
+
+
+def nested_too_deep(where: str) -> str:
+    """The problem of JSON nested deeper than the decoder goes (it stops at Python's recursion
+    limit, with a RecursionError, before the stack could overflow)."""
+    return f"JSON nested deeper than {sys.getrecursionlimit():,} levels in {where}; not a trace accelview reads"
 
 
 def event_cut(block: bytes) -> int:
