@@ -21,7 +21,7 @@ import numpy as np
 from .. import schema as S
 from ..builder import NO_DEPTH, TraceBuilder
 from ..errors import CaptureError
-from ..strings import StringTable, encode_strings
+from ..strings import StringTable, encode_strings, valid_text, valid_texts
 from ..table import Table
 from ..trace import SliceRuns, Trace
 from .finalize import FinalizeLimits, finalize_staged
@@ -49,8 +49,8 @@ def _refuse_existing(path: Path, overwrite: bool) -> None:
 def _root_attrs(metadata: Mapping[str, Any], complete: bool, reason: str, finalized: bool) -> dict[str, Any]:
     attrs = {
         "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "tool_version": TOOL_VERSION,
-        "chunk_rows": CHUNK_ROWS, "complete": complete, "incomplete_reason": reason, "finalized": finalized,
-        "metadata": dict(metadata),
+        "chunk_rows": CHUNK_ROWS, "complete": complete, "incomplete_reason": valid_text(reason),
+        "finalized": finalized, "metadata": valid_texts(dict(metadata)),
     }
     if not (metadata.get("capture") or {}).get("deterministic"):  # a deterministic capture: its inputs alone
         attrs["created"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
@@ -230,7 +230,7 @@ class CaptureWriter:
                 for col in table.schema.names:
                     f.append(f"staging/{name}/{col}", table[col][done:], CHUNK_ROWS)
                 self._small_written[name] = len(table)
-        f.set_attrs("/", metadata=dict(self.builder.metadata))
+        f.set_attrs("/", metadata=valid_texts(dict(self.builder.metadata)))
         f.flush()
 
     def close(self, complete: bool = True, reason: str = "") -> CaptureSummary:
