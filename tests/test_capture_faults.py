@@ -4,11 +4,15 @@ unbounded options. What was recorded survives each of them."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
+from accelview.app.cli.main import main
+from accelview.capture.protocol import wire
 from accelview.capture.protocol.config import CaptureConfig
 from accelview.capture.service.runner import CaptureService
+from accelview.capture.tracer.recorder import traced_simulator
 from accelview.model.store.reader import load_capture
 from accelview.model.strings import StringTable, encode_strings, valid_text
 from profile_scripts import api_slices, write_script
@@ -44,3 +48,70 @@ def test_names_and_arguments_that_are_not_utf8_are_stored_escaped(tmp_path, live
     assert "r\\xff" in trace.strings.strings()
     assert trace.metadata["profile"]["argv"][-1] == "\\xff\\xfe" and "w\\xff.py" in trace.metadata["profile"]["target"]
     assert trace.self_check() == []
+
+
+def _session_frames(launches: int = 200) -> list[bytes]:
+    """The frames of a traced session (SESS, a RECS per 20 calls, END), each as its bytes."""
+    frames: list[bytes] = []
+    rec = traced_simulator(CaptureConfig(flush_events=20, deterministic=True),
+                           lambda k, m, c: frames.append(b"".join(map(bytes, wire.encode(k, m, c)))))
+    dev = rec.sim.device(0)
+    for _ in range(launches):
+        dev.launch("gemm", m=8, n=256, k=256)
+    rec.finish(0)
+    return frames
+
+
+def _lie(frame: bytes, change) -> bytes:
+    """``frame`` with its JSON part changed by ``change(meta)`` (the payload as it was)."""
+    kind, jlen, plen = wire.HEADER.unpack_from(frame)
+    meta = json.loads(frame[wire.HEADER.size:wire.HEADER.size + jlen])
+    change(meta)
+    text = json.dumps(meta).encode()
+    return wire.HEADER.pack(kind, len(text), plen) + text + frame[wire.HEADER.size + jlen:]
+
+
+def _first_column_rows(meta: dict, delta: int) -> None:
+    meta["columns"][0][2] += delta
+
+
+DAMAGE = {
+    "header": lambda f: b"XXXX" + f[4:],
+    "json": lambda f: f[:wire.HEADER.size + 3] + b"\xff\x00}{" + f[wire.HEADER.size + 7:],
+    "cut short": lambda f: f[:len(f) // 2],
+    "sizes that lie (more)": lambda f: _lie(f, lambda m: _first_column_rows(m, 1000)),
+    "sizes that lie (fewer)": lambda f: _lie(f, lambda m: _first_column_rows(m, -1)),
+    "types that lie": lambda f: _lie(f, lambda m: m["columns"][0].__setitem__(1, "|O")),
+    "columns not a list": lambda f: _lie(f, lambda m: m.__setitem__("columns", {"a": 1})),
+    "a column of a string": lambda f: _lie(f, lambda m: m["columns"][0].__setitem__(1, "<U8")),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_spool_frame_is_skipped_and_counted_and_the_frames_after_it_converted(tmp_path, capsys,
+                                                                                        damage) -> None:
+    frames = _session_frames()
+    records = [i for i, f in enumerate(frames) if f[:4] == wire.RECORDS]
+    assert len(records) >= 8
+    at = records[3]
+    spool = tmp_path / ".hurt.h5.spool"
+    spool.write_bytes(b"".join([*frames[:at], DAMAGE[damage](frames[at]), *frames[at + 1:]]))
+    out = tmp_path / "hurt.h5"
+    assert main(["convert", str(spool), str(out)]) == 0
+    trace = load_capture(out)
+    assert trace.metadata["capture"]["damaged_frames"] == 1
+    assert "damaged" in trace.incomplete_reason or "could not convert" in trace.incomplete_reason
+    launches = len(api_slices(trace, "launch gemm"))
+    assert 200 - 20 <= launches < 200  # the frames after the damaged one are converted; one drain is lost
+    assert spool.exists()  # not all of it made it into the capture: kept
+    assert main(["info", str(out)]) == 0
+    assert "DAMAGED:    1 frame(s) of records skipped" in capsys.readouterr().out
+
+
+def test_a_stream_of_garbage_between_frames_is_one_damaged_stretch() -> None:
+    frames = _session_frames(60)
+    data = b"".join(frames[:2]) + b"RECS" + os.urandom(5000) + b"".join(frames[2:])
+    reader = wire.FrameReader()
+    kinds = [k for chunk in (data[i:i + 777] for i in range(0, len(data), 777)) for k, _, _ in reader.feed(chunk)]
+    kinds += [k for k, _, _ in reader.feed(b"", final=True)]
+    assert len(kinds) == len(frames) and reader.damaged == 1 and reader.skipped_bytes >= 5004

@@ -233,11 +233,15 @@ class CaptureService:
                     last_report = now
                     self._report(ingest, reader.bytes, writer, spool, pipe.buffered)
             rc = proc.wait()
-            torn = reader.pending
-            if spool is not None:
-                torn, stopped = self._convert(spool, sink, ingest, writer)
+            stream = reader
+            if spool is None:
+                for kind, meta, cols in reader.feed(b"", final=True):  # frames after a damaged one cut short
+                    sink.handle(kind, meta, cols)
+            else:
+                stream, stopped = self._convert(spool, sink, ingest, writer)
                 if stopped:
                     stop_reason = stopped if not stop_reason else f"{stop_reason}; {stopped}"
+            torn = stream.pending
         except BaseException as e:
             _signal(proc, signal.SIGKILL)
             proc.wait()
@@ -250,19 +254,28 @@ class CaptureService:
             raise
         finally:
             pipe.close()
-        if spool is not None:
-            spool.remove()
         exit_code = rc if rc >= 0 else 128 - rc
         complete, reason = self._outcome(rc, stop_reason, ingest, torn)
-        if sink.error:
-            lost = f"the service could not convert {sink.lost_frames} frame(s) of records ({sink.error})"
-            complete, reason = False, f"{reason}; {lost}" if reason else lost
+        counts, damage = _damage(stream, sink)
+        if damage:
+            complete, reason = False, f"{reason}; {damage}" if reason else damage
+        # the spool goes once all of it is in the capture; a conversion stopped early or that
+        # skipped damaged frames keeps it (convert it again, or look at it)
+        keep = spool is not None and (spool.read < spool.size or bool(counts))
+        if keep:
+            reason += (f"; all the records are still in {spool.path}: "
+                       f"accelview convert {spool.path} {writer.path} --force")
         self._report(ingest, reader.bytes, writer, spool)  # a stopped conversion: how far it got
-        writer.builder.metadata["capture"].pop("spool", None)  # converted: nothing is left in it
-        ended = {"exit_code": exit_code}
+        if not keep:
+            writer.builder.metadata["capture"].pop("spool", None)  # converted: nothing is left in it
+        ended: dict[str, Any] = {"exit_code": exit_code, **counts}
         if not cfg.deterministic:  # a deterministic capture holds nothing that depends on when it ran
             ended["wall_s"] = round(time.monotonic() - t0, 3)
         ingest.close(complete, reason, ended)
+        if spool is not None:
+            spool.file.close()
+            if not keep:
+                spool.remove()
         self.progress.bytes_written = file_size(writer.path)  # the final file (no callback: the run is over)
         return ProfileResult(writer.path, exit_code, complete, reason, self.progress, ingest.dropped)
 
@@ -274,11 +287,12 @@ class CaptureService:
         elif kind == wire.STATS:
             self._events = int(meta.get("events", self._events))
 
-    def _convert(self, spool: Spool, sink: RecordSink, ingest: Ingest, writer: CaptureWriter) -> tuple[int, str]:
+    def _convert(self, spool: Spool, sink: RecordSink, ingest: Ingest, writer: CaptureWriter
+                 ) -> tuple[FrameReader, str]:
         """Convert the spooled stream into the capture, chunk by chunk (memory stays what one chunk
-        needs). Returns the bytes of a last frame cut short, and why the conversion stopped
-        early: cancelling now stops it (cancelling the script before did not: its records are
-        converted), keeping what was converted."""
+        needs). Returns the reader (its ``pending``: the bytes of a last frame cut short), and why
+        the conversion stopped early: cancelling now stops it (cancelling the script before did
+        not: its records are converted), keeping what was converted."""
         self._cancel.clear()
         self.progress.phase = "converting"
         marks = [time.monotonic(), 0.0]  # last flush, last report
@@ -296,10 +310,10 @@ class CaptureService:
             return False
 
         reader = replay(spool, sink, after_chunk)
-        if self._cancel.is_set():
+        if self._cancel.is_set() and spool.read < spool.size:
             left = spool.size - spool.read
-            return 0, f"cancelled while converting ({left / 1e6:.1f} MB of records not converted)"
-        return reader.pending, ""
+            return reader, f"cancelled while converting ({left / 1e6:.1f} MB of records not converted)"
+        return reader, ""
 
     def _should_stop(self, elapsed: float, received: int) -> str:
         cfg = self.config
@@ -360,26 +374,40 @@ def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> Profile
         ingest = Ingest(writer)
         sink = RecordSink(ingest.handle)
         reader = FrameReader()
-        try:
-            replay(source, sink, reader=reader)
-        except ValueError as e:  # a damaged stream: keep what came before it
-            sink.error = sink.error or str(e)
+        replay(source, sink, reader=reader)
         reason = "recovered from the spool of a capture service that stopped before converting it"
         end = ingest.end
         if end is not None:
             reason += f"; the script had exited with status {end.get('exit_code')}"
         elif reader.pending:
             reason += f"; {reader.pending} B of a last, unfinished batch were lost"
-        if sink.error:
-            reason += f"; the service could not convert {max(sink.lost_frames, 1)} frame(s) ({sink.error})"
+        counts, damage = _damage(reader, sink)
+        if damage:  # the spool stays: not all of it is in the capture
+            reason += f"; {damage}; the spool {spool} is kept"
         exit_code = int(end.get("exit_code", -1)) if end is not None else -1
-        ingest.close(False, reason, {"recovered_from": spool.name})
+        ingest.close(False, reason, {"recovered_from": spool.name, **counts})
     finally:
         source.file.close()
-    spool.unlink(missing_ok=True)
+    if not counts:
+        spool.unlink(missing_ok=True)
     progress = Progress(events=int(ingest.stats.get("events", 0)), bytes_received=source.size,
                         bytes_written=file_size(writer.path), dropped=sum(ingest.dropped.values()))
     return ProfileResult(writer.path, exit_code, False, reason, progress, ingest.dropped)
+
+
+def _damage(reader: FrameReader, sink: RecordSink) -> tuple[dict[str, int], str]:
+    """What a conversion skipped as damaged: the counts the capture's metadata keeps
+    (``damaged_frames``, ``damaged_bytes``; none when nothing was) and the words of its reason."""
+    words = []
+    if reader.damaged:
+        words.append(f"skipped {reader.damaged} damaged part(s) of the stream ({reader.skipped_bytes:,} B: "
+                     f"{reader.problems[0]})")
+    if sink.lost_frames:
+        words.append(f"the service could not convert {sink.lost_frames} frame(s) ({sink.error})")
+    if not words:
+        return {}, ""
+    counts = {"damaged_frames": reader.damaged + sink.lost_frames, "damaged_bytes": reader.skipped_bytes}
+    return counts, "; ".join(words)
 
 
 def _signal(proc: subprocess.Popen, sig: int) -> None:

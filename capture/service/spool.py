@@ -75,13 +75,16 @@ class Spool:
 def replay(spool: Spool, sink: RecordSink, after_chunk: Callable[[], bool] = lambda: False,
             reader: FrameReader | None = None) -> FrameReader:
     """Hand the spooled stream's frames to ``sink``, a chunk at a time, until ``after_chunk``
-    says stop; returns the reader (its ``pending``: a last frame cut short)."""
+    says stop; returns the reader (its ``pending``: a last frame cut short; ``damaged``: damaged
+    stretches it skipped, converting the frames after them)."""
     reader = reader or FrameReader()
     for chunk in spool.chunks():
         for kind, meta, cols in reader.feed(chunk):
             sink.handle(kind, meta, cols)
         if after_chunk():
-            break
+            return reader
+    for kind, meta, cols in reader.feed(b"", final=True):  # frames after a damaged one cut short
+        sink.handle(kind, meta, cols)
     return reader
 
 
