@@ -115,3 +115,31 @@ def test_a_stream_of_garbage_between_frames_is_one_damaged_stretch() -> None:
     kinds = [k for chunk in (data[i:i + 777] for i in range(0, len(data), 777)) for k, _, _ in reader.feed(chunk)]
     kinds += [k for k, _, _ in reader.feed(b"", final=True)]
     assert len(kinds) == len(frames) and reader.damaged == 1 and reader.skipped_bytes >= 5004
+
+
+@pytest.mark.parametrize("idle", ["time.sleep(1.0)", "spin(1.0)"], ids=["sleeping", "computing"])
+def test_records_are_drained_by_time_when_the_script_stops_calling_the_runtime(tmp_path, idle) -> None:
+    """The drains used to run only inside API calls: a script that launched work, stopped calling
+    the runtime and was then killed (the OOM killer, a grace kill) left nothing of it."""
+    script = write_script(tmp_path, f"""\
+        import time
+
+        def spin(seconds):
+            t = time.monotonic()
+            while time.monotonic() - t < seconds:
+                pass
+
+        for _ in range(300):
+            dev.launch("elementwise", elements=4096)
+        {idle}
+        os.kill(os.getpid(), 9)
+        """)
+    out = tmp_path / "idle.h5"
+    result = CaptureService(CaptureConfig(output=str(out), flush_ms=20), [str(script), "0"]).run()
+    assert "SIGKILL" in result.reason
+    trace = load_capture(out)
+    assert len(api_slices(trace, "launch elementwise")) == 300
+    names = trace.strings.strings()
+    ops = trace.slices.name == names.index("elementwise")
+    assert int(ops.sum()) == 300  # the device went on executing them: their records too
+    assert trace.self_check() == []

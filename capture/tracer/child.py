@@ -23,6 +23,7 @@ import os
 import runpy
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -45,6 +46,8 @@ _TRACER = frozenset({"accelview.capture.sim", "accelview.capture.tracer.recorder
 _collectors: list[Recorder] = []  # the traced session's recorder, once the script has made it
 _forked = [False]  # True in a process the script forked: it runs untraced
 _sigterm_before = [signal.SIG_DFL]  # what SIGTERM did before the child took it over
+# the signal the flush timer wakes the script's thread with to drain (a real-time one: scripts use the others)
+FLUSH_SIGNAL = signal.SIGRTMIN + 3 if hasattr(signal, "SIGRTMIN") else None
 
 
 def _detach_after_fork(out: wire.FrameWriter) -> None:
@@ -72,6 +75,23 @@ def _on_sigterm(signum: int, frame: Any) -> None:
         rec.request_stop()
         return
     raise Terminated()
+
+
+def _on_flush_signal(signum: int, frame: Any) -> None:
+    """The flush timer's wake-up (the script has not called the runtime since a drain fell due):
+    drain here when the script's thread is in its own code; inside the simulator, the tracer or
+    a drain it does nothing, as the hook drains at the end of the call (the drain is due)."""
+    rec = _collectors[0] if _collectors and not _forked[0] else None
+    if rec is None or rec.draining or _in_tracer(frame):
+        return
+    with contextlib.suppress(Exception):  # a drain that fails here must not raise in the script's code
+        rec.idle_drain()
+
+
+def _wake_main_thread() -> None:
+    """Have the main thread (the script's) run :func:`_on_flush_signal` between two of its bytecodes."""
+    with contextlib.suppress(OSError, ValueError):
+        signal.pthread_kill(threading.main_thread().ident or 0, FLUSH_SIGNAL)
 
 
 def _in_tracer(frame: Any) -> bool:
@@ -166,10 +186,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not collector:
             collector.append(traced_simulator(config, out.send, asked, process, extra))
             collector[0].after_drain = _stop_after_drain
+            if FLUSH_SIGNAL is not None and threading.current_thread() is threading.main_thread():
+                collector[0].wake = _wake_main_thread
         return collector[0].sim
 
     api.set_profiler(factory)
     _sigterm_before[0] = signal.signal(signal.SIGTERM, _on_sigterm)
+    if FLUSH_SIGNAL is not None:
+        signal.signal(FLUSH_SIGNAL, _on_flush_signal)
     if ns.workload:
         factory({})
         code, error = run_workload(ns.workload, target)
