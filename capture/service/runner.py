@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from accelview.model.errors import CaptureError
+from accelview.model.store.reader import open_capture
 from accelview.model.store.writer import CaptureWriter
 
 from ..protocol import wire
@@ -33,7 +34,7 @@ from ..protocol.config import CaptureConfig
 from ..protocol.wire import FrameReader
 from .collector import RecordSink
 from .ingest import Ingest
-from .spool import Spool, file_size, replay, spool_of
+from .spool import Spool, file_size, replay, spool_of, staging_of
 
 PIPE_BYTES = 1 << 20  # pipe buffer asked of Linux (F_SETPIPE_SZ; the default 64 KiB stalls the child)
 MAX_BUFFERED = 16 << 20  # bytes read from the child and not yet converted, at most
@@ -182,13 +183,21 @@ class CaptureService:
                                            f"converting them (accelview convert {left} {cfg.output} --force); "
                                            "use --force to overwrite both")
         left.unlink(missing_ok=True)  # overwritten, as the capture is
-        if not cfg.live:  # what a reader of the file tells the user if this process dies before converting
-            about["spool"] = left.name
-        writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": about}, flush_rows=FLUSH_ROWS)
+        # Every mode spools what the child sends (appended as it comes: a kill cannot tear what is
+        # already there), and the rows are staged beside the output, which holds a placeholder
+        # naming the spool until the final file replaces it whole: a kill at any instant leaves
+        # the placeholder and the whole spool (`accelview convert` makes the capture of it), or
+        # the finished capture.
+        about["spool"] = left.name
+        staging = staging_of(Path(cfg.output))
+        staging.unlink(missing_ok=True)  # a killed run's
+        writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": about}, flush_rows=FLUSH_ROWS,
+                               staging=staging)
         ingest = Ingest(writer)
         sink = RecordSink(ingest.handle)
-        spool = None if cfg.live else Spool(left)
-        reader = FrameReader(columns=spool is None)  # spooling: only each frame's JSON, for the progress line
+        spool = Spool(left)
+        later = None if cfg.live else spool  # the spool converted once the script has ended (not --live)
+        reader = FrameReader(columns=later is None)  # converting later: only each frame's JSON, for the progress
         r, w = os.pipe()
         with contextlib.suppress(OSError, AttributeError):  # a deeper pipe: the child rarely waits for a flush
             fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
@@ -198,9 +207,8 @@ class CaptureService:
         except BaseException:
             os.close(r)
             os.close(w)
-            if spool is not None:
-                spool.remove()
             writer.close(False, "the profiled process could not be started")
+            spool.remove()
             raise
         os.close(w)
         self._t0 = t0 = time.monotonic()
@@ -211,8 +219,8 @@ class CaptureService:
                 data = pipe.get(0.1)
                 if data is None:
                     break
-                if spool is not None:
-                    spool.write(data)
+                spool.write(data)
+                if later is not None:
                     for kind, meta, _ in reader.feed(data):
                         self._count(kind, meta)
                 else:
@@ -226,15 +234,15 @@ class CaptureService:
                         _signal(proc, signal.SIGTERM)
                 elif now - stop_at > self.grace_s:
                     _signal(proc, signal.SIGKILL)
-                if now - last_flush >= 1.0 and spool is None:
+                if now - last_flush >= 1.0 and later is None:
                     writer.flush()
                     last_flush = now
                 if now - last_report >= REPORT_S:
                     last_report = now
-                    self._report(ingest, reader.bytes, writer, spool, pipe.buffered)
+                    self._report(ingest, reader.bytes, writer, later, pipe.buffered)
             rc = proc.wait()
             stream = reader
-            if spool is None:
+            if later is None:
                 for kind, meta, cols in reader.feed(b"", final=True):  # frames after a damaged one cut short
                     sink.handle(kind, meta, cols)
             else:
@@ -246,11 +254,11 @@ class CaptureService:
             _signal(proc, signal.SIGKILL)
             proc.wait()
             reason = f"the capture service stopped ({type(e).__name__})"
-            if spool is not None:  # kept: what the child sent, to convert once what stopped us is fixed
-                spool.file.close()
-                reason += (f"; what the script sent is in {spool.path}: "
-                           f"accelview convert {spool.path} {writer.path} --force")
-            ingest.close(False, reason)
+            spool.file.close()  # kept: what the child sent, to convert once what stopped us is fixed
+            reason += (f"; what the script sent is in {spool.path}: "
+                       f"accelview convert {spool.path} {writer.path} --force")
+            with contextlib.suppress(Exception):  # the placeholder names the spool if this fails too
+                ingest.close(False, reason)
             raise
         finally:
             pipe.close()
@@ -261,21 +269,20 @@ class CaptureService:
             complete, reason = False, f"{reason}; {damage}" if reason else damage
         # the spool goes once all of it is in the capture; a conversion stopped early or that
         # skipped damaged frames keeps it (convert it again, or look at it)
-        keep = spool is not None and (spool.read < spool.size or bool(counts))
+        keep = (later is not None and spool.read < spool.size) or bool(counts)
         if keep:
             reason += (f"; all the records are still in {spool.path}: "
                        f"accelview convert {spool.path} {writer.path} --force")
-        self._report(ingest, reader.bytes, writer, spool)  # a stopped conversion: how far it got
+        self._report(ingest, reader.bytes, writer, later)  # a stopped conversion: how far it got
         if not keep:
             writer.builder.metadata["capture"].pop("spool", None)  # converted: nothing is left in it
         ended: dict[str, Any] = {"exit_code": exit_code, **counts}
         if not cfg.deterministic:  # a deterministic capture holds nothing that depends on when it ran
             ended["wall_s"] = round(time.monotonic() - t0, 3)
         ingest.close(complete, reason, ended)
-        if spool is not None:
-            spool.file.close()
-            if not keep:
-                spool.remove()
+        spool.file.close()
+        if not keep:  # only now: until the final file is in place, the spool is what a kill leaves
+            spool.remove()
         self.progress.bytes_written = file_size(writer.path)  # the final file (no callback: the run is over)
         return ProfileResult(writer.path, exit_code, complete, reason, self.progress, ingest.dropped)
 
@@ -351,7 +358,7 @@ class CaptureService:
         p.elapsed_s, p.bytes_received = time.monotonic() - self._t0, received
         if spool is None or p.phase == "converting":
             p.events = int(ingest.stats.get("events", 0))
-            p.bytes_written = file_size(writer.path)
+            p.bytes_written = file_size(writer.staged_path)
         else:
             p.events, p.bytes_written = self._events, spool.size
         p.converted_bytes = spool.read if spool is not None else received
@@ -370,7 +377,12 @@ def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> Profile
         raise CaptureError(spool, f"cannot read: {e.strerror or e}") from None
     try:
         source.check()
-        writer = CaptureWriter(output, overwrite=overwrite, flush_rows=FLUSH_ROWS)
+        # the output holds a placeholder naming the spool until the capture replaces it whole
+        beside = spool.resolve().parent == Path(output).resolve().parent
+        staging = staging_of(Path(output))
+        staging.unlink(missing_ok=True)  # a killed conversion's
+        writer = CaptureWriter(output, overwrite=overwrite, flush_rows=FLUSH_ROWS, staging=staging,
+                               metadata={"capture": {"spool": spool.name}} if beside else None)
         ingest = Ingest(writer)
         sink = RecordSink(ingest.handle)
         reader = FrameReader()
@@ -386,9 +398,11 @@ def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> Profile
             reason += f"; {damage}; the spool {spool} is kept"
         exit_code = int(end.get("exit_code", -1)) if end is not None else -1
         ingest.close(False, reason, {"recovered_from": spool.name, **counts})
+        with open_capture(writer.path):  # never a success for a file that cannot be read back
+            pass
     finally:
         source.file.close()
-    if not counts:
+    if not counts:  # all of it is in a capture that reads back: only now is the spool not needed
         spool.unlink(missing_ok=True)
     progress = Progress(events=int(ingest.stats.get("events", 0)), bytes_received=source.size,
                         bytes_written=file_size(writer.path), dropped=sum(ingest.dropped.values()))

@@ -21,6 +21,11 @@ def spool_of(capture: Path) -> Path:
     return capture.with_name(f".{capture.name}.spool")
 
 
+def staging_of(capture: Path) -> Path:
+    """Where the service stages the rows of ``capture`` until it is finished: ``.NAME.staging`` beside it."""
+    return capture.with_name(f".{capture.name}.staging")
+
+
 class Spool:
     """The child's stream as it arrived, in a hidden file beside the capture (:func:`spool_of`):
     written while the script runs, read back in chunks to convert once it has ended
@@ -30,7 +35,9 @@ class Spool:
 
     def __init__(self, path: Path, existing: bool = False) -> None:
         self.path = path
-        self.file = open(path, "rb" if existing else "w+b")  # noqa: SIM115  (kept open; closed by remove)
+        # unbuffered: each piece received is in the file (the OS's) at once, so a kill of this
+        # process loses nothing it had read from the child
+        self.file = open(path, "rb" if existing else "w+b", buffering=-1 if existing else 0)  # noqa: SIM115
         self.size = path.stat().st_size if existing else 0
         self.read = 0
 

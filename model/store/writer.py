@@ -143,10 +143,16 @@ class CaptureWriter:
     """
 
     def __init__(self, path: str | Path, overwrite: bool = False, metadata: Mapping[str, Any] | None = None,
-                 flush_rows: int = 1 << 18, limits: FinalizeLimits | None = None) -> None:
+                 flush_rows: int = 1 << 18, limits: FinalizeLimits | None = None, staging: Path | None = None) -> None:
+        """``staging``: stage the rows in that file, not in ``path``, which then holds a placeholder
+        (an empty, unfinished capture with ``metadata``: where the records are, say) until the
+        final file replaces it whole. A kill at any instant then leaves at ``path`` either the
+        placeholder or the final capture, never a half-written file (HDF5 is not written in a
+        way that survives a kill in the middle of an append)."""
         self.path = Path(path)
         self.limits = limits or FinalizeLimits()
         _refuse_existing(self.path, overwrite)
+        self.staging = staging
         self.builder = TraceBuilder()  # holds the small tables and the string table
         self.builder.metadata.update(metadata or {})
         self._pending: dict[str, list[dict[str, np.ndarray]]] = {}
@@ -158,9 +164,17 @@ class CaptureWriter:
         # no chunk cache: appends write whole chunks (see _stage); a cache kept each open column's
         # last chunks (1 MiB a column), and the service's memory grew with the run (120 MiB at 1M
         # events, 175 MiB at 10M; 77 and 80 without)
-        self._f: H5File | None = H5File(self.path, "w", chunk_cache_bytes=0)
-        self._f.set_attrs("/", **_root_attrs(self.builder.metadata, False, "", False))
+        attrs = _root_attrs(self.builder.metadata, False, "", False)
+        if staging is not None:
+            _write_replacing(self.path, lambda f: f.set_attrs("/", **attrs))
+        self._f: H5File | None = H5File(self.staged_path, "w", chunk_cache_bytes=0)
+        self._f.set_attrs("/", **attrs)
         self._f.flush()
+
+    @property
+    def staged_path(self) -> Path:
+        """The file the rows are staged in until ``close``."""
+        return self.staging if self.staging is not None else self.path
 
     @property
     def strings(self) -> StringTable:
@@ -245,13 +259,15 @@ class CaptureWriter:
         self._f = None
         metadata = dict(self.builder.metadata)
         rows: dict[str, int] = {}
-        with H5File(self.path, "r", chunk_cache_bytes=0) as staged:  # whole chunks are read once
+        with H5File(self.staged_path, "r", chunk_cache_bytes=0) as staged:  # whole chunks are read once
 
             def finalize(out: H5File) -> None:
                 out.set_attrs("/", **_root_attrs(metadata, complete, reason, True))
                 rows.update(finalize_staged(staged, out, self.limits))
 
             _write_replacing(self.path, finalize, before_replace=staged.close)
+        if self.staging is not None:  # the final file is in place: the staged copy is not needed
+            self.staging.unlink(missing_ok=True)
         return CaptureSummary(self.path, rows, complete, reason, metadata)
 
     def abandon(self) -> None:
