@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import os
 
+import kill_points
 import pytest
 from accelview.app.cli.main import main
 from accelview.capture.protocol import wire
 from accelview.capture.protocol.config import CaptureConfig
 from accelview.capture.service.runner import CaptureService
+from accelview.capture.service.spool import spool_of, staging_of
 from accelview.capture.tracer.recorder import traced_simulator
 from accelview.model.store.reader import load_capture
 from accelview.model.strings import StringTable, encode_strings, valid_text
@@ -143,3 +145,44 @@ def test_records_are_drained_by_time_when_the_script_stops_calling_the_runtime(t
     ops = trace.slices.name == names.index("elementwise")
     assert int(ops.sum()) == 300  # the device went on executing them: their records too
     assert trace.self_check() == []
+
+
+def _size(path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+# (mode, when to kill): while the script records; while the spool is converted (the staged file
+# grows); while the final file is written (its .partial exists, the placeholder still in place)
+KILL_POINTS = {
+    "spooled, converting": (False, lambda out: _size(staging_of(out)) > 50_000),
+    "live, recording": (True, lambda out: _size(staging_of(out)) > 50_000),
+    "live, finalising": (True, lambda out: _size(spool_of(out)) > 0 and out.with_name(f".{out.name}.partial").exists()),
+}
+
+
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_a_sigkill_at_any_instant_leaves_a_readable_capture_with_every_event_flushed(tmp_path, point) -> None:
+    """The bounded CI subset of benchmarks/kill_points.py (50 random points per mode)."""
+    live, when = KILL_POINTS[point]
+    proc, out = kill_points.start(tmp_path, 4000, live)
+    assert kill_points.wait_for(proc, lambda: when(out)), "the kill point never came"
+    kill_points.kill(proc)
+    outcome = kill_points.judge(out, whole_run=-1)
+    assert outcome.readable, outcome.problem
+    assert outcome.state == "spool" and outcome.flushed > 0 and outcome.lost == 0
+    assert kill_points.leftovers(tmp_path, out) == []
+
+
+def test_a_sigkilled_service_leaves_a_spool_convert_turns_into_the_capture(tmp_path, capsys) -> None:
+    proc, out = kill_points.start(tmp_path, 4000, live=False)
+    assert kill_points.wait_for(proc, lambda: _size(spool_of(out)) > 100_000)
+    kill_points.kill(proc, service_only=True)  # the child notices the service has gone and stops
+    flushed = kill_points.spooled_events(spool_of(out))
+    assert main(["info", str(out)]) == 0
+    assert f"accelview convert {spool_of(out)} {out} --force" in capsys.readouterr().out
+    assert main(["convert", str(spool_of(out)), str(out), "--force"]) == 0
+    trace = load_capture(out)
+    assert trace.metadata["capture"]["events"] == flushed > 0 and not spool_of(out).exists()

@@ -65,6 +65,8 @@ class Spool:
         """Raise :class:`CaptureError` unless this is a stream this accelview can convert: a
         capture stream, and not an older one whose records are pickled (never loaded)."""
         head = self.file.read(HEADER.size)
+        if not head:  # a service stopped before the child sent anything: an empty capture
+            return
         if len(head) < HEADER.size or HEADER.unpack(head)[0] not in KINDS:
             raise CaptureError(self.path, "is not a capture service's spool (no capture stream in it)")
         kind, jlen, _ = HEADER.unpack(head)
