@@ -186,3 +186,159 @@ def test_a_sigkilled_service_leaves_a_spool_convert_turns_into_the_capture(tmp_p
     assert main(["convert", str(spool_of(out)), str(out), "--force"]) == 0
     trace = load_capture(out)
     assert trace.metadata["capture"]["events"] == flushed > 0 and not spool_of(out).exists()
+
+
+def _never_runs(tmp_path):
+    return write_script(tmp_path, """\
+        open(os.path.join(os.path.dirname(__file__), "ran"), "w").close()
+        """)
+
+
+@pytest.mark.parametrize("where", ["a file as folder", "/dev/full", "a full disk"])
+def test_an_output_that_cannot_be_written_fails_before_the_script_runs(tmp_path, capsys, monkeypatch, where) -> None:
+    import accelview.capture.service.runner as runner
+
+    script = _never_runs(tmp_path)
+    out = {"a file as folder": str(script / "out.h5"), "/dev/full": "/dev/full"}.get(where, str(tmp_path / "o.h5"))
+    if where == "a full disk":
+        monkeypatch.setattr(runner.shutil, "disk_usage", lambda p: DiskUsage(1 << 30, 1 << 30, 1 << 20))
+    assert main(["profile", str(script), "1", "-o", out, "--force"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and out in err and "Traceback" not in err, err
+    assert not (tmp_path / "ran").exists() and os.path.exists("/dev/full") and not os.path.isfile("/dev/full")
+
+
+def test_a_folder_without_write_permission_fails_before_the_script_runs(tmp_path, capsys) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root writes anywhere")
+    script = _never_runs(tmp_path)
+    folder = tmp_path / "ro"
+    folder.mkdir(mode=0o555)
+    assert main(["profile", str(script), "1", "-o", str(folder / "o.h5")]) == 2
+    assert "permission denied" in capsys.readouterr().err and not (tmp_path / "ro" / "o.h5").exists()
+
+
+class DiskUsage:
+    def __init__(self, total: int, used: int, free: int) -> None:
+        self.total, self.used, self.free = total, used, free
+
+
+LOOP = """\
+    for i in range(100_000):
+        dev.launch("elementwise", elements=4096)
+    """
+
+
+def test_a_disk_filling_up_stops_the_capture_while_what_was_recorded_can_be_converted(tmp_path, monkeypatch) -> None:
+    import accelview.capture.service.runner as runner
+
+    out = tmp_path / "filling.h5"
+    spool = spool_of(out)
+    real = runner.shutil.disk_usage
+
+    def usage(path):  # the disk fills once the spool holds a few drains
+        free = 1 << 20 if spool.exists() and spool.stat().st_size > 300_000 else real(path).free
+        return DiskUsage(1 << 40, 0, free)
+
+    monkeypatch.setattr(runner.shutil, "disk_usage", usage)
+    result = CaptureService(CaptureConfig(output=str(out)), [str(write_script(tmp_path, LOOP)), "0"]).run()
+    assert result.reason.startswith("the disk is almost full (1.0 MB left in ")
+    trace = load_capture(out)
+    assert trace.incomplete_reason == result.reason and trace.self_check() == []
+    assert len(api_slices(trace, "launch elementwise")) > 1000 and not spool.exists()
+
+
+def test_a_spool_write_that_fails_for_a_full_disk_stops_the_capture_and_keeps_what_was_written(
+        tmp_path, monkeypatch) -> None:
+    import errno
+
+    import accelview.capture.service.runner as runner
+
+    write = runner.Spool.write
+
+    def full(self, data: bytes) -> None:
+        if self.size > 300_000:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        write(self, data)
+
+    monkeypatch.setattr(runner.Spool, "write", full)
+    out = tmp_path / "full.h5"
+    result = CaptureService(CaptureConfig(output=str(out)), [str(write_script(tmp_path, LOOP)), "0"]).run()
+    assert result.reason.startswith("the disk is full (No space left on device; what arrived after that is lost)")
+    trace = load_capture(out)
+    assert trace.self_check() == [] and len(api_slices(trace, "launch elementwise")) > 1000
+
+
+def test_a_capture_that_cannot_be_written_at_the_end_keeps_the_placeholder_and_the_spool(tmp_path, monkeypatch,
+                                                                                       capsys) -> None:
+    import accelview.model.store.writer as writer
+    from accelview.model.errors import CaptureError
+
+    def no_room(path, write, before_replace=lambda: None):
+        raise CaptureError(path, "cannot write: No space left on device")
+
+    out = tmp_path / "late.h5"
+    script = write_script(tmp_path)
+    with monkeypatch.context() as m:  # the disk fills while the script runs: closing meets it
+        m.setattr(writer.CaptureWriter, "close", lambda self, *a: no_room(self.path, None))
+        assert main(["profile", str(script), "20", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == (f"accelview: {out}: could not be written (cannot write: No space left on device); what the script "
+                   f"sent is in {spool_of(out)}: once there is room, accelview convert {spool_of(out)} {out} --force")
+    assert not load_capture(out).complete and not staging_of(out).exists()
+    assert main(["convert", str(spool_of(out)), str(out), "--force"]) == 0
+    assert len(api_slices(load_capture(out), "launch gemm")) == 20
+
+
+HANGS = {
+    "computing": "while True:\n    pass\n",
+    "sleeping": "import time\ntime.sleep(1000)\n",
+    "ignoring SIGTERM": "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n"
+                        "    time.sleep(0.1)\n",
+}
+
+
+@pytest.mark.parametrize("hang", list(HANGS))
+def test_a_hanging_script_is_stopped_by_the_time_limit_and_keeps_its_records(tmp_path, hang) -> None:
+    script = write_script(tmp_path, HANGS[hang])
+    out = tmp_path / "hung.h5"
+    result = CaptureService(CaptureConfig(output=str(out), max_seconds=1.0), [str(script), "10"], grace_s=0.5).run()
+    assert result.reason == "time limit reached (1 s)"
+    trace = load_capture(out)  # (on a busy machine the second may end before the script's first call)
+    assert len(api_slices(trace, "launch gemm")) in (0, 10) and trace.self_check() == []
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_hanging_script_is_stopped_by_ctrl_c_and_sigterm_of_the_profile_command(tmp_path, sig) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    script = write_script(tmp_path, HANGS["sleeping"])
+    out = tmp_path / "stopped.h5"
+    proc = subprocess.Popen([sys.executable, "-m", "accelview.app.cli", "profile", str(script), "10", "-o", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # the script hangs once its records are in the spool (the timer drained them: it made no call since)
+    spool = spool_of(out)
+    assert kill_points.wait_for(proc, lambda: spool.exists() and kill_points.spooled_events(spool) >= 30)
+    os.killpg(proc.pid, getattr(signal, sig))  # as a terminal sends Ctrl-C: to the whole group
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err and "incomplete" in err
+    trace = load_capture(out)
+    assert len(api_slices(trace, "launch gemm")) == 10 and trace.self_check() == []
+
+
+def test_a_script_printing_50_mb_blocks_neither_the_service_nor_the_dialog(tmp_path) -> None:
+    script = write_script(tmp_path, """\
+        line = "x" * 99 + "\\n"
+        for _ in range(500_000):
+            sys.stdout.write(line)
+        print("the end")
+        """)
+    service = CaptureService(CaptureConfig(output=str(tmp_path / "loud.h5")), [str(script), "3"], output_tail=1 << 16)
+    result = service.run()
+    assert result.complete, result.reason
+    assert service.output is not None
+    service.output.thread.join(10)
+    assert service.output.total >= 50_000_000 and service.output.text().endswith("the end\n")
+    assert len(service.output.data) <= 2 << 16  # the rest was read and dropped

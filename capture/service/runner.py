@@ -15,6 +15,8 @@ import contextlib
 import fcntl
 import os
 import queue
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -40,6 +42,11 @@ PIPE_BYTES = 1 << 20  # pipe buffer asked of Linux (F_SETPIPE_SZ; the default 64
 MAX_BUFFERED = 16 << 20  # bytes read from the child and not yet converted, at most
 FLUSH_ROWS = 1 << 16  # rows the writer holds before it appends them to the file
 REPORT_S = 0.1  # seconds between two progress reports
+MIN_FREE_BYTES = 16 << 20  # free disk a capture needs to start
+# Converting needs room: the staged rows, the sort's scratch runs and the final file took 5.4 times
+# the spool's size at their peak (beside the spool itself), so the capture stops while that is left
+ROOM_PER_SPOOL_BYTE = 6
+DISK_CHECK_S = 0.2  # seconds between two looks at the disk's free space
 BEHIND_BYTES = MAX_BUFFERED // 4  # a backlog the progress line mentions (~1.5 MB comes and goes when it keeps up)
 
 
@@ -137,6 +144,35 @@ class _PipeReader:
         os.close(self.fd)
 
 
+class OutputTail:
+    """Drains a child's stdout and stderr on a thread, keeping only the last ``limit`` bytes: a
+    script that prints without end never blocks on a pipe nobody reads, nor fills memory."""
+
+    def __init__(self, fd: int, limit: int) -> None:
+        self.fd, self.limit = fd, limit
+        self.data = bytearray()
+        self.total = 0
+        self.thread = threading.Thread(target=self._run, name="accelview script output", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self.fd, 1 << 16):
+                self.total += len(chunk)
+                self.data += chunk
+                if len(self.data) > 2 * self.limit:
+                    del self.data[:-self.limit]
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+    def text(self) -> str:
+        """The last ``limit`` bytes printed, as text (a line cut at the start is dropped)."""
+        tail = bytes(self.data[-self.limit:])
+        if self.total > len(tail):
+            tail = tail.partition(b"\n")[2]
+        return tail.decode("utf-8", "replace")
+
+
 def child_command(config: CaptureConfig, fd: int, script: Sequence[str] = (), workload: str | None = None,
                   params: Sequence[str] = ()) -> list[str]:
     """The command line of the profiled child."""
@@ -156,13 +192,17 @@ class CaptureService:
 
     def __init__(self, config: CaptureConfig, script: Sequence[str] = (), workload: str | None = None,
                  params: Sequence[str] = (), on_progress: Callable[[Progress], None] | None = None,
-                 grace_s: float = 5.0, stdin: int | None = None) -> None:
+                 grace_s: float = 5.0, stdin: int | None = None, output_tail: int = 0) -> None:
         if not script and workload is None:
             raise ValueError("nothing to profile: give a script or a workload")
         self.config, self.script, self.workload, self.params = config, list(script), workload, list(params)
         self.on_progress = on_progress
         self.grace_s = grace_s
         self.stdin = stdin
+        # > 0: the script's stdout and stderr are read (its last output_tail bytes kept in
+        # ``output``), for a caller with no terminal to pass on (the app's dialog)
+        self.output_tail = output_tail
+        self.output: OutputTail | None = None
         self._cancel = threading.Event()
         self.progress = Progress()
         self._t0 = time.monotonic()
@@ -177,6 +217,7 @@ class CaptureService:
         has ended), close it; returns how it ended."""
         cfg = self.config
         about = {"service_pid": os.getpid()}
+        check_output_folder(Path(cfg.output))
         left = spool_of(Path(cfg.output))
         if left.exists() and not cfg.overwrite:
             raise CaptureError(cfg.output, f"{left} holds the records of a profile run that was killed before "
@@ -201,25 +242,37 @@ class CaptureService:
         r, w = os.pipe()
         with contextlib.suppress(OSError, AttributeError):  # a deeper pipe: the child rarely waits for a flush
             fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        out_r, out_w = os.pipe() if self.output_tail > 0 else (None, None)
         try:
             proc = subprocess.Popen(child_command(cfg, w, self.script, self.workload, self.params), pass_fds=(w,),
-                                    stdin=self.stdin)
+                                    stdin=self.stdin, stdout=out_w, stderr=out_w)
         except BaseException:
             os.close(r)
             os.close(w)
+            for fd in (out_r, out_w):
+                if fd is not None:
+                    os.close(fd)
             writer.close(False, "the profiled process could not be started")
             spool.remove()
             raise
         os.close(w)
+        if out_r is not None and out_w is not None:
+            os.close(out_w)
+            self.output = OutputTail(out_r, self.output_tail)
         self._t0 = t0 = time.monotonic()
-        stop_reason, stop_at, last_flush, last_report = "", 0.0, t0, 0.0
+        stop_reason, stop_at, last_flush, last_report, last_disk = "", 0.0, t0, 0.0, 0.0
+        spool_full = ""  # why the spool could not be written (then nothing more is)
         pipe = _PipeReader(r)  # empties the pipe as fast as the child fills it: the child never waits for us
         try:
             while True:
                 data = pipe.get(0.1)
                 if data is None:
                     break
-                spool.write(data)
+                if not spool_full:
+                    try:
+                        spool.write(data)
+                    except OSError as e:  # the disk filled faster than the check below saw: stop there
+                        spool_full = f"the disk is full ({e.strerror or e}; what arrived after that is lost)"
                 if later is not None:
                     for kind, meta, _ in reader.feed(data):
                         self._count(kind, meta)
@@ -227,6 +280,12 @@ class CaptureService:
                     for kind, meta, cols in reader.feed(data):
                         sink.handle(kind, meta, cols)
                 now = time.monotonic()
+                if not stop_reason and now - last_disk >= DISK_CHECK_S:
+                    last_disk = now
+                    stop_reason = spool_full or self._disk_room(spool)
+                    if stop_reason:
+                        stop_at = now
+                        _signal(proc, signal.SIGTERM)
                 if not stop_reason:
                     stop_reason = self._should_stop(now - t0, reader.bytes)
                     if stop_reason:
@@ -250,6 +309,10 @@ class CaptureService:
                 if stopped:
                     stop_reason = stopped if not stop_reason else f"{stop_reason}; {stopped}"
             torn = stream.pending
+        except (OSError, CaptureError) as e:  # the capture cannot be written (a full disk)
+            _signal(proc, signal.SIGKILL)
+            proc.wait()
+            raise self._unwritable(e, writer, spool) from None
         except BaseException as e:
             _signal(proc, signal.SIGKILL)
             proc.wait()
@@ -279,12 +342,41 @@ class CaptureService:
         ended: dict[str, Any] = {"exit_code": exit_code, **counts}
         if not cfg.deterministic:  # a deterministic capture holds nothing that depends on when it ran
             ended["wall_s"] = round(time.monotonic() - t0, 3)
-        ingest.close(complete, reason, ended)
+        try:
+            ingest.close(complete, reason, ended)
+        except (OSError, CaptureError) as e:
+            raise self._unwritable(e, writer, spool) from None
         spool.file.close()
         if not keep:  # only now: until the final file is in place, the spool is what a kill leaves
             spool.remove()
         self.progress.bytes_written = file_size(writer.path)  # the final file (no callback: the run is over)
         return ProfileResult(writer.path, exit_code, complete, reason, self.progress, ingest.dropped)
+
+    @staticmethod
+    def _unwritable(e: BaseException, writer: CaptureWriter, spool: Spool) -> CaptureError:
+        """The capture could not be written (a full disk, say): the staged file goes (room for
+        what comes next), the placeholder and the spool stay; the error says where the records
+        are and how to make the capture of them once there is room."""
+        writer.discard()
+        spool.file.close()
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        if isinstance(e, CaptureError):
+            why = why.removeprefix(f"{writer.path}: ")
+        told = re.search(r"error message = '([^']*)'", why)  # HDF5's many lines around the OS's words
+        why = told.group(1) if told else why.strip().splitlines()[0][:200]
+        return CaptureError(writer.path, f"could not be written ({why}); what the script sent is in {spool.path}: "
+                                         f"once there is room, accelview convert {spool.path} {writer.path} --force")
+
+    def _disk_room(self, spool: Spool) -> str:
+        """Why to stop while converting what was recorded still fits on the disk ("" while it does)."""
+        try:
+            free = shutil.disk_usage(spool.path.parent).free
+        except OSError:
+            return ""
+        if free >= ROOM_PER_SPOOL_BYTE * spool.size + MIN_FREE_BYTES // 2:
+            return ""
+        return (f"the disk is almost full ({free / 1e6:.1f} MB left in {spool.path.parent}): stopped so that "
+                f"what was recorded can still be converted")
 
     def _count(self, kind: bytes, meta: Mapping[str, Any]) -> None:
         """While spooling: the events a frame brings (a frame of records counts its own; a producer
@@ -365,6 +457,20 @@ class CaptureService:
         p.dropped = sum(ingest.dropped.values())
         if self.on_progress:
             self.on_progress(p)
+
+
+def check_output_folder(out: Path, need: int = MIN_FREE_BYTES) -> None:
+    """Refuse, before anything runs, an output whose folder is missing, cannot be written, or sits
+    on a disk with less than ``need`` bytes free (CaptureError naming the output)."""
+    folder = out.parent
+    if not folder.is_dir():
+        raise CaptureError(out, f"{folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise CaptureError(out, f"cannot write in {folder}: permission denied or a read-only file system")
+    free = shutil.disk_usage(folder).free
+    if free < need:
+        raise CaptureError(out, f"the disk is full: {free / 1e6:.1f} MB free in {folder}, a capture needs at least "
+                                f"{need / 1e6:.0f} MB to start")
 
 
 def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> ProfileResult:

@@ -46,6 +46,7 @@ _TRACER = frozenset({"accelview.capture.sim", "accelview.capture.tracer.recorder
 _collectors: list[Recorder] = []  # the traced session's recorder, once the script has made it
 _forked = [False]  # True in a process the script forked: it runs untraced
 _sigterm_before = [signal.SIG_DFL]  # what SIGTERM did before the child took it over
+_stop_with: list[type[BaseException]] = [Terminated]  # what a stop asked inside the runtime raises after it
 # the signal the flush timer wakes the script's thread with to drain (a real-time one: scripts use the others)
 FLUSH_SIGNAL = signal.SIGRTMIN + 3 if hasattr(signal, "SIGRTMIN") else None
 
@@ -59,6 +60,9 @@ def _detach_after_fork(out: wire.FrameWriter) -> None:
     if signal.getsignal(signal.SIGTERM) is _on_sigterm:  # a SIGTERM stops the fork as it would untraced
         with contextlib.suppress(ValueError):  # (ValueError: not the main thread)
             signal.signal(signal.SIGTERM, _sigterm_before[0])
+    if signal.getsignal(signal.SIGINT) is _on_sigterm:  # and a Ctrl-C
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     api.set_profiler(None)
     if _collectors:
         _collectors[0].detach()
@@ -71,10 +75,12 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     a copy's chunks or the hook's two appends left a device that deadlocks in the last drain, or
     a call whose numbers and names do not pair up); never between two frames of a drain."""
     rec = _collectors[0] if _collectors else None
+    stop = KeyboardInterrupt if signum == signal.SIGINT else Terminated
     if rec is not None and (rec.draining or _in_tracer(frame)):
+        _stop_with[0] = stop
         rec.request_stop()
         return
-    raise Terminated()
+    raise stop()
 
 
 def _on_flush_signal(signum: int, frame: Any) -> None:
@@ -109,7 +115,7 @@ def _in_tracer(frame: Any) -> bool:
 
 def _stop_after_drain() -> None:
     _collectors[0].stop_requested = False
-    raise Terminated()
+    raise _stop_with[0]()
 
 
 def run_script(path: str, args: Sequence[str]) -> tuple[int, str]:
@@ -192,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     api.set_profiler(factory)
     _sigterm_before[0] = signal.signal(signal.SIGTERM, _on_sigterm)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # Ctrl-C: where the records are whole
+        signal.signal(signal.SIGINT, _on_sigterm)
     if FLUSH_SIGNAL is not None:
         signal.signal(FLUSH_SIGNAL, _on_flush_signal)
     if ns.workload:

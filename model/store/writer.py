@@ -40,10 +40,14 @@ TOOL_VERSION = "0.1.0"
 
 
 def _refuse_existing(path: Path, overwrite: bool) -> None:
-    if path.exists() and not overwrite:
-        raise CaptureError(path, "already exists (use --force to overwrite it)")
     if path.is_dir():
         raise CaptureError(path, "is a directory")
+    if path.exists() and not path.is_file():  # a device (/dev/full), a FIFO: never replaced by a capture
+        raise CaptureError(path, "is not a regular file (a capture is written beside it and renamed over it)")
+    if path.exists() and not overwrite:
+        raise CaptureError(path, "already exists (use --force to overwrite it)")
+    if not os.access(path.parent if str(path.parent) else ".", os.W_OK | os.X_OK):
+        raise CaptureError(path, f"cannot write in {path.parent}: permission denied")
 
 
 def _root_attrs(metadata: Mapping[str, Any], complete: bool, reason: str, finalized: bool) -> dict[str, Any]:
@@ -269,6 +273,15 @@ class CaptureWriter:
         if self.staging is not None:  # the final file is in place: the staged copy is not needed
             self.staging.unlink(missing_ok=True)
         return CaptureSummary(self.path, rows, complete, reason, metadata)
+
+    def discard(self) -> None:
+        """Give up the staged rows (they cannot be written: a full disk): close the staging file as
+        far as it closes and remove it. With a separate ``staging`` file the placeholder stays."""
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+        if self.staging is not None:
+            self.staging.unlink(missing_ok=True)
 
     def abandon(self) -> None:
         """Close the file without finalizing (what a crash leaves behind, for tests)."""
