@@ -342,3 +342,21 @@ def test_a_script_printing_50_mb_blocks_neither_the_service_nor_the_dialog(tmp_p
     service.output.thread.join(10)
     assert service.output.total >= 50_000_000 and service.output.text().endswith("the end\n")
     assert len(service.output.data) <= 2 << 16  # the rest was read and dropped
+
+
+@pytest.mark.parametrize("option", [["--counter-period-ns", "1"], ["--devices", "100000"]])
+def test_options_that_would_cost_gigabytes_are_refused_before_anything_runs(tmp_path, capsys, option) -> None:
+    script = _never_runs(tmp_path)
+    assert main(["profile", str(script), "1", "-o", str(tmp_path / "o.h5"), *option]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and ("at least 1,000" in err or "at most 256" in err)
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "o.h5").exists()
+
+
+def test_a_script_asking_for_100000_devices_gets_an_error_not_gigabytes() -> None:
+    from accelview.capture.sim.runtime.simulator import Simulator
+
+    with pytest.raises(ValueError, match="devices is at most 256"):
+        Simulator(devices=100_000)
+    with pytest.raises(ValueError, match="counter_period_ns is at least"):
+        Simulator(counter_period_ns=1)
