@@ -127,7 +127,8 @@ def judge(out: Path, whole_run: int) -> Outcome:
         kept = int(trace.metadata.get("capture", {}).get("events", 0))
     except AccelviewError as e:
         return Outcome("final" if final else "spool", False, flushed, 0, str(e))
-    return Outcome("final" if final else "spool", not problems, flushed, kept, "; ".join(problems[:2]))
+    told = "; ".join(problems[:2]) or (trace.incomplete_reason if kept < flushed else "")
+    return Outcome("final" if final else "spool", not problems, flushed, kept, told)
 
 
 def leftovers(folder: Path, out: Path) -> list[str]:
