@@ -42,7 +42,9 @@ WORK = textwrap.dedent("""\
 class Outcome:
     """What one kill left."""
 
-    state: str  # "final" (the capture was in place), "spool" (the placeholder and the spool), "nothing"
+    # "final" (the capture was in place), "spool" (the placeholder and the spool), "nothing" (killed
+    # before the service began), "not started" (the service could not start the child)
+    state: str
     readable: bool
     flushed: int  # events the service had received whole before the kill
     kept: int  # events in the capture read back
@@ -127,6 +129,8 @@ def judge(out: Path, whole_run: int) -> Outcome:
         kept = int(trace.metadata.get("capture", {}).get("events", 0))
     except AccelviewError as e:
         return Outcome("final" if final else "spool", False, flushed, 0, str(e))
+    if final and trace.incomplete_reason.startswith("the profiled process could not be started"):
+        return Outcome("not started", True, 0, 0, trace.incomplete_reason)  # the machine refused the child
     told = "; ".join(problems[:2]) or (trace.incomplete_reason if kept < flushed else "")
     return Outcome("final" if final else "spool", not problems, flushed, kept, told)
 
