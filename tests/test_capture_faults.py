@@ -360,3 +360,18 @@ def test_a_script_asking_for_100000_devices_gets_an_error_not_gigabytes() -> Non
         Simulator(devices=100_000)
     with pytest.raises(ValueError, match="counter_period_ns is at least"):
         Simulator(counter_period_ns=1)
+
+
+def test_convert_never_reports_success_for_a_file_it_cannot_read_back(tmp_path, monkeypatch, capsys) -> None:
+    import accelview.model.export.chrome as chrome
+    from accelview.model.store.writer import write_capture
+    from factories import tiny_trace
+
+    src = tmp_path / "t.h5"
+    write_capture(tiny_trace(), src)
+    monkeypatch.setattr(chrome, "export_chrome", lambda trace, path: path.write_text('{"traceEvents": [{"ph": '))
+    out = tmp_path / "t.json"
+    assert main(["convert", str(src), str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "was written but does not read back, so it was removed" in err
+    assert not out.exists()
