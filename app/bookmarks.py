@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from accelview.app.safe_paint import painting
 from accelview.model.text.values import format_duration
 from accelview.model.view.bookmarks import (
     Bookmark,
@@ -15,7 +16,7 @@ from accelview.model.view.bookmarks import (
     save_bookmarks,
 )
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent, QPainter, QPaintEvent
+from PySide6.QtGui import QKeyEvent, QPaintEvent
 from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem
 
 from .state import ViewState
@@ -85,11 +86,10 @@ class BookmarksPanel(QListWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
         if not self.count():  # an empty list says how to fill it
-            p = QPainter(self.viewport())
-            p.setPen(self.palette().placeholderText().color())
-            p.drawText(self.viewport().rect().adjusted(6, 4, -6, -4), Qt.TextFlag.TextWordWrap,
-                       "M on a range or a slice adds a bookmark; it is kept beside the file.")
-            p.end()
+            with painting(self.viewport(), "bookmarks") as p:
+                p.setPen(self.palette().placeholderText().color())
+                p.drawText(self.viewport().rect().adjusted(6, 4, -6, -4), Qt.TextFlag.TextWordWrap,
+                           "M on a range or a slice adds a bookmark; it is kept beside the file.")
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and self.currentRow() >= 0:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from accelview.model.analysis.metrics.defaults import Series, default_strips
+from accelview.model.text.clip import clip
 from accelview.model.view.counter_lod import CounterLOD
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QWidget
@@ -80,7 +81,7 @@ class CounterListModel(QAbstractListModel):
         if tr is not None:
             ct = tr.counter_tracks
             for i, t in enumerate(ct.track.tolist()):
-                self.entries.append(CounterEntry(tr.track_name(t), tr.strings[ct.unit[i]],
+                self.entries.append(CounterEntry(clip(tr.track_name(t)), tr.strings[ct.unit[i]],
                                                  tr.strings[ct.description[i]], track=int(t)))
             if len(tr.counters) <= MAX_METRIC_SAMPLES:
                 derived, series = _derived(tr, self.entries)

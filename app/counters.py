@@ -5,6 +5,7 @@ so spikes narrower than a pixel survive zooming out."""
 from __future__ import annotations
 
 import numpy as np
+from accelview.app.safe_paint import painting
 from accelview.model.text.values import format_value
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
@@ -61,9 +62,8 @@ class CounterPanel(QWidget):
         self.update()
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        p = QPainter(self)
-        self.paint(p, self.width(), self.height())
-        p.end()
+        with painting(self, "counters") as p:
+            self.paint(p, self.width(), self.height())
 
     def paint(self, p: QPainter, w: int, h: int) -> None:
         """Draw all strips into a w×h area."""

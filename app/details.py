@@ -6,6 +6,7 @@ from __future__ import annotations
 from accelview.model.analysis.op_detail import op_detail
 from accelview.model.analysis.ops import OpLabels
 from accelview.model.schema import TrackKind
+from accelview.model.text.clip import clip
 from accelview.model.text.values import (
     MISSING,
     format_bandwidth,
@@ -78,9 +79,9 @@ class DetailsPanel(QTreeView):
         sl = tr.slices
         track = int(sl.track[sid])
         rows = [
-            ("Name", tr.strings[sl.name[sid]]),
+            ("Name", clip(tr.strings[sl.name[sid]])),
             ("Category", tr.strings[sl.category[sid]]),
-            ("Lane", f"{tr.track_name(track)} ({TrackKind(int(tr.tracks.kind[track])).label})"),
+            ("Lane", f"{clip(tr.track_name(track))} ({TrackKind(int(tr.tracks.kind[track])).label})"),
             ("Start", _exact(int(sl.start_ns[sid]) - st.origin)),
             ("Duration", _exact(int(sl.dur_ns[sid]))),
             ("Depth", str(int(sl.depth[sid]))),
@@ -100,8 +101,8 @@ class DetailsPanel(QTreeView):
         if len(st.chain) > 1:
             top = _row(self.items, "Chain", f"{len(st.chain)} slices  ([ / ] to step)")
             for c in st.chain.tolist():
-                text = f"{tr.strings[sl.name[c]]}  ·  {format_duration(float(sl.dur_ns[c]))}"
-                _row(top, tr.track_name(int(sl.track[c])), text, sid=c, bold=c == sid)
+                text = f"{clip(tr.strings[sl.name[c]])}  ·  {format_duration(float(sl.dur_ns[c]))}"
+                _row(top, clip(tr.track_name(int(sl.track[c]))), text, sid=c, bold=c == sid)
             self.expand(top.index())
 
     def _fit_keys(self) -> None:

@@ -6,6 +6,7 @@ tree collapses it on the timeline. A filter field over it shows only lanes whose
 from __future__ import annotations
 
 from accelview.model.schema import TrackKind
+from accelview.model.text.clip import clip
 from accelview.model.view.lanes import track_children
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction
@@ -78,12 +79,13 @@ class LaneTreeModel(QAbstractItemModel):
         t = self.track_of(index)
         tr = self.state.trace
         if role == Qt.ItemDataRole.DisplayRole:
-            return tr.track_name(t) if index.column() == 0 else TrackKind(int(tr.tracks.kind[t])).label
+            return clip(tr.track_name(t)) if index.column() == 0 else TrackKind(int(tr.tracks.kind[t])).label
         if role == Qt.ItemDataRole.CheckStateRole and index.column() == 0:
             return Qt.CheckState.Unchecked if t in self.state.hidden else Qt.CheckState.Checked
         if role == Qt.ItemDataRole.ToolTipRole:
             host = tr.strings[tr.tracks.host[t]]
-            return f"{tr.track_name(t)} — {TrackKind(int(tr.tracks.kind[t])).label}" + (f" on {host}" if host else "")
+            name = clip(tr.track_name(t))
+            return f"{name} — {TrackKind(int(tr.tracks.kind[t])).label}" + (f" on {host}" if host else "")
         return None
 
     def flags(self, index: _Index) -> Qt.ItemFlag:

@@ -5,6 +5,7 @@ of ``TimelinePainter`` (it uses the painter's state, theme, fonts and ``slice_re
 from __future__ import annotations
 
 import numpy as np
+from accelview.model.text.clip import clip
 from accelview.model.text.values import format_duration
 from accelview.model.view.lanes import Lane
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
@@ -146,8 +147,8 @@ class OverlayPainter:
     def _badge_tip(self, src: int, dsts: list[int]) -> str:
         """What a ×N bracket stands for, shown when the mouse rests on it."""
         tr = self.state.trace
-        lane = tr.track_name(int(tr.slices.track[dsts[0]]))
-        return (f"×{len(dsts)}: {tr.strings[tr.slices.name[src]]} flows to {len(dsts)} slices on {lane}"
+        lane = clip(tr.track_name(int(tr.slices.track[dsts[0]])))
+        return (f"×{len(dsts)}: {clip(tr.strings[tr.slices.name[src]])} flows to {len(dsts)} slices on {lane}"
                 f" (a graph replay's nodes, say); drawn as one arrow to the first and a bracket over the rest")
 
     def badge_at(self, pos: QPointF) -> str:

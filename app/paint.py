@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from accelview.model.schema import TrackKind
+from accelview.model.text.clip import clip
 from accelview.model.text.values import format_percent
 from accelview.model.view.lanes import HEADER, INSTANTS, SUMMARY, Lane
 from accelview.model.view.timescale import ruler
@@ -27,6 +28,7 @@ from PySide6.QtGui import (
 
 from .overlays import GUTTER_W, RULER_H, OverlayPainter
 from .overview import OverviewPainter
+from .safe_paint import painting
 from .state import ViewState
 from .theme import Theme
 
@@ -133,18 +135,17 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
         if key != self._bg_key:
             img = QImage(GUTTER_W, max(h - RULER_H, 1), QImage.Format.Format_RGB32)
             img.fill(self.theme.c("bg"))
-            p = QPainter(img)
-            p.translate(0, -RULER_H)
-            th = self.theme
-            for ln in lanes:
-                y = self.lane_y(ln, scroll_y)
-                if ln.depth == HEADER:
-                    p.fillRect(QRectF(0, y, GUTTER_W, ln.h), th.c("header"))
-                elif ln.track % 2:
-                    p.fillRect(QRectF(0, y, GUTTER_W, ln.h), th.c("lane_alt"))
-            p.fillRect(QRectF(0, RULER_H, GUTTER_W, 100000), th.c("gutter", 120))
-            self._gutter(p, lanes, scroll_y)
-            p.end()
+            with painting(img, "lane names", reraise=True) as p:
+                p.translate(0, -RULER_H)
+                th = self.theme
+                for ln in lanes:
+                    y = self.lane_y(ln, scroll_y)
+                    if ln.depth == HEADER:
+                        p.fillRect(QRectF(0, y, GUTTER_W, ln.h), th.c("header"))
+                    elif ln.track % 2:
+                        p.fillRect(QRectF(0, y, GUTTER_W, ln.h), th.c("lane_alt"))
+                p.fillRect(QRectF(0, RULER_H, GUTTER_W, 100000), th.c("gutter", 120))
+                self._gutter(p, lanes, scroll_y)
             self._bg_img, self._bg_key = img, key
         return self._bg_img
 
@@ -248,7 +249,7 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
         key = (name_id, min(int(width) // 6, 80))
         if key in self._elide:
             return self._elide[key]
-        name = self.state.trace.strings[name_id]
+        name = clip(self.state.trace.strings[name_id])
         text = self.fm.elidedText(name, Qt.TextElideMode.ElideRight, key[1] * 6)
         out = None
         if text and text != "…":
@@ -288,12 +289,12 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
                 p.setPen(th.c("text"))
                 mark = "▸ " if ln.track in st.collapsed else "▾ "
                 p.drawText(QRectF(indent, y, GUTTER_W - indent - 4, ln.h), Qt.AlignmentFlag.AlignVCenter,
-                           self.fm_bold.elidedText(mark + st.trace.track_name(ln.track), Qt.TextElideMode.ElideRight,
-                                                   GUTTER_W - indent - 6))
+                           self.fm_bold.elidedText(mark + clip(st.trace.track_name(ln.track)),
+                                                   Qt.TextElideMode.ElideRight, GUTTER_W - indent - 6))
             elif ln.depth == 0:
                 p.setFont(self.font)
                 p.setPen(th.c("text"))
-                name = st.trace.track_name(ln.track)
+                name = clip(st.trace.track_name(ln.track))
                 right = 48 if rng else 4
                 p.drawText(QRectF(indent + 12, y, GUTTER_W - indent - 12 - right, ln.h), Qt.AlignmentFlag.AlignVCenter,
                            self.fm.elidedText(name, Qt.TextElideMode.ElideRight, GUTTER_W - indent - 14 - right))

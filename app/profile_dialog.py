@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QVBoxLayout,
@@ -34,6 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 SCRIPT_CHOICE = "(the script's choice)"
+OUTPUT_TAIL = 64 << 10  # bytes of the script's output the dialog keeps and shows
 
 
 class _Worker(QObject):
@@ -104,6 +106,11 @@ class ProfileDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(self.bar)
         layout.addWidget(self.status)
+        self.script_output = QPlainTextEdit()  # what the script printed (its last OUTPUT_TAIL bytes)
+        self.script_output.setReadOnly(True)
+        self.script_output.setPlaceholderText("the script's output")
+        self.script_output.hide()
+        layout.addWidget(self.script_output)
         layout.addWidget(self.buttons)
         self._thread: QThread | None = None
         self._worker: _Worker | None = None
@@ -164,7 +171,11 @@ class ProfileDialog(QDialog):
         config = CaptureConfig(output=output, overwrite=self.force.isChecked(), spec=spec,
                                call_sites=self.call_sites.isChecked())
         self.result = None
-        self._service = CaptureService(config, [script, *args], stdin=subprocess.DEVNULL)
+        # the script's output is read as it comes (the last 64 KiB shown here): a script that prints
+        # megabytes never blocks on a pipe, whatever the app's own stdout is
+        self._service = CaptureService(config, [script, *args], stdin=subprocess.DEVNULL, output_tail=OUTPUT_TAIL)
+        self.script_output.clear()
+        self.script_output.hide()
         self._thread = QThread(self)
         self._worker = _Worker(self._service)
         self._worker.moveToThread(self._thread)
@@ -214,6 +225,11 @@ class ProfileDialog(QDialog):
         self.status.setText(message)
 
     def _finish_ui(self) -> None:
+        tail = self._service.output if self._service is not None else None
+        if tail is not None and tail.total:
+            tail.thread.join(0.5)
+            self.script_output.setPlainText(tail.text())
+            self.script_output.show()
         self.bar.hide()
         self.start_button.setEnabled(True)
         self.cancel_button.setText("Close")

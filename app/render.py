@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import time
 
+from accelview.app.safe_paint import painting
 from accelview.model import Trace
-from PySide6.QtGui import QGuiApplication, QImage, QPainter
+from accelview.model.errors import AccelviewError
+from PySide6.QtGui import QGuiApplication, QImage
 from PySide6.QtWidgets import QApplication
 
 from .paint import RULER_H, TimelinePainter
@@ -44,9 +46,11 @@ def render_png(
     times: list[float] = []
     for _ in range(frames if timing else 1):
         t = time.perf_counter()
-        p = QPainter(img)
-        painter.paint(p, w, h)
-        p.end()
+        try:
+            with painting(img, "timeline", reraise=True) as p:
+                painter.paint(p, w, h)
+        except Exception as e:  # the painter has ended: report it as one line, not a crash
+            raise AccelviewError(f"render: drawing the timeline failed: {type(e).__name__}: {e}") from None
         times.append((time.perf_counter() - t) * 1000)
     if not img.save(str(out_path)):
         raise OSError(f"{out_path}: could not write the PNG")

@@ -3,12 +3,14 @@ changes of the shared ``ViewState`` (zoom, pan, select, range select, marks)."""
 
 from __future__ import annotations
 
+from accelview.app.safe_paint import painting
+from accelview.model.text.clip import clip
 from accelview.model.text.values import format_duration
 from accelview.model.view.lanes import HEADER, SUMMARY
 from accelview.model.view.navigate import chain_step
 from accelview.model.view.timescale import held_zoom_factor
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QResizeEvent, QWheelEvent
+from PySide6.QtGui import QKeyEvent, QMouseEvent, QPaintEvent, QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import QScrollBar, QSizePolicy, QToolTip, QWidget
 
 from .overlays import TIME_H
@@ -75,9 +77,8 @@ class TimelineWidget(QWidget):
         super().resizeEvent(event)
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        p = QPainter(self)
-        self.painter.paint(p, self.width(), self.height(), self.vbar.value(), self._hover_x)
-        p.end()
+        with painting(self, "timeline") as p:
+            self.painter.paint(p, self.width(), self.height(), self.vbar.value(), self._hover_x)
         self.painter.exact = True
         if self.painter.stale:
             self._refine.start()
@@ -240,12 +241,12 @@ class TimelineWidget(QWidget):
         if pos.x() >= GUTTER_W or pos.y() < RULER_H:
             return ""
         ln = st.layout.lane_at(pos.y() - RULER_H + self.vbar.value())
-        return st.trace.track_name(ln.track) if ln is not None else ""
+        return clip(st.trace.track_name(ln.track)) if ln is not None else ""
 
     def _tooltip(self, sid: int) -> str:
         st = self.state
         sl = st.trace.slices
-        name = st.trace.strings[sl.name[sid]]
+        name = clip(st.trace.strings[sl.name[sid]])
         start = format_duration(float(int(sl.start_ns[sid]) - st.origin))
         return f"<b>{name}</b><br>{format_duration(float(sl.dur_ns[sid]))} · at {start}"
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from accelview.model import Trace
 from accelview.model.analysis.ops import bottleneck_colour_table
+from accelview.model.text.clip import clip
 from accelview.model.text.values import format_count, format_duration
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
@@ -235,7 +236,7 @@ class MainWindow(FileChoosing, QMainWindow):
             self.selection_label.setText("")
             return
         sl = st.trace.slices
-        name = st.trace.strings[sl.name[st.selected]]
+        name = clip(st.trace.strings[sl.name[st.selected]])
         self.selection_label.setText(
             f"{name} · {format_duration(float(sl.dur_ns[st.selected]))} · chain of {len(st.chain)}")
 

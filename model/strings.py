@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -77,9 +78,54 @@ class StringTable:
         return table
 
 
+def valid_text(s: str) -> str:
+    """``s`` as text UTF-8 can hold: a name that is not (the lone surrogates ``os.fsdecode`` makes
+    of a non-UTF-8 file name or argument) with its bytes escaped (``\\xff``), other lone
+    surrogates as ``\\udXXX``; valid text unchanged."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        pass
+    try:  # surrogateescape's own: back to the bytes they stood for, which are then escaped
+        return s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def valid_texts(value: Any) -> Any:
+    """``value`` (plain data: dicts, lists, tuples, strings, numbers) with every string and key
+    made :func:`valid_text`."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, dict):
+        return {valid_texts(k): valid_texts(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [valid_texts(v) for v in value]
+    return value
+
+
 def encode_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """UTF-8 encode strings into one uint8 blob and the int64 end offset of each."""
-    encoded = [s.encode("utf-8") for s in strings]
+    """UTF-8 encode strings into one uint8 blob and the int64 end offset of each. A string UTF-8
+    cannot hold is stored escaped (:func:`valid_text`; never an error that loses the capture),
+    kept distinct from the others by its id when its escaped form is taken."""
+    try:
+        encoded = [s.encode("utf-8") for s in strings]
+    except UnicodeEncodeError:
+        encoded = _escaped(strings)
     blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     offsets = np.cumsum([len(b) for b in encoded], dtype=np.int64)
     return blob, offsets
+
+
+def _escaped(strings: list[str]) -> list[bytes]:
+    seen = set(strings)
+    out = []
+    for i, s in enumerate(strings):
+        t = valid_text(s)
+        if t is not s:
+            while t in seen:  # the escaped form is another string of the table
+                t = f"{t} #{i}"
+            seen.add(t)
+        out.append(t.encode("utf-8"))
+    return out

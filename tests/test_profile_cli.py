@@ -231,7 +231,7 @@ def test_converting_after_the_script_gives_the_capture_converting_live_gives(tmp
     assert set(seen) == {"recording", "converting"}
 
 
-def test_cancelling_the_conversion_stops_it_and_keeps_what_was_converted(tmp_path, monkeypatch) -> None:
+def test_cancelling_the_conversion_stops_it_and_keeps_what_was_converted_and_the_spool(tmp_path, monkeypatch) -> None:
     import accelview.capture.service.runner as service
 
     monkeypatch.setattr(service, "REPORT_S", 0.0)  # a progress report after every chunk converted
@@ -250,11 +250,15 @@ def test_cancelling_the_conversion_stops_it_and_keeps_what_was_converted(tmp_pat
     result = svc.run()
     assert result.exit_code == 0 and not result.complete
     assert result.reason.startswith("cancelled while converting (")
-    assert result.reason.endswith(" MB of records not converted)")
+    spool = tmp_path / ".stopped.h5.spool"
+    assert " MB of records not converted); all the records are still in " in result.reason
+    assert result.reason.endswith(f"accelview convert {spool} {out} --force")
     trace = load_capture(out)
     assert not trace.complete and trace.incomplete_reason == result.reason and trace.self_check() == []
     assert 500 < len(api_slices(trace, "launch elementwise")) < 3000
-    assert not (tmp_path / ".stopped.h5.spool").exists()
+    assert spool.exists()  # nothing is deleted that was not converted: convert it all later
+    assert main(["convert", str(spool), str(out), "--force"]) == 0 and not spool.exists()
+    assert len(api_slices(load_capture(out), "launch elementwise")) == 3000
 
 
 def test_progress_while_converting_says_how_far_it_is() -> None:

@@ -51,9 +51,22 @@ def run(args: argparse.Namespace) -> int:
             raise CaptureError(out, f"cannot write: {e.strerror or e}") from None
         finally:
             tmp.unlink(missing_ok=True)
-    print(f"wrote {out} ({format_count(len(trace.slices))} slices, {format_count(len(trace.flows))} flows, "
-          f"{format_count(len(trace.counters))} counter samples)")
+    counts = (f"{format_count(len(trace.slices))} slices, {format_count(len(trace.flows))} flows, "
+              f"{format_count(len(trace.counters))} counter samples")
+    del trace
+    _read_back(out)
+    print(f"wrote {out} ({counts})")
     return 0
+
+
+def _read_back(out: Path) -> None:
+    """Never report success for a file accelview cannot read: load what was written; a file that
+    does not load is removed and the problem reported (exit 2)."""
+    try:
+        load_trace(out)
+    except AccelviewError as e:
+        out.unlink(missing_ok=True)
+        raise CaptureError(out, f"was written but does not read back, so it was removed ({e})") from None
 
 
 def _recover(spool: Path, out: Path) -> int:

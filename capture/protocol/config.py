@@ -35,6 +35,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..sim.runtime.limits import MAX_RING_RECORDS, check_bounds
+
 SOURCES = ("runtime", "driver", "device", "pcie", "counters", "host_metrics", "truth")
 
 
@@ -66,6 +68,10 @@ class CaptureConfig:
         for name in ("counter_period_ns", "flush_events", "ring_records", "devices"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        check_bounds(self.devices, self.counter_period_ns)
+        if self.ring_records > MAX_RING_RECORDS:
+            raise ValueError(f"ring_records is at most {MAX_RING_RECORDS:,} (records kept per device between two "
+                             f"drains), got {self.ring_records:,}")
         if self.flush_ms <= 0:
             raise ValueError(f"flush_ms must be positive, got {self.flush_ms}")
 

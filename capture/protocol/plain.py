@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 import numpy as np
+from accelview.model.strings import valid_texts
 
 NUMERIC_KINDS = "biuf"  # bool, signed and unsigned integers, floats: what a column may hold
 
@@ -29,7 +30,18 @@ def _no_ext(code: int, data: memoryview) -> Any:
 
 
 _encoder = msgspec.msgpack.Encoder(enc_hook=_to_plain)
-encode = _encoder.encode
+_encode = _encoder.encode
+
+
+def encode(value: Any) -> bytes:
+    """msgpack of plain data. Text UTF-8 cannot hold (a name made by ``os.fsdecode`` of a
+    non-UTF-8 file name) goes escaped (:func:`valid_texts`) rather than failing the drain."""
+    try:
+        return _encode(value)
+    except UnicodeEncodeError:
+        return _encode(valid_texts(value))
+
+
 _any = msgspec.msgpack.Decoder(ext_hook=_no_ext)
 _strings = msgspec.msgpack.Decoder(list[str], ext_hook=_no_ext)
 _raws = msgspec.msgpack.Decoder(list[msgspec.Raw], ext_hook=_no_ext)

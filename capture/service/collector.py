@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from accelview.model import StringTable, TraceBuilder, TrackKind
+from accelview.model.errors import CaptureError
 
 from ..convert.batch import TraceBatch
 from ..convert.clocksync import true_alignment
@@ -250,18 +251,19 @@ class RecordSink:
         self.lost_frames = 0
 
     def handle(self, kind: bytes, meta: Mapping[str, Any], cols: dict[str, np.ndarray]) -> None:
-        """Apply one frame. A frame of records that cannot be converted is counted and skipped
-        (``error`` says why): what was captured before and after it is kept."""
-        if kind not in (wire.SESSION, wire.RECORDS):
-            self.ingest(kind, meta, cols)
-            return
+        """Apply one frame. A frame that cannot be converted (damaged, or one that lies about its
+        contents) is counted and skipped (``error`` says why): what was captured before and after
+        it is kept. Failures to write the capture (a full disk) are not the frame's: they stop it."""
         try:
-            self._records(kind, meta, cols)
-        except OldStreamError:  # nothing of such a stream can be read: not a lost frame but the wrong file
+            if kind in (wire.SESSION, wire.RECORDS):
+                self._records(kind, meta, cols)
+            else:
+                self.ingest(kind, meta, cols)
+        except (OldStreamError, OSError, CaptureError):  # the wrong file, or the capture cannot be written
             raise
         except Exception as e:  # a bug or a corrupt frame must not cost the rest of the capture
             self.lost_frames += 1
-            self.error = self.error or f"{type(e).__name__}: {e}"
+            self.error = self.error or f"{type(e).__name__}: {str(e)[:200]}"
 
     def _records(self, kind: bytes, meta: Mapping[str, Any], cols: dict[str, np.ndarray]) -> None:
         if kind == wire.SESSION:

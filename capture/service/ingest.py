@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from accelview.model import schema as S
 from accelview.model.store.writer import CaptureSummary, CaptureWriter
+from accelview.model.strings import valid_text, valid_texts
 
 from ..protocol import wire
 
@@ -45,11 +46,12 @@ class Ingest:
         elif kind == wire.STRINGS:
             if meta["first"] != len(self.strings):
                 raise ValueError(f"capture stream: strings from {meta['first']} arrived after {len(self.strings)}")
-            ids = np.array([w.strings.intern(s) for s in meta["strings"]], dtype=np.int32)
+            # a name UTF-8 cannot hold (os.fsdecode of a non-UTF-8 file name) is stored escaped
+            ids = np.array([w.strings.intern(valid_text(s)) for s in meta["strings"]], dtype=np.int32)
             self.strings = np.concatenate((self.strings, ids))
         elif kind == wire.HELLO:
             self.hello = True
-            w.builder.metadata.update(meta["metadata"])
+            w.builder.metadata.update(valid_texts(meta["metadata"]))
         elif kind == wire.CLOCKS:
             self.clocks = meta["clocks"]
         elif kind == wire.STATS:

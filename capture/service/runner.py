@@ -15,6 +15,8 @@ import contextlib
 import fcntl
 import os
 import queue
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from accelview.model.errors import CaptureError
+from accelview.model.store.reader import open_capture
 from accelview.model.store.writer import CaptureWriter
 
 from ..protocol import wire
@@ -33,12 +36,17 @@ from ..protocol.config import CaptureConfig
 from ..protocol.wire import FrameReader
 from .collector import RecordSink
 from .ingest import Ingest
-from .spool import Spool, file_size, replay, spool_of
+from .spool import Spool, file_size, replay, spool_of, staging_of
 
 PIPE_BYTES = 1 << 20  # pipe buffer asked of Linux (F_SETPIPE_SZ; the default 64 KiB stalls the child)
 MAX_BUFFERED = 16 << 20  # bytes read from the child and not yet converted, at most
 FLUSH_ROWS = 1 << 16  # rows the writer holds before it appends them to the file
 REPORT_S = 0.1  # seconds between two progress reports
+MIN_FREE_BYTES = 16 << 20  # free disk a capture needs to start
+# Converting needs room: the staged rows, the sort's scratch runs and the final file took 5.4 times
+# the spool's size at their peak (beside the spool itself), so the capture stops while that is left
+ROOM_PER_SPOOL_BYTE = 6
+DISK_CHECK_S = 0.2  # seconds between two looks at the disk's free space
 BEHIND_BYTES = MAX_BUFFERED // 4  # a backlog the progress line mentions (~1.5 MB comes and goes when it keeps up)
 
 
@@ -136,6 +144,35 @@ class _PipeReader:
         os.close(self.fd)
 
 
+class OutputTail:
+    """Drains a child's stdout and stderr on a thread, keeping only the last ``limit`` bytes: a
+    script that prints without end never blocks on a pipe nobody reads, nor fills memory."""
+
+    def __init__(self, fd: int, limit: int) -> None:
+        self.fd, self.limit = fd, limit
+        self.data = bytearray()
+        self.total = 0
+        self.thread = threading.Thread(target=self._run, name="accelview script output", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := os.read(self.fd, 1 << 16):
+                self.total += len(chunk)
+                self.data += chunk
+                if len(self.data) > 2 * self.limit:
+                    del self.data[:-self.limit]
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+    def text(self) -> str:
+        """The last ``limit`` bytes printed, as text (a line cut at the start is dropped)."""
+        tail = bytes(self.data[-self.limit:])
+        if self.total > len(tail):
+            tail = tail.partition(b"\n")[2]
+        return tail.decode("utf-8", "replace")
+
+
 def child_command(config: CaptureConfig, fd: int, script: Sequence[str] = (), workload: str | None = None,
                   params: Sequence[str] = ()) -> list[str]:
     """The command line of the profiled child."""
@@ -155,13 +192,17 @@ class CaptureService:
 
     def __init__(self, config: CaptureConfig, script: Sequence[str] = (), workload: str | None = None,
                  params: Sequence[str] = (), on_progress: Callable[[Progress], None] | None = None,
-                 grace_s: float = 5.0, stdin: int | None = None) -> None:
+                 grace_s: float = 5.0, stdin: int | None = None, output_tail: int = 0) -> None:
         if not script and workload is None:
             raise ValueError("nothing to profile: give a script or a workload")
         self.config, self.script, self.workload, self.params = config, list(script), workload, list(params)
         self.on_progress = on_progress
         self.grace_s = grace_s
         self.stdin = stdin
+        # > 0: the script's stdout and stderr are read (its last output_tail bytes kept in
+        # ``output``), for a caller with no terminal to pass on (the app's dialog)
+        self.output_tail = output_tail
+        self.output: OutputTail | None = None
         self._cancel = threading.Event()
         self.progress = Progress()
         self._t0 = time.monotonic()
@@ -176,49 +217,75 @@ class CaptureService:
         has ended), close it; returns how it ended."""
         cfg = self.config
         about = {"service_pid": os.getpid()}
+        check_output_folder(Path(cfg.output))
         left = spool_of(Path(cfg.output))
         if left.exists() and not cfg.overwrite:
             raise CaptureError(cfg.output, f"{left} holds the records of a profile run that was killed before "
                                            f"converting them (accelview convert {left} {cfg.output} --force); "
                                            "use --force to overwrite both")
         left.unlink(missing_ok=True)  # overwritten, as the capture is
-        if not cfg.live:  # what a reader of the file tells the user if this process dies before converting
-            about["spool"] = left.name
-        writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": about}, flush_rows=FLUSH_ROWS)
+        # Every mode spools what the child sends (appended as it comes: a kill cannot tear what is
+        # already there), and the rows are staged beside the output, which holds a placeholder
+        # naming the spool until the final file replaces it whole: a kill at any instant leaves
+        # the placeholder and the whole spool (`accelview convert` makes the capture of it), or
+        # the finished capture.
+        about["spool"] = left.name
+        staging = staging_of(Path(cfg.output))
+        staging.unlink(missing_ok=True)  # a killed run's
+        writer = CaptureWriter(cfg.output, overwrite=cfg.overwrite, metadata={"capture": about}, flush_rows=FLUSH_ROWS,
+                               staging=staging)
         ingest = Ingest(writer)
         sink = RecordSink(ingest.handle)
-        spool = None if cfg.live else Spool(left)
-        reader = FrameReader(columns=spool is None)  # spooling: only each frame's JSON, for the progress line
+        spool = Spool(left)
+        later = None if cfg.live else spool  # the spool converted once the script has ended (not --live)
+        reader = FrameReader(columns=later is None)  # converting later: only each frame's JSON, for the progress
         r, w = os.pipe()
         with contextlib.suppress(OSError, AttributeError):  # a deeper pipe: the child rarely waits for a flush
             fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        out_r, out_w = os.pipe() if self.output_tail > 0 else (None, None)
         try:
             proc = subprocess.Popen(child_command(cfg, w, self.script, self.workload, self.params), pass_fds=(w,),
-                                    stdin=self.stdin)
+                                    stdin=self.stdin, stdout=out_w, stderr=out_w)
         except BaseException:
             os.close(r)
             os.close(w)
-            if spool is not None:
-                spool.remove()
+            for fd in (out_r, out_w):
+                if fd is not None:
+                    os.close(fd)
             writer.close(False, "the profiled process could not be started")
+            spool.remove()
             raise
         os.close(w)
+        if out_r is not None and out_w is not None:
+            os.close(out_w)
+            self.output = OutputTail(out_r, self.output_tail)
         self._t0 = t0 = time.monotonic()
-        stop_reason, stop_at, last_flush, last_report = "", 0.0, t0, 0.0
+        stop_reason, stop_at, last_flush, last_report, last_disk = "", 0.0, t0, 0.0, 0.0
+        spool_full = ""  # why the spool could not be written (then nothing more is)
         pipe = _PipeReader(r)  # empties the pipe as fast as the child fills it: the child never waits for us
         try:
             while True:
                 data = pipe.get(0.1)
                 if data is None:
                     break
-                if spool is not None:
-                    spool.write(data)
+                if not spool_full:
+                    try:
+                        spool.write(data)
+                    except OSError as e:  # the disk filled faster than the check below saw: stop there
+                        spool_full = f"the disk is full ({e.strerror or e}; what arrived after that is lost)"
+                if later is not None:
                     for kind, meta, _ in reader.feed(data):
                         self._count(kind, meta)
                 else:
                     for kind, meta, cols in reader.feed(data):
                         sink.handle(kind, meta, cols)
                 now = time.monotonic()
+                if not stop_reason and now - last_disk >= DISK_CHECK_S:
+                    last_disk = now
+                    stop_reason = spool_full or self._disk_room(spool)
+                    if stop_reason:
+                        stop_at = now
+                        _signal(proc, signal.SIGTERM)
                 if not stop_reason:
                     stop_reason = self._should_stop(now - t0, reader.bytes)
                     if stop_reason:
@@ -226,45 +293,90 @@ class CaptureService:
                         _signal(proc, signal.SIGTERM)
                 elif now - stop_at > self.grace_s:
                     _signal(proc, signal.SIGKILL)
-                if now - last_flush >= 1.0 and spool is None:
+                if now - last_flush >= 1.0 and later is None:
                     writer.flush()
                     last_flush = now
                 if now - last_report >= REPORT_S:
                     last_report = now
-                    self._report(ingest, reader.bytes, writer, spool, pipe.buffered)
+                    self._report(ingest, reader.bytes, writer, later, pipe.buffered)
             rc = proc.wait()
-            torn = reader.pending
-            if spool is not None:
-                torn, stopped = self._convert(spool, sink, ingest, writer)
+            stream = reader
+            if later is None:
+                for kind, meta, cols in reader.feed(b"", final=True):  # frames after a damaged one cut short
+                    sink.handle(kind, meta, cols)
+            else:
+                stream, stopped = self._convert(spool, sink, ingest, writer)
                 if stopped:
                     stop_reason = stopped if not stop_reason else f"{stop_reason}; {stopped}"
+            torn = stream.pending
+        except (OSError, CaptureError) as e:  # the capture cannot be written (a full disk)
+            _signal(proc, signal.SIGKILL)
+            proc.wait()
+            raise self._unwritable(e, writer, spool) from None
         except BaseException as e:
             _signal(proc, signal.SIGKILL)
             proc.wait()
             reason = f"the capture service stopped ({type(e).__name__})"
-            if spool is not None:  # kept: what the child sent, to convert once what stopped us is fixed
-                spool.file.close()
-                reason += (f"; what the script sent is in {spool.path}: "
-                           f"accelview convert {spool.path} {writer.path} --force")
-            ingest.close(False, reason)
+            spool.file.close()  # kept: what the child sent, to convert once what stopped us is fixed
+            reason += (f"; what the script sent is in {spool.path}: "
+                       f"accelview convert {spool.path} {writer.path} --force")
+            with contextlib.suppress(Exception):  # the placeholder names the spool if this fails too
+                ingest.close(False, reason)
             raise
         finally:
             pipe.close()
-        if spool is not None:
-            spool.remove()
         exit_code = rc if rc >= 0 else 128 - rc
         complete, reason = self._outcome(rc, stop_reason, ingest, torn)
-        if sink.error:
-            lost = f"the service could not convert {sink.lost_frames} frame(s) of records ({sink.error})"
-            complete, reason = False, f"{reason}; {lost}" if reason else lost
-        self._report(ingest, reader.bytes, writer, spool)  # a stopped conversion: how far it got
-        writer.builder.metadata["capture"].pop("spool", None)  # converted: nothing is left in it
-        ended = {"exit_code": exit_code}
+        counts, damage = _damage(stream, sink)
+        if damage:
+            complete, reason = False, f"{reason}; {damage}" if reason else damage
+        # the spool goes once all of it is in the capture; a conversion stopped early or that
+        # skipped damaged frames keeps it (convert it again, or look at it)
+        keep = (later is not None and spool.read < spool.size) or bool(counts)
+        if keep:
+            reason += (f"; all the records are still in {spool.path}: "
+                       f"accelview convert {spool.path} {writer.path} --force")
+        self._report(ingest, reader.bytes, writer, later)  # a stopped conversion: how far it got
+        if not keep:
+            writer.builder.metadata["capture"].pop("spool", None)  # converted: nothing is left in it
+        ended: dict[str, Any] = {"exit_code": exit_code, **counts}
         if not cfg.deterministic:  # a deterministic capture holds nothing that depends on when it ran
             ended["wall_s"] = round(time.monotonic() - t0, 3)
-        ingest.close(complete, reason, ended)
+        try:
+            ingest.close(complete, reason, ended)
+        except (OSError, CaptureError) as e:
+            raise self._unwritable(e, writer, spool) from None
+        spool.file.close()
+        if not keep:  # only now: until the final file is in place, the spool is what a kill leaves
+            spool.remove()
         self.progress.bytes_written = file_size(writer.path)  # the final file (no callback: the run is over)
         return ProfileResult(writer.path, exit_code, complete, reason, self.progress, ingest.dropped)
+
+    @staticmethod
+    def _unwritable(e: BaseException, writer: CaptureWriter, spool: Spool) -> CaptureError:
+        """The capture could not be written (a full disk, say): the staged file goes (room for
+        what comes next), the placeholder and the spool stay; the error says where the records
+        are and how to make the capture of them once there is room."""
+        writer.discard()
+        spool.file.close()
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        if isinstance(e, CaptureError):
+            why = why.removeprefix(f"{writer.path}: ")
+        told = re.search(r"error message = '([^']*)'", why)  # HDF5's many lines around the OS's words
+        why = told.group(1) if told else why.strip().splitlines()[0][:200]
+        return CaptureError(writer.path, f"could not be written ({why}); what the script sent is in {spool.path}: "
+                                         f"once there is room, accelview convert {spool.path} {writer.path} --force")
+
+    def _disk_room(self, spool: Spool) -> str:
+        """Why to stop while converting what was recorded still fits on the disk ("" while it does)."""
+        try:
+            free = shutil.disk_usage(spool.path.parent).free
+        except OSError:
+            return ""
+        if free >= ROOM_PER_SPOOL_BYTE * spool.size + MIN_FREE_BYTES // 2:
+            return ""
+        return (f"the disk is almost full ({free / 1e6:.1f} MB left in {spool.path.parent}): stopped so that "
+                f"what was recorded can still be converted")
 
     def _count(self, kind: bytes, meta: Mapping[str, Any]) -> None:
         """While spooling: the events a frame brings (a frame of records counts its own; a producer
@@ -274,11 +386,12 @@ class CaptureService:
         elif kind == wire.STATS:
             self._events = int(meta.get("events", self._events))
 
-    def _convert(self, spool: Spool, sink: RecordSink, ingest: Ingest, writer: CaptureWriter) -> tuple[int, str]:
+    def _convert(self, spool: Spool, sink: RecordSink, ingest: Ingest, writer: CaptureWriter
+                 ) -> tuple[FrameReader, str]:
         """Convert the spooled stream into the capture, chunk by chunk (memory stays what one chunk
-        needs). Returns the bytes of a last frame cut short, and why the conversion stopped
-        early: cancelling now stops it (cancelling the script before did not: its records are
-        converted), keeping what was converted."""
+        needs). Returns the reader (its ``pending``: the bytes of a last frame cut short), and why
+        the conversion stopped early: cancelling now stops it (cancelling the script before did
+        not: its records are converted), keeping what was converted."""
         self._cancel.clear()
         self.progress.phase = "converting"
         marks = [time.monotonic(), 0.0]  # last flush, last report
@@ -296,10 +409,10 @@ class CaptureService:
             return False
 
         reader = replay(spool, sink, after_chunk)
-        if self._cancel.is_set():
+        if self._cancel.is_set() and spool.read < spool.size:
             left = spool.size - spool.read
-            return 0, f"cancelled while converting ({left / 1e6:.1f} MB of records not converted)"
-        return reader.pending, ""
+            return reader, f"cancelled while converting ({left / 1e6:.1f} MB of records not converted)"
+        return reader, ""
 
     def _should_stop(self, elapsed: float, received: int) -> str:
         cfg = self.config
@@ -337,13 +450,27 @@ class CaptureService:
         p.elapsed_s, p.bytes_received = time.monotonic() - self._t0, received
         if spool is None or p.phase == "converting":
             p.events = int(ingest.stats.get("events", 0))
-            p.bytes_written = file_size(writer.path)
+            p.bytes_written = file_size(writer.staged_path)
         else:
             p.events, p.bytes_written = self._events, spool.size
         p.converted_bytes = spool.read if spool is not None else received
         p.dropped = sum(ingest.dropped.values())
         if self.on_progress:
             self.on_progress(p)
+
+
+def check_output_folder(out: Path, need: int = MIN_FREE_BYTES) -> None:
+    """Refuse, before anything runs, an output whose folder is missing, cannot be written, or sits
+    on a disk with less than ``need`` bytes free (CaptureError naming the output)."""
+    folder = out.parent
+    if not folder.is_dir():
+        raise CaptureError(out, f"{folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise CaptureError(out, f"cannot write in {folder}: permission denied or a read-only file system")
+    free = shutil.disk_usage(folder).free
+    if free < need:
+        raise CaptureError(out, f"the disk is full: {free / 1e6:.1f} MB free in {folder}, a capture needs at least "
+                                f"{need / 1e6:.0f} MB to start")
 
 
 def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> ProfileResult:
@@ -356,30 +483,51 @@ def convert_spool(spool: Path, output: Path, overwrite: bool = False) -> Profile
         raise CaptureError(spool, f"cannot read: {e.strerror or e}") from None
     try:
         source.check()
-        writer = CaptureWriter(output, overwrite=overwrite, flush_rows=FLUSH_ROWS)
+        # the output holds a placeholder naming the spool until the capture replaces it whole
+        beside = spool.resolve().parent == Path(output).resolve().parent
+        staging = staging_of(Path(output))
+        staging.unlink(missing_ok=True)  # a killed conversion's
+        writer = CaptureWriter(output, overwrite=overwrite, flush_rows=FLUSH_ROWS, staging=staging,
+                               metadata={"capture": {"spool": spool.name}} if beside else None)
         ingest = Ingest(writer)
         sink = RecordSink(ingest.handle)
         reader = FrameReader()
-        try:
-            replay(source, sink, reader=reader)
-        except ValueError as e:  # a damaged stream: keep what came before it
-            sink.error = sink.error or str(e)
+        replay(source, sink, reader=reader)
         reason = "recovered from the spool of a capture service that stopped before converting it"
         end = ingest.end
         if end is not None:
             reason += f"; the script had exited with status {end.get('exit_code')}"
         elif reader.pending:
             reason += f"; {reader.pending} B of a last, unfinished batch were lost"
-        if sink.error:
-            reason += f"; the service could not convert {max(sink.lost_frames, 1)} frame(s) ({sink.error})"
+        counts, damage = _damage(reader, sink)
+        if damage:  # the spool stays: not all of it is in the capture
+            reason += f"; {damage}; the spool {spool} is kept"
         exit_code = int(end.get("exit_code", -1)) if end is not None else -1
-        ingest.close(False, reason, {"recovered_from": spool.name})
+        ingest.close(False, reason, {"recovered_from": spool.name, **counts})
+        with open_capture(writer.path):  # never a success for a file that cannot be read back
+            pass
     finally:
         source.file.close()
-    spool.unlink(missing_ok=True)
+    if not counts:  # all of it is in a capture that reads back: only now is the spool not needed
+        spool.unlink(missing_ok=True)
     progress = Progress(events=int(ingest.stats.get("events", 0)), bytes_received=source.size,
                         bytes_written=file_size(writer.path), dropped=sum(ingest.dropped.values()))
     return ProfileResult(writer.path, exit_code, False, reason, progress, ingest.dropped)
+
+
+def _damage(reader: FrameReader, sink: RecordSink) -> tuple[dict[str, int], str]:
+    """What a conversion skipped as damaged: the counts the capture's metadata keeps
+    (``damaged_frames``, ``damaged_bytes``; none when nothing was) and the words of its reason."""
+    words = []
+    if reader.damaged:
+        words.append(f"skipped {reader.damaged} damaged part(s) of the stream ({reader.skipped_bytes:,} B: "
+                     f"{reader.problems[0]})")
+    if sink.lost_frames:
+        words.append(f"the service could not convert {sink.lost_frames} frame(s) ({sink.error})")
+    if not words:
+        return {}, ""
+    counts = {"damaged_frames": reader.damaged + sink.lost_frames, "damaged_bytes": reader.skipped_bytes}
+    return counts, "; ".join(words)
 
 
 def _signal(proc: subprocess.Popen, sig: int) -> None:

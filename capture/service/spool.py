@@ -21,6 +21,11 @@ def spool_of(capture: Path) -> Path:
     return capture.with_name(f".{capture.name}.spool")
 
 
+def staging_of(capture: Path) -> Path:
+    """Where the service stages the rows of ``capture`` until it is finished: ``.NAME.staging`` beside it."""
+    return capture.with_name(f".{capture.name}.staging")
+
+
 class Spool:
     """The child's stream as it arrived, in a hidden file beside the capture (:func:`spool_of`):
     written while the script runs, read back in chunks to convert once it has ended
@@ -30,7 +35,9 @@ class Spool:
 
     def __init__(self, path: Path, existing: bool = False) -> None:
         self.path = path
-        self.file = open(path, "rb" if existing else "w+b")  # noqa: SIM115  (kept open; closed by remove)
+        # unbuffered: each piece received is in the file (the OS's) at once, so a kill of this
+        # process loses nothing it had read from the child
+        self.file = open(path, "rb" if existing else "w+b", buffering=-1 if existing else 0)  # noqa: SIM115
         self.size = path.stat().st_size if existing else 0
         self.read = 0
 
@@ -58,6 +65,8 @@ class Spool:
         """Raise :class:`CaptureError` unless this is a stream this accelview can convert: a
         capture stream, and not an older one whose records are pickled (never loaded)."""
         head = self.file.read(HEADER.size)
+        if not head:  # a service stopped before the child sent anything: an empty capture
+            return
         if len(head) < HEADER.size or HEADER.unpack(head)[0] not in KINDS:
             raise CaptureError(self.path, "is not a capture service's spool (no capture stream in it)")
         kind, jlen, _ = HEADER.unpack(head)
@@ -75,13 +84,16 @@ class Spool:
 def replay(spool: Spool, sink: RecordSink, after_chunk: Callable[[], bool] = lambda: False,
             reader: FrameReader | None = None) -> FrameReader:
     """Hand the spooled stream's frames to ``sink``, a chunk at a time, until ``after_chunk``
-    says stop; returns the reader (its ``pending``: a last frame cut short)."""
+    says stop; returns the reader (its ``pending``: a last frame cut short; ``damaged``: damaged
+    stretches it skipped, converting the frames after them)."""
     reader = reader or FrameReader()
     for chunk in spool.chunks():
         for kind, meta, cols in reader.feed(chunk):
             sink.handle(kind, meta, cols)
         if after_chunk():
-            break
+            return reader
+    for kind, meta, cols in reader.feed(b"", final=True):  # frames after a damaged one cut short
+        sink.handle(kind, meta, cols)
     return reader
 
 

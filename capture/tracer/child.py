@@ -23,6 +23,7 @@ import os
 import runpy
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -45,6 +46,9 @@ _TRACER = frozenset({"accelview.capture.sim", "accelview.capture.tracer.recorder
 _collectors: list[Recorder] = []  # the traced session's recorder, once the script has made it
 _forked = [False]  # True in a process the script forked: it runs untraced
 _sigterm_before = [signal.SIG_DFL]  # what SIGTERM did before the child took it over
+_stop_with: list[type[BaseException]] = [Terminated]  # what a stop asked inside the runtime raises after it
+# the signal the flush timer wakes the script's thread with to drain (a real-time one: scripts use the others)
+FLUSH_SIGNAL = signal.SIGRTMIN + 3 if hasattr(signal, "SIGRTMIN") else None
 
 
 def _detach_after_fork(out: wire.FrameWriter) -> None:
@@ -56,6 +60,9 @@ def _detach_after_fork(out: wire.FrameWriter) -> None:
     if signal.getsignal(signal.SIGTERM) is _on_sigterm:  # a SIGTERM stops the fork as it would untraced
         with contextlib.suppress(ValueError):  # (ValueError: not the main thread)
             signal.signal(signal.SIGTERM, _sigterm_before[0])
+    if signal.getsignal(signal.SIGINT) is _on_sigterm:  # and a Ctrl-C
+        with contextlib.suppress(ValueError):
+            signal.signal(signal.SIGINT, signal.default_int_handler)
     api.set_profiler(None)
     if _collectors:
         _collectors[0].detach()
@@ -68,10 +75,29 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     a copy's chunks or the hook's two appends left a device that deadlocks in the last drain, or
     a call whose numbers and names do not pair up); never between two frames of a drain."""
     rec = _collectors[0] if _collectors else None
+    stop = KeyboardInterrupt if signum == signal.SIGINT else Terminated
     if rec is not None and (rec.draining or _in_tracer(frame)):
+        _stop_with[0] = stop
         rec.request_stop()
         return
-    raise Terminated()
+    raise stop()
+
+
+def _on_flush_signal(signum: int, frame: Any) -> None:
+    """The flush timer's wake-up (the script has not called the runtime since a drain fell due):
+    drain here when the script's thread is in its own code; inside the simulator, the tracer or
+    a drain it does nothing, as the hook drains at the end of the call (the drain is due)."""
+    rec = _collectors[0] if _collectors and not _forked[0] else None
+    if rec is None or rec.draining or _in_tracer(frame):
+        return
+    with contextlib.suppress(Exception):  # a drain that fails here must not raise in the script's code
+        rec.idle_drain()
+
+
+def _wake_main_thread() -> None:
+    """Have the main thread (the script's) run :func:`_on_flush_signal` between two of its bytecodes."""
+    with contextlib.suppress(OSError, ValueError):
+        signal.pthread_kill(threading.main_thread().ident or 0, FLUSH_SIGNAL)
 
 
 def _in_tracer(frame: Any) -> bool:
@@ -89,7 +115,7 @@ def _in_tracer(frame: Any) -> bool:
 
 def _stop_after_drain() -> None:
     _collectors[0].stop_requested = False
-    raise Terminated()
+    raise _stop_with[0]()
 
 
 def run_script(path: str, args: Sequence[str]) -> tuple[int, str]:
@@ -166,10 +192,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not collector:
             collector.append(traced_simulator(config, out.send, asked, process, extra))
             collector[0].after_drain = _stop_after_drain
+            if FLUSH_SIGNAL is not None and threading.current_thread() is threading.main_thread():
+                collector[0].wake = _wake_main_thread
         return collector[0].sim
 
     api.set_profiler(factory)
     _sigterm_before[0] = signal.signal(signal.SIGTERM, _on_sigterm)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # Ctrl-C: where the records are whole
+        signal.signal(signal.SIGINT, _on_sigterm)
+    if FLUSH_SIGNAL is not None:
+        signal.signal(FLUSH_SIGNAL, _on_flush_signal)
     if ns.workload:
         factory({})
         code, error = run_workload(ns.workload, target)

@@ -9,7 +9,10 @@ commands into a ring of its own as they finish (:mod:`..sim.device.ring`), so a 
 records. Turning records into the capture's rows, counters, flows and truth is the service's
 work (:mod:`.collector`): the profiled program pays for the hook, the rings, packing their
 lists (``struct`` and msgpack), and a copy into the pipe. A timer thread (:meth:`Recorder._ticker`)
-only marks a ``flush_ms`` drain due; the drains run on the script's thread, between two calls.
+marks a ``flush_ms`` drain due; the drains run on the script's thread, between two calls. When no
+call comes to run it (the script has stopped calling the runtime), the timer asks ``wake`` (the
+child's: a signal to the script's thread) for :meth:`Recorder.idle_drain` there, so a kill
+loses at most about ``flush_ms`` of records whatever the script does.
 The first call ``SAMPLE_MS`` of host time after the last sample reads the process's RSS and CPU
 into a buffer the next drain ships (:class:`..protocol.hostmetrics.Ticks`): a compare per call.
 """
@@ -45,6 +48,7 @@ from ..sim.runtime.simulator import Simulator
 
 Send = Callable[[bytes, Mapping[str, Any], Mapping[str, np.ndarray | bytes] | None], None]
 # Frames inside these files are the runtime's, not the user's: a call site is the first frame outside.
+IDLE_GRACE_S = 0.005  # after a drain fell due, how long the timer waits for a call to run it
 RUNTIME_FILES = frozenset(m.__file__ for m in (sim_api, sim_runtime, sim_copies, sim_graph, sim_hostlog)) | {
     __file__}
 _getframe = sys._getframe
@@ -82,6 +86,10 @@ class Recorder:
         self._per_call = 1 if config.call_sites else 2
         self._due = [config.flush_events * self._per_call]
         self._stopped = threading.Event()
+        self.drains = 0  # drains so far (the timer's way to see whether calls still come)
+        self.busy = False  # whether the devices had work in flight or queued at the last drain
+        # how the timer gets an idle script's thread to drain (the child's signal); None: it cannot
+        self.wake: Callable[[], None] | None = None
         self.draining = False
         self.stop_requested = False
         self.after_drain: Callable[[], None] | None = None
@@ -196,11 +204,28 @@ class Recorder:
         self._due[0] = 0
 
     def _ticker(self) -> None:
-        """The timer thread: makes a drain due at the first call ``flush_ms`` after the last drain."""
+        """The timer thread: makes a drain due at the first call ``flush_ms`` after the last drain;
+        when none has come ``IDLE_GRACE_S`` later and there are records to send (calls logged, or
+        device work that goes on finishing), it has the script's thread drain where it is (``wake``)."""
         while not self._stopped.wait(max(self._deadline - time.monotonic(), 0.0)):
-            if time.monotonic() >= self._deadline:
-                self._due[0] = 0
+            if time.monotonic() < self._deadline:
+                continue
+            seen = self.drains
+            self._due[0] = 0
+            if self._stopped.wait(IDLE_GRACE_S):
+                return
+            if self.drains == seen:  # no call came to drain
+                if self.wake is not None and (self.sim.log.call_objects or self.busy or self.sim.log.ranges):
+                    self.wake()
                 self._deadline = time.monotonic() + self._flush_s  # again, while no call comes
+
+    def idle_drain(self) -> None:
+        """Drain from outside any API call (the script has stopped calling the runtime): the
+        devices first run up to the host's time now, as real ones go on executing their queues."""
+        now = self.sim.clock.idle_now()
+        for dev in self.sim.devices:
+            dev.engine.advance(now)
+        self.drain()
 
     def _tick(self, host_ns: int) -> None:
         """Sample the process's RSS and CPU at ``host_ns`` (the hook's, once ``SAMPLE_MS`` of host time passed)."""
@@ -238,6 +263,8 @@ class Recorder:
             self.send(wire.RECORDS, meta, cols)
         finally:
             self.draining = False
+        self.drains += 1
+        self.busy = any(dev.engine.pending() for dev in self.sim.devices)
         self._deadline = time.monotonic() + self._flush_s
         self._due[0] = self.config.flush_events * self._per_call
         if self.stop_requested and self.after_drain is not None:

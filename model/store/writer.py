@@ -21,7 +21,7 @@ import numpy as np
 from .. import schema as S
 from ..builder import NO_DEPTH, TraceBuilder
 from ..errors import CaptureError
-from ..strings import StringTable, encode_strings
+from ..strings import StringTable, encode_strings, valid_text, valid_texts
 from ..table import Table
 from ..trace import SliceRuns, Trace
 from .finalize import FinalizeLimits, finalize_staged
@@ -40,17 +40,21 @@ TOOL_VERSION = "0.1.0"
 
 
 def _refuse_existing(path: Path, overwrite: bool) -> None:
-    if path.exists() and not overwrite:
-        raise CaptureError(path, "already exists (use --force to overwrite it)")
     if path.is_dir():
         raise CaptureError(path, "is a directory")
+    if path.exists() and not path.is_file():  # a device (/dev/full), a FIFO: never replaced by a capture
+        raise CaptureError(path, "is not a regular file (a capture is written beside it and renamed over it)")
+    if path.exists() and not overwrite:
+        raise CaptureError(path, "already exists (use --force to overwrite it)")
+    if not os.access(path.parent if str(path.parent) else ".", os.W_OK | os.X_OK):
+        raise CaptureError(path, f"cannot write in {path.parent}: permission denied")
 
 
 def _root_attrs(metadata: Mapping[str, Any], complete: bool, reason: str, finalized: bool) -> dict[str, Any]:
     attrs = {
         "format": FORMAT_NAME, "format_version": FORMAT_VERSION, "tool_version": TOOL_VERSION,
-        "chunk_rows": CHUNK_ROWS, "complete": complete, "incomplete_reason": reason, "finalized": finalized,
-        "metadata": dict(metadata),
+        "chunk_rows": CHUNK_ROWS, "complete": complete, "incomplete_reason": valid_text(reason),
+        "finalized": finalized, "metadata": valid_texts(dict(metadata)),
     }
     if not (metadata.get("capture") or {}).get("deterministic"):  # a deterministic capture: its inputs alone
         attrs["created"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
@@ -145,10 +149,16 @@ class CaptureWriter:
     """
 
     def __init__(self, path: str | Path, overwrite: bool = False, metadata: Mapping[str, Any] | None = None,
-                 flush_rows: int = 1 << 18, limits: FinalizeLimits | None = None) -> None:
+                 flush_rows: int = 1 << 18, limits: FinalizeLimits | None = None, staging: Path | None = None) -> None:
+        """``staging``: stage the rows in that file, not in ``path``, which then holds a placeholder
+        (an empty, unfinished capture with ``metadata``: where the records are, say) until the
+        final file replaces it whole. A kill at any instant then leaves at ``path`` either the
+        placeholder or the final capture, never a half-written file (HDF5 is not written in a
+        way that survives a kill in the middle of an append)."""
         self.path = Path(path)
         self.limits = limits or FinalizeLimits()
         _refuse_existing(self.path, overwrite)
+        self.staging = staging
         self.builder = TraceBuilder()  # holds the small tables and the string table
         self.builder.metadata.update(metadata or {})
         self._pending: dict[str, list[dict[str, np.ndarray]]] = {}
@@ -160,9 +170,17 @@ class CaptureWriter:
         # no chunk cache: appends write whole chunks (see _stage); a cache kept each open column's
         # last chunks (1 MiB a column), and the service's memory grew with the run (120 MiB at 1M
         # events, 175 MiB at 10M; 77 and 80 without)
-        self._f: H5File | None = H5File(self.path, "w", chunk_cache_bytes=0)
-        self._f.set_attrs("/", **_root_attrs(self.builder.metadata, False, "", False))
+        attrs = _root_attrs(self.builder.metadata, False, "", False)
+        if staging is not None:
+            _write_replacing(self.path, lambda f: f.set_attrs("/", **attrs))
+        self._f: H5File | None = H5File(self.staged_path, "w", chunk_cache_bytes=0)
+        self._f.set_attrs("/", **attrs)
         self._f.flush()
+
+    @property
+    def staged_path(self) -> Path:
+        """The file the rows are staged in until ``close``."""
+        return self.staging if self.staging is not None else self.path
 
     @property
     def strings(self) -> StringTable:
@@ -232,7 +250,7 @@ class CaptureWriter:
                 for col in table.schema.names:
                     f.append(f"staging/{name}/{col}", table[col][done:], CHUNK_ROWS)
                 self._small_written[name] = len(table)
-        f.set_attrs("/", metadata=dict(self.builder.metadata))
+        f.set_attrs("/", metadata=valid_texts(dict(self.builder.metadata)))
         f.flush()
 
     def close(self, complete: bool = True, reason: str = "") -> CaptureSummary:
@@ -247,14 +265,25 @@ class CaptureWriter:
         self._f = None
         metadata = dict(self.builder.metadata)
         rows: dict[str, int] = {}
-        with H5File(self.path, "r", chunk_cache_bytes=0) as staged:  # whole chunks are read once
+        with H5File(self.staged_path, "r", chunk_cache_bytes=0) as staged:  # whole chunks are read once
 
             def finalize(out: H5File) -> None:
                 out.set_attrs("/", **_root_attrs(metadata, complete, reason, True))
                 rows.update(finalize_staged(staged, out, self.limits))
 
             _write_replacing(self.path, finalize, before_replace=staged.close)
+        if self.staging is not None:  # the final file is in place: the staged copy is not needed
+            self.staging.unlink(missing_ok=True)
         return CaptureSummary(self.path, rows, complete, reason, metadata)
+
+    def discard(self) -> None:
+        """Give up the staged rows (they cannot be written: a full disk): close the staging file as
+        far as it closes and remove it. With a separate ``staging`` file the placeholder stays."""
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+        if self.staging is not None:
+            self.staging.unlink(missing_ok=True)
 
     def abandon(self) -> None:
         """Close the file without finalizing (what a crash leaves behind, for tests)."""

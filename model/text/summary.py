@@ -59,6 +59,10 @@ def format_summary(s: dict[str, Any]) -> str:
     lines = [f"{s['source']}"]
     if not s["complete"]:
         lines.append(f"  INCOMPLETE: {s['incomplete_reason'] or 'the capture did not finish'}")
+    capture = s["metadata"].get("capture") if isinstance(s.get("metadata"), dict) else None
+    if isinstance(capture, dict) and capture.get("damaged_frames"):  # skipped converting its records
+        lines.append(f"  DAMAGED:    {format_count(capture['damaged_frames'])} frame(s) of records skipped "
+                     f"({format_count(capture.get('damaged_bytes', 0))} bytes of the stream)")
     counts = [("tracks", "tracks"), ("slices", "slices"), ("flows", "flows"), ("counter samples", "counter_samples"),
               ("instants", "instants")]
     if s.get("op_counters"):

@@ -33,6 +33,14 @@ class HostClock:
         """Current host time in ns (without the script time since the last call returned)."""
         return self._now
 
+    def idle_now(self) -> int:
+        """Host time now, read between two calls (from outside the runtime): the script's time
+        since the last call returned counts, as ``enter_call`` would count it (without moving
+        the clock). Deterministic: the clock as it is."""
+        if self.deterministic:
+            return self._now
+        return self._now + max(0, time.perf_counter_ns() - self._real_mark)
+
     def enter_call(self) -> int:
         """A runtime call begins: account the script's time since the last call; return now."""
         if self.deterministic:

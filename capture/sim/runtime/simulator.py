@@ -39,6 +39,7 @@ from .graph import Graph
 from .graph import capture as graph_capture
 from .hostclock import HostClock
 from .hostlog import HostLog
+from .limits import check_bounds
 
 if TYPE_CHECKING:
     from accelview.model import Trace
@@ -54,6 +55,7 @@ class Simulator:
             raise ValueError(f"devices must be at least 1, got {devices}")
         if counter_period_ns < 1:
             raise ValueError(f"counter_period_ns must be positive, got {counter_period_ns}")
+        check_bounds(devices, counter_period_ns)
         self.spec = spec if isinstance(spec, DeviceSpec) else load_spec(spec)
         self.seed = seed
         self.rng = np.random.default_rng(seed)
