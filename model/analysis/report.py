@@ -19,12 +19,13 @@ from .gpu import report_section
 from .metrics.evaluate import sampled_metrics, window_metric
 from .metrics.expr import ExprError
 from .metrics.taxonomy import MetricRegistry
+from .op_classes import CLASSES
 from .ops import OpLabels, classify_ops
 from .roles import Roles
 from .stats import OpStat, compute_transfer_overlap, lane_utilization, op_stats
 from .transfer_passes import transfer_findings
 
-LABELS = ("compute", "memory", "latency", "unknown")  # op labels; "transfer" marks copies with no op
+LABELS = CLASSES  # op labels; "transfer" also marks copies with no op
 CAUSES = ("host", "pcie", "sync", "communication")
 MAX_PHASES = 500
 PHASE_METRICS = ("hbm_utilization", "pcie_h2d_utilization")
@@ -67,10 +68,11 @@ class Report:
         return {
             "source": self.trace.source,
             "ops": [{"slice": s, "label": lab, "confidence": round(c, 3), "compute_sol": round(cs, 3),
-                     "memory_sol": round(ms, 3)}
-                    for s, lab, c, cs, ms in zip(self.ops.slice.tolist(), self.ops.label.tolist(),
-                                                 self.ops.confidence.tolist(), self.ops.compute_sol.tolist(),
-                                                 self.ops.memory_sol.tolist(), strict=True)],
+                     "memory_sol": round(ms, 3), "evidence": ev}
+                    for s, lab, c, cs, ms, ev in zip(self.ops.slice.tolist(), self.ops.label.tolist(),
+                                                     self.ops.confidence.tolist(), self.ops.compute_sol.tolist(),
+                                                     self.ops.memory_sol.tolist(), self.ops.evidence.tolist(),
+                                                     strict=True)],
             "gaps": [{"device": int(d), "start_ns": int(a), "end_ns": int(b), "cause": str(c)}
                      for d, a, b, c in zip(self.gaps.device, self.gaps.start_ns, self.gaps.end_ns, self.gaps.cause,
                                            strict=True)],

@@ -52,15 +52,26 @@ def format_report(r: Report, top: int = 10) -> str:
 
 
 def device_time_headline(r: Report) -> str:
-    """What device time mostly went to, said honestly: a trace with no device work says so, and
-    one whose ops cannot be classed (no hardware counters, no device peaks) says how much and why."""
+    """What device time mostly went to, said honestly: a trace with no device work says so; one
+    without hardware counters says its ops were classed from the trace alone, by what evidence,
+    and how much is left unclassed and why."""
     whole = r.phases[0] if r.phases else None
     if whole is None or not whole.breakdown_ns:
         return "no device work in this trace" if not len(r.ops.slice) else "device time not broken down"
-    if whole.verdict != "unknown":
+    unknown = _share(whole.breakdown_ns.get("unknown", 0), sum(whole.breakdown_ns.values()))
+    why = "no hardware counters, and names, shapes and launch parameters that allow no guess"
+    if whole.verdict == "unknown":
+        return f"{unknown} of device time unclassed: the trace has {why}"
+    counted = r.ops.evidence == "counters"
+    if counted.all():
         return f"device time mostly {whole.verdict}"
-    share = _share(whole.breakdown_ns["unknown"], sum(whole.breakdown_ns.values()))
-    return f"{share} of device time unclassed: the trace has no hardware counters or device peaks to class ops by"
+    dur = r.trace.slices.dur_ns[r.ops.slice].astype(float)
+    by = {ev: dur[r.ops.evidence == ev].sum() for ev in set(r.ops.evidence[~counted].tolist()) - {"none"}}
+    how = ", ".join(f"{ev} {_share(v, dur.sum())}" for ev, v in sorted(by.items(), key=lambda kv: -kv[1]) if v > 0)
+    text = f"device time mostly {whole.verdict} (no hardware counters: classed by {how})"
+    if whole.breakdown_ns.get("unknown", 0):
+        text += f"; {unknown} unclassed"
+    return text
 
 
 def _findings(r: Report, top: int, t0: int) -> list[str]:

@@ -1,0 +1,225 @@
+"""Class of every device op a trace has no hardware counters for, from what the trace alone
+carries, with a confidence and the evidence used (strongest first):
+
+- ``roofline``: FLOPs (a ``flops`` argument, as PyTorch's ``with_flops`` records) and bytes (a
+  ``bytes`` argument, or the op's shape arguments through ``bytes_from_shape``) against the
+  device's peaks (its spec in the metadata, else a preset matched on the device's name in
+  ``deviceProperties``): the nearer roof names compute or memory; an op far from both is
+  latency-bound (XProf's op profile, Nsight Compute's speed of light);
+- ``kind``: copies (with their direction), memsets, collectives and device-side waits, by name;
+- ``launch``: a kernel launched with too few blocks to fill the device is latency-bound;
+- ``name``: the op family's usual limiter (GEMM, convolution, attention: compute; elementwise,
+  reduction, normalisation, gather: memory), short ops latency-bound (``duration``).
+
+The vocabulary, the byte estimates, the thresholds and the device presets are data
+(``resources/op_classes.json``). ``unknown`` is left only where nothing allows a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+import numpy as np
+
+from .metrics.counters import arg_columns, arg_strings
+from .metrics.expr import ExprError, Node, evaluate, names, parse
+from .metrics.taxonomy import MetricRegistry, device_constants
+from .metrics.units import Unit
+from .roles import Roles
+
+CLASSES = ("compute", "memory", "latency", "transfer", "communication", "wait", "unknown")
+EVIDENCE = ("counters", "roofline", "kind", "launch", "name", "duration", "none")
+NOT_KERNEL = frozenset({"transfer", "communication", "wait"})  # classes the op's kind decides outright
+
+
+@dataclass(frozen=True)
+class Family:
+    """One entry of the op vocabulary."""
+
+    name: str
+    cls: str
+    confidence: float
+    pattern: re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """``resources/op_classes.json``, checked and compiled."""
+
+    families: tuple[Family, ...]
+    bytes_from_shape: dict[str, Node]
+    dtype_bytes: dict[str, float]
+    sol_below: float
+    blocks_per_sm_below: float
+    short_ns: int
+    devices: tuple[dict[str, Any], ...]
+
+    def family_of(self, text: str) -> Family | None:
+        """The first family whose pattern matches ``text``."""
+        return next((f for f in self.families if f.pattern.search(text)), None)
+
+
+@cache
+def vocabulary() -> Vocabulary:
+    """The shipped vocabulary (loaded once)."""
+    data = json.loads((files("accelview.resources") / "op_classes.json").read_text())
+    fams = tuple(Family(f["family"], f["class"], float(f["confidence"]), re.compile(f["pattern"], re.IGNORECASE))
+                 for f in data["families"])
+    bad = [f.name for f in fams if f.cls not in CLASSES]
+    if bad:
+        raise ExprError(f"op_classes.json: families with an unknown class: {bad}")
+    shapes = {k: parse(v) for k, v in data["bytes_from_shape"].items() if k != "about"}
+    lat = data["latency"]
+    return Vocabulary(fams, shapes, {k: float(v) for k, v in data["dtype_bytes"].items()}, float(lat["sol_below"]),
+                      float(lat["blocks_per_sm_below"]), int(lat["short_ns"]), tuple(data["devices"]))
+
+
+@dataclass(frozen=True)
+class Peaks:
+    """Per op: the device's peak FLOP/s for the op's dtype and its HBM bytes/s (NaN: unknown),
+    and where they came from."""
+
+    flops: np.ndarray
+    hbm: np.ndarray
+    source: dict[int, str]  # device → "spec" or the preset's name
+
+
+def peaks(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None = None) -> Peaks:
+    """The peaks each op is measured against: the device spec of the capture's metadata (the
+    dtype's matrix peak), else a preset matched on the device's name (``deviceProperties``)."""
+    from .ops import device_spec  # ops imports this module
+
+    t = roles.trace
+    registry = registry or MetricRegistry.load()
+    n = len(ops)
+    peak_f, peak_m = np.full(n, np.nan), np.full(n, np.nan)
+    devices = t.tracks.device[t.slices.track[ops]]
+    dtype = arg_strings(t, "dtype", ops)
+    source: dict[int, str] = {}
+    for d in np.unique(devices).tolist():
+        m = devices == d
+        c = device_constants(registry, device_spec(t.metadata, int(d), t.source))
+        if "peak_flops_bf16" in c and "hbm_peak" in c:
+            peak_f[m], peak_m[m] = c["peak_flops_bf16"], c["hbm_peak"]
+            for dt in ("fp8", "fp32"):  # ops of another dtype are measured against that dtype's peak
+                sid = t.strings.lookup(dt)
+                if sid >= 0 and f"peak_flops_{dt}" in c:
+                    peak_f[m & (dtype == sid)] = c[f"peak_flops_{dt}"]
+            source[int(d)] = "spec"
+            continue
+        preset = _preset(t.metadata, int(d))
+        if preset is not None:
+            pf = preset["peak_flops"]
+            peak_f[m], peak_m[m] = pf.get("bf16", max(pf.values())), preset["hbm_bytes_per_s"]
+            for dt, v in pf.items():
+                sid = t.strings.lookup(dt)
+                if sid >= 0:
+                    peak_f[m & (dtype == sid)] = v
+            source[int(d)] = f"preset {preset['match']}"
+    return Peaks(peak_f, peak_m, source)
+
+
+def _preset(metadata: Mapping[str, Any], device: int) -> dict[str, Any] | None:
+    """The vocabulary's device preset whose name the device's ``deviceProperties`` entry holds."""
+    props = metadata.get("deviceProperties")
+    if not isinstance(props, list):
+        return None
+    name = next((str(p.get("name", "")) for p in props if isinstance(p, Mapping) and p.get("id") == device), None)
+    if name is None and props and isinstance(props[0], Mapping):
+        name = str(props[0].get("name", ""))  # one device listed for all
+    return next((p for p in vocabulary().devices if name and p["match"] in name), None)
+
+
+def shape_bytes(roles: Roles, ops: np.ndarray) -> np.ndarray:
+    """Bytes each op moves at least, from a ``bytes`` argument or its shape arguments (NaN where
+    the trace allows no estimate)."""
+    t = roles.trace
+    voc = vocabulary()
+    out = arg_columns(t, ["bytes"], ops)["bytes"]
+    kind = arg_strings(t, "op", ops)
+    dtype = arg_strings(t, "dtype", ops)
+    size = np.full(len(ops), 2.0)  # bf16 unless the op says
+    for sid in np.unique(dtype[dtype >= 0]).tolist():
+        size[dtype == sid] = voc.dtype_bytes.get(t.strings[sid], 2.0)
+    for sid in np.unique(kind[kind >= 0]).tolist():
+        tree = voc.bytes_from_shape.get(t.strings[sid])
+        m = np.flatnonzero((kind == sid) & np.isnan(out))
+        if tree is None or not len(m):
+            continue
+        cols = arg_columns(t, sorted(names(tree)), ops[m])
+        elems = evaluate(tree, lambda k, c=cols: (np.nan_to_num(c[k]) if k in c else 0.0, Unit()))[0]
+        out[m] = np.asarray(elems, float) * size[m]
+    return out
+
+
+@dataclass(frozen=True)
+class Classed:
+    """Classes of some ops, column-wise."""
+
+    label: np.ndarray
+    confidence: np.ndarray
+    compute_sol: np.ndarray
+    memory_sol: np.ndarray
+    evidence: np.ndarray
+    family: np.ndarray
+
+
+def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None = None) -> Classed:
+    """Class ``ops`` (slice ids of device ops without counters) from the trace alone."""
+    t = roles.trace
+    voc = vocabulary()
+    n = len(ops)
+    label = np.full(n, "unknown", "<U13")
+    evidence = np.full(n, "none", "<U8")
+    family = np.full(n, "", "<U16")
+    conf = np.full(n, 0.0)
+    dur = np.maximum(t.slices.dur_ns[ops], 1).astype(float)
+    # Kind and name: one regex pass per distinct (name, op argument).
+    op_arg = arg_strings(t, "op", ops)
+    key = t.slices.name[ops].astype(np.int64) * (len(t.strings) + 1) + (op_arg + 1)
+    uniq, inv = np.unique(key, return_inverse=True)
+    fam_cls = np.full(len(uniq), "unknown", "<U13")
+    fam_name = np.full(len(uniq), "", "<U16")
+    fam_conf = np.zeros(len(uniq))
+    for i, k in enumerate(uniq.tolist()):
+        nm, oa = divmod(k, len(t.strings) + 1)
+        f = voc.family_of(t.strings[nm] + (" " + t.strings[oa - 1] if oa > 0 else ""))
+        if f is not None:
+            fam_cls[i], fam_name[i], fam_conf[i] = f.cls, f.name, f.confidence
+    cls, family, fconf = fam_cls[inv], fam_name[inv], fam_conf[inv]
+    named = cls != "unknown"
+    label[named], conf[named], evidence[named] = cls[named], fconf[named], "name"
+    kind_decides = np.isin(cls, list(NOT_KERNEL)) | np.isin(family, ["copy-d2d", "memset"])
+    evidence[kind_decides] = "kind"
+    kernel = ~kind_decides
+    # Short kernels did too little work to reach either roof.
+    short = kernel & (dur < voc.short_ns)
+    label[short] = "latency"
+    conf[short] = np.where(named[short], 0.55, 0.45)
+    evidence[short] = "duration"
+    # Launch parameters: too few blocks to fill the device.
+    bps = arg_columns(t, ["blocks per SM"], ops)["blocks per SM"]
+    few = kernel & (bps < voc.blocks_per_sm_below)
+    label[few], conf[few], evidence[few] = "latency", 0.65, "launch"
+    # Roofline: FLOPs and bytes against the peaks.
+    p = peaks(roles, ops, registry)
+    flops = np.nan_to_num(arg_columns(t, ["flops"], ops)["flops"])
+    nbytes = np.nan_to_num(shape_bytes(roles, ops))
+    csol = np.nan_to_num(flops / p.flops * 1e9 / dur)
+    msol = np.nan_to_num(nbytes / p.hbm * 1e9 / dur)
+    roof = kernel & ~np.isnan(p.flops) & ((flops > 0) | (nbytes > 0))
+    sol = np.maximum(csol, msol)
+    lat = roof & (sol < voc.sol_below)
+    label[roof] = np.where(csol >= msol, "compute", "memory")[roof]
+    both = (flops > 0) & (nbytes > 0)
+    conf[roof] = np.clip(np.where(both, 0.6, 0.5) + 0.3 * np.minimum(sol, 1.0), 0.5, 0.9)[roof]
+    label[lat] = "latency"
+    conf[lat] = np.clip(0.9 - sol / voc.sol_below * 0.3, 0.5, 0.9)[lat]
+    evidence[roof] = "roofline"
+    return Classed(label, conf, csol, msol, evidence, family)
