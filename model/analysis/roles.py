@@ -21,6 +21,8 @@ from .stats import slices_of_kinds
 # Host calls that block until the device is done (cudaDeviceSynchronize, cudaStreamSynchronize,
 # ...); a stream's wait on an event (cudaStreamWaitEvent) does not block the host.
 SYNC_NAME = re.compile(r"synchroni[sz]e|\bsync\b|barrier", re.IGNORECASE)
+# Categories of runtime API calls that profilers draw on host threads (Kineto's cuda_runtime ...).
+RUNTIME_CATEGORIES = ("cuda_runtime", "cuda_driver", "hip_runtime", "mtia_runtime", "xpu_runtime", "runtime")
 
 
 @dataclass
@@ -63,8 +65,15 @@ class Roles:
 
     @cached_property
     def api_calls(self) -> np.ndarray:
-        """Host runtime API calls."""
-        return slices_of_kinds(self.trace, (TrackKind.RUNTIME_API,))
+        """Host runtime API calls: slices on runtime API lanes, and runtime calls that profilers
+        draw on host threads (by category: ``cuda_runtime`` ...)."""
+        t = self.trace
+        lanes = slices_of_kinds(t, (TrackKind.RUNTIME_API,))
+        cats = [c for c in (t.strings.lookup(n) for n in RUNTIME_CATEGORIES) if c >= 0]
+        if not cats:
+            return lanes
+        threads = slices_of_kinds(t, (TrackKind.HOST_THREAD,))
+        return np.union1d(lanes, threads[np.isin(t.slices.category[threads], cats)])
 
     def named(self, ids: np.ndarray, pattern: re.Pattern[str]) -> np.ndarray:
         """The ids whose slice name matches ``pattern``."""
@@ -94,7 +103,8 @@ class Roles:
         for the flow destinations only, all at once."""
         t = self.trace
         n = len(t.slices)
-        is_api = self.kinds == TrackKind.RUNTIME_API
+        is_api = np.zeros(n, bool)
+        is_api[self.api_calls] = True
         parent = np.full(n, -1, np.int64)
         parent[t.flows.dst] = t.flows.src
         root = np.where(is_api, np.arange(n), -1)
