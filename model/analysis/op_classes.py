@@ -56,6 +56,7 @@ class Vocabulary:
     bytes_from_shape: dict[str, Node]
     dtype_bytes: dict[str, float]
     sol_below: float
+    small_work_ns: float
     blocks_per_sm_below: float
     short_ns: int
     devices: tuple[dict[str, Any], ...]
@@ -77,7 +78,7 @@ def vocabulary() -> Vocabulary:
     shapes = {k: parse(v) for k, v in data["bytes_from_shape"].items() if k != "about"}
     lat = data["latency"]
     return Vocabulary(fams, shapes, {k: float(v) for k, v in data["dtype_bytes"].items()}, float(lat["sol_below"]),
-                      float(lat["blocks_per_sm_below"]), int(lat["short_ns"]), tuple(data["devices"]))
+                      float(lat["small_work_ns"]), float(lat["blocks_per_sm_below"]), int(lat["short_ns"]), tuple(data["devices"]))
 
 
 @dataclass(frozen=True)
@@ -215,7 +216,7 @@ def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricReg
     msol = np.nan_to_num(nbytes / p.hbm * 1e9 / dur)
     roof = kernel & ~np.isnan(p.flops) & ((flops > 0) | (nbytes > 0))
     sol = np.maximum(csol, msol)
-    lat = roof & (sol < voc.sol_below)
+    lat = roof & (sol < voc.sol_below) & (sol * dur < voc.small_work_ns)
     label[roof] = np.where(csol >= msol, "compute", "memory")[roof]
     both = (flops > 0) & (nbytes > 0)
     conf[roof] = np.clip(np.where(both, 0.6, 0.5) + 0.3 * np.minimum(sol, 1.0), 0.5, 0.9)[roof]
