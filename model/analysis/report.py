@@ -26,7 +26,7 @@ from .stats import OpStat, compute_transfer_overlap, lane_utilization, op_stats
 from .transfer_passes import transfer_findings
 
 LABELS = CLASSES  # op labels; "transfer" also marks copies with no op
-CAUSES = ("host", "pcie", "sync", "communication")
+CAUSES = ("host", "pcie", "sync", "communication", "unexplained")
 MAX_PHASES = 500
 PHASE_METRICS = ("hbm_utilization", "pcie_h2d_utilization")
 PHASE_CATEGORIES = ("user", "user_annotation")  # ranges a script marked (sim.annotate, NVTX, record_function)
