@@ -78,7 +78,8 @@ def vocabulary() -> Vocabulary:
     shapes = {k: parse(v) for k, v in data["bytes_from_shape"].items() if k != "about"}
     lat = data["latency"]
     return Vocabulary(fams, shapes, {k: float(v) for k, v in data["dtype_bytes"].items()}, float(lat["sol_below"]),
-                      float(lat["small_work_ns"]), float(lat["blocks_per_sm_below"]), int(lat["short_ns"]), tuple(data["devices"]))
+                      float(lat["small_work_ns"]), float(lat["blocks_per_sm_below"]), int(lat["short_ns"]),
+                      tuple(data["devices"]))
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from .op_classes import CLASSES
 from .ops import OpLabels, classify_ops
 from .roles import Roles
 from .stats import OpStat, compute_transfer_overlap, lane_utilization, op_stats
+from .trace_passes import gpu_idle, trace_findings
 from .transfer_passes import transfer_findings
 
 LABELS = CLASSES  # op labels; "transfer" also marks copies with no op
@@ -206,6 +207,10 @@ def analyze(trace: Trace) -> Report:
               low_hbm_efficiency(roles, labels, span), fusion_candidates(roles, labels, span)):
         if f is not None:
             found.append(f)
+    found += trace_findings(roles, labels, gaps, span)
+    idle = gpu_idle(roles, gaps, ranked(found), span)
+    if idle is not None:
+        found.append(idle)
     cp = critical_path(trace, roles=roles)
     return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found),
                   op_stats(trace, roles.device_ops), cp.by_resource_ns, report_section(trace),
