@@ -3,8 +3,10 @@ Kineto trace made to show it, and not on one made not to."""
 
 from __future__ import annotations
 
+import pytest
 from accelview.model.analysis.report import analyze
 from kineto_docs import KinetoDoc
+from kineto_traces import TRACES, imported, needs_traces
 
 GEMM = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_align1>(Params)"
 ADD = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int)"
@@ -124,3 +126,19 @@ def test_pageable_and_tiny_copies_from_their_names(tmp_path):
     found = _kinds(d.trace(tmp_path))
     assert found["pageable-transfer"].evidence["transfers"] == 20
     assert found["small-transfers"].evidence["transfers"] == 20
+
+
+@needs_traces
+@pytest.mark.parametrize("name", sorted(str(p.relative_to(TRACES)) for p in TRACES.rglob("*.json.gz")))
+def test_real_traces_are_classed_and_their_idle_explained(name):
+    from accelview.model.analysis.roles import Roles
+    from accelview.model.analysis.trace_passes import device_idle
+
+    trace = imported(name)
+    r = analyze(trace)
+    assert r.ops.unknown_share(trace.slices.dur_ns) < 0.10
+    span, idle, by_cause = device_idle(Roles(trace), r.gaps)
+    if idle > 0.3 * span:
+        main = max(by_cause, key=by_cause.__getitem__)
+        naming = [f for f in r.findings if main in (f.evidence.get("idle_main_cause"), f.evidence.get("main_cause"))]
+        assert naming and "the device idled" in naming[0].summary
