@@ -154,7 +154,8 @@ def _classify(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None) ->
 
 
 # Palette indexes (resources' slice palette) of each class when colouring by bottleneck.
-CLASS_COLOURS = {"compute": 2, "memory": 0, "latency": 5, "unknown": 18}
+CLASS_COLOURS = {"compute": 2, "memory": 0, "latency": 5, "transfer": 4, "communication": 6, "wait": 8,
+                 "unknown": 18}
 OTHER_COLOUR = 19  # host calls, transfers: muted
 
 

@@ -11,6 +11,13 @@ if TYPE_CHECKING:
     from accelview.model.analysis.report import Phase, Report
 
 
+# What each kind of class evidence means (op_classes.EVIDENCE), for Details and the CLI.
+EVIDENCE_TEXT = {"counters": "hardware counters", "roofline": "roofline: FLOPs and shape bytes against the peaks",
+                 "kind": "its kind: copy, memset, collective or wait",
+                 "launch": "launch parameters: too few blocks for the device", "name": "its name's op family",
+                 "duration": "too short to reach a roof", "none": "nothing in the trace allows a guess"}
+
+
 def _share(part: float, whole: float) -> str:
     """``part`` as a percentage of ``whole`` (``MISSING`` when there is no whole)."""
     return format_percent(part / whole) if whole else MISSING
@@ -62,16 +69,27 @@ def device_time_headline(r: Report) -> str:
     why = "no hardware counters, and names, shapes and launch parameters that allow no guess"
     if whole.verdict == "unknown":
         return f"{unknown} of device time unclassed: the trace has {why}"
-    counted = r.ops.evidence == "counters"
-    if counted.all():
+    if (r.ops.evidence == "counters").all():
         return f"device time mostly {whole.verdict}"
-    dur = r.trace.slices.dur_ns[r.ops.slice].astype(float)
-    by = {ev: dur[r.ops.evidence == ev].sum() for ev in set(r.ops.evidence[~counted].tolist()) - {"none"}}
-    how = ", ".join(f"{ev} {_share(v, dur.sum())}" for ev, v in sorted(by.items(), key=lambda kv: -kv[1]) if v > 0)
-    text = f"device time mostly {whole.verdict} (no hardware counters: classed by {how})"
+    text = f"device time mostly {whole.verdict} ({class_evidence(r)})"
     if whole.breakdown_ns.get("unknown", 0):
         text += f"; {unknown} unclassed"
     return text
+
+
+def class_evidence(r: Report) -> str:
+    """What the op classes rest on, by share of op time: ``from hardware counters``, or
+    ``no hardware counters: classed by name 60%, kind 30% ...`` (EVIDENCE of op_classes)."""
+    ev = r.ops.evidence
+    counted = ev == "counters"
+    if counted.all():
+        return "from hardware counters"
+    dur = r.trace.slices.dur_ns[r.ops.slice].astype(float)
+    by = {e: dur[ev == e].sum() for e in set(ev.tolist()) - {"none"}}
+    how = ", ".join(f"{e} {_share(v, dur.sum())}" for e, v in sorted(by.items(), key=lambda kv: -kv[1]) if v > 0)
+    if not how:
+        return "no hardware counters, nothing to class ops by"
+    return f"classed by {how}" if counted.any() else f"no hardware counters: classed by {how}"
 
 
 def _findings(r: Report, top: int, t0: int) -> list[str]:
