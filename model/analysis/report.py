@@ -152,7 +152,7 @@ class _Breakdown:
                                             np.maximum(self.g0[lo:hi], t0))),
                             np.concatenate((e if keep.any() else np.empty(0, np.int64),
                                             np.minimum(self.g1[lo:hi], t1))))
-            out["transfer"] = iv.total(*xfer) - iv.total(*iv.intersection(xfer, busy))
+            out["transfer"] = out.get("transfer", 0) + iv.total(*xfer) - iv.total(*iv.intersection(xfer, busy))
         return {k: v for k, v in out.items() if v > 0}
 
 

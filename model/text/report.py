@@ -31,6 +31,10 @@ def format_report(r: Report, top: int = 10) -> str:
              f"{format_count(len(r.gaps))} idle gaps"]
     lines += _findings(r, top, t0)
     lines += _breakdown(r.phases[0])
+    if len(r.ops.slice) and not (r.ops.evidence == "counters").all():
+        unknown = int((r.ops.label == "unknown").sum())
+        lines.append(f"  op classes: {class_evidence(r)}; {format_count(unknown)} ops unclassed "
+                     f"({format_percent(r.ops.unknown_share(r.trace.slices.dur_ns))} of op time)")
     if len(r.phases) > 1:
         lines += _phases(r.phases, top)
     if r.stats:

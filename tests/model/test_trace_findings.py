@@ -123,9 +123,11 @@ def test_pageable_and_tiny_copies_from_their_names(tmp_path):
     for i in range(20):
         d.copy(i * 100, 20, i * 100 + 30, 10, "HtoD (Pageable -> Device)", nbytes=1_024)
         d.launch(i * 100 + 50, 5, i * 100 + 60, 30, ADD)
-    found = _kinds(d.trace(tmp_path))
+    report = analyze(d.trace(tmp_path))
+    found = {f.kind: f for f in report.findings}
     assert found["pageable-transfer"].evidence["transfers"] == 20
     assert found["small-transfers"].evidence["transfers"] == 20
+    assert report.phases[0].breakdown_ns["transfer"] == 20 * 10_000  # the copies' own device time
 
 
 @needs_traces
