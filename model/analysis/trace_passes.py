@@ -262,8 +262,8 @@ def device_idle(roles: Roles, gaps: Gaps) -> tuple[int, int, dict[str, int]]:
 
 
 def gpu_idle(roles: Roles, gaps: Gaps, found: list[Finding], span: int) -> Finding | None:
-    """A device idle over 30% of its span: the finding that names the main cause says so; when
-    none does, a finding of its own names it."""
+    """A device idle over 30% of its span: the costliest finding (``found`` is ranked) of the
+    main cause says so; when none is of that cause, a finding of its own names it."""
     dspan, idle, by_cause = device_idle(roles, gaps)
     n_devices = len(np.unique(gaps.device)) or 1
     if dspan <= 0 or idle / (dspan * n_devices) < IDLE_SHARE:
@@ -273,12 +273,11 @@ def gpu_idle(roles: Roles, gaps: Gaps, found: list[Finding], span: int) -> Findi
     shares = ", ".join(f"{c} {format_percent(v / idle, 0)}" for c, v in sorted(by_cause.items(), key=lambda kv: -kv[1]))
     note = (f"the device idled {format_percent(share, 0)} of its span, mostly {CAUSE_WORDS[main]} "
             f"({shares})")
-    for kind in EXPLAINS[main]:
-        for f in found:
-            if f.kind == kind:
-                f.summary += f"; {note}"
-                f.evidence["idle_share"], f.evidence["idle_main_cause"] = share, main
-                return None
+    for f in found:  # ranked: the costliest finding that names the cause says so
+        if f.kind in EXPLAINS[main]:
+            f.summary += f"; {note}"
+            f.evidence["idle_share"], f.evidence["idle_main_cause"] = share, main
+            return None
     m = gaps.cause == main
     fixes = {"host": "launch less from Python per step (fuse ops, CUDA graphs, torch.compile) and move CPU "
                      "work off the step", "sync": "remove synchronisations from the step",
