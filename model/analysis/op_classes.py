@@ -173,55 +173,52 @@ class Classed:
 
 
 def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None = None) -> Classed:
-    """Class ``ops`` (slice ids of device ops without counters) from the trace alone."""
+    """Class ``ops`` (slice ids of device ops without counters) from the trace alone. Works on
+    class and evidence codes (indexes into CLASSES and EVIDENCE), strings only at the end."""
     t = roles.trace
     voc = vocabulary()
     n = len(ops)
-    label = np.full(n, "unknown", "<U13")
-    evidence = np.full(n, "none", "<U8")
-    family = np.full(n, "", "<U16")
-    conf = np.full(n, 0.0)
+    c_of, e_of = {c: i for i, c in enumerate(CLASSES)}, {e: i for i, e in enumerate(EVIDENCE)}
     dur = np.maximum(t.slices.dur_ns[ops], 1).astype(float)
     # Kind and name: one regex pass per distinct (name, op argument).
     op_arg = arg_strings(t, "op", ops)
     key = t.slices.name[ops].astype(np.int64) * (len(t.strings) + 1) + (op_arg + 1)
     uniq, inv = np.unique(key, return_inverse=True)
-    fam_cls = np.full(len(uniq), "unknown", "<U13")
-    fam_name = np.full(len(uniq), "", "<U16")
-    fam_conf = np.zeros(len(uniq))
-    for i, k in enumerate(uniq.tolist()):
-        nm, oa = divmod(k, len(t.strings) + 1)
-        f = voc.family_of(t.strings[nm] + (" " + t.strings[oa - 1] if oa > 0 else ""))
-        if f is not None:
-            fam_cls[i], fam_name[i], fam_conf[i] = f.cls, f.name, f.confidence
-    cls, family, fconf = fam_cls[inv], fam_name[inv], fam_conf[inv]
-    named = cls != "unknown"
-    label[named], conf[named], evidence[named] = cls[named], fconf[named], "name"
-    kind_decides = np.isin(cls, list(NOT_KERNEL)) | np.isin(family, ["copy-d2d", "memset"])
-    evidence[kind_decides] = "kind"
+    fams = [voc.family_of(t.strings[k // (len(t.strings) + 1)]
+                          + (" " + t.strings[k % (len(t.strings) + 1) - 1] if k % (len(t.strings) + 1) else ""))
+            for k in uniq.tolist()]
+    u_cls = np.array([c_of[f.cls] if f else c_of["unknown"] for f in fams], np.int8)
+    u_conf = np.array([f.confidence if f else 0.0 for f in fams])
+    u_fam = np.array([f.name if f else "" for f in fams], "<U16")
+    u_kind = np.array([bool(f) and (f.cls in NOT_KERNEL or f.name in ("copy-d2d", "memset")) for f in fams], bool)
+    label, conf, kind_decides = u_cls[inv], u_conf[inv], u_kind[inv]
+    named = label != c_of["unknown"]
+    evidence = np.where(kind_decides, e_of["kind"], np.where(named, e_of["name"], e_of["none"])).astype(np.int8)
     kernel = ~kind_decides
     # Short kernels did too little work to reach either roof.
     short = kernel & (dur < voc.short_ns)
-    label[short] = "latency"
+    label[short], evidence[short] = c_of["latency"], e_of["duration"]
     conf[short] = np.where(named[short], 0.55, 0.45)
-    evidence[short] = "duration"
     # Launch parameters: too few blocks to fill the device.
     bps = arg_columns(t, ["blocks per SM"], ops)["blocks per SM"]
     few = kernel & (bps < voc.blocks_per_sm_below)
-    label[few], conf[few], evidence[few] = "latency", 0.65, "launch"
+    label[few], conf[few], evidence[few] = c_of["latency"], 0.65, e_of["launch"]
     # Roofline: FLOPs and bytes against the peaks.
     p = peaks(roles, ops, registry)
     flops = np.nan_to_num(arg_columns(t, ["flops"], ops)["flops"])
     nbytes = np.nan_to_num(shape_bytes(roles, ops))
-    csol = np.nan_to_num(flops / p.flops * 1e9 / dur)
-    msol = np.nan_to_num(nbytes / p.hbm * 1e9 / dur)
+    with np.errstate(invalid="ignore"):
+        csol = np.nan_to_num(flops / p.flops * 1e9 / dur)
+        msol = np.nan_to_num(nbytes / p.hbm * 1e9 / dur)
     roof = kernel & ~np.isnan(p.flops) & ((flops > 0) | (nbytes > 0))
-    sol = np.maximum(csol, msol)
-    lat = roof & (sol < voc.sol_below) & (sol * dur < voc.small_work_ns)
-    label[roof] = np.where(csol >= msol, "compute", "memory")[roof]
-    both = (flops > 0) & (nbytes > 0)
-    conf[roof] = np.clip(np.where(both, 0.6, 0.5) + 0.3 * np.minimum(sol, 1.0), 0.5, 0.9)[roof]
-    label[lat] = "latency"
-    conf[lat] = np.clip(0.9 - sol / voc.sol_below * 0.3, 0.5, 0.9)[lat]
-    evidence[roof] = "roofline"
-    return Classed(label, conf, csol, msol, evidence, family)
+    if roof.any():
+        sol = np.maximum(csol, msol)
+        lat = roof & (sol < voc.sol_below) & (sol * dur < voc.small_work_ns)
+        label[roof] = np.where(csol >= msol, c_of["compute"], c_of["memory"])[roof]
+        both = (flops > 0) & (nbytes > 0)
+        conf[roof] = np.clip(np.where(both, 0.6, 0.5) + 0.3 * np.minimum(sol, 1.0), 0.5, 0.9)[roof]
+        label[lat] = c_of["latency"]
+        conf[lat] = np.clip(0.9 - sol / voc.sol_below * 0.3, 0.5, 0.9)[lat]
+        evidence[roof] = e_of["roofline"]
+    return Classed(np.array(CLASSES, "<U13")[label], conf, csol, msol, np.array(EVIDENCE, "<U8")[evidence],
+                   u_fam[inv] if n else np.empty(0, "<U16"))
