@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from accelview.model import Trace
-from accelview.model.importers import import_trace
+from accelview.model.importers import import_trace, kineto
 from chrome_files import write
 
 HOST_PID, HOST_TID = 100, 100
@@ -56,7 +56,8 @@ class KinetoDoc:
         return self.launch(call_ts, call_dur, ts, dur, f"Memcpy {kind}", stream, "gpu_memcpy", call,
                            {"bytes": nbytes})
 
-    def trace(self, tmp: Path, name: str = "t.json") -> Trace:
-        """The document written under ``tmp`` and imported."""
+    def trace(self, tmp: Path, name: str = "t.json", all_args: bool = False) -> Trace:
+        """The document written under ``tmp`` and imported (with every op's arguments: ``all_args``)."""
         doc = {"schemaVersion": 1, "deviceProperties": [self.device], "traceEvents": self.events}
-        return import_trace(write(tmp / name, doc))
+        path = write(tmp / name, doc)
+        return kineto.load(path, all_args=True) if all_args else import_trace(path)

@@ -23,15 +23,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .metrics.counters import arg_columns, arg_strings
-from .metrics.expr import ExprError, Node, evaluate, names, parse
+from .metrics.expr import ExprError, Node, evaluate, parse
+from .metrics.expr import names as names_of
 from .metrics.taxonomy import MetricRegistry, device_constants
 from .metrics.units import Unit
 from .roles import Roles
+
+if TYPE_CHECKING:
+    from ..trace import Trace
 
 CLASSES = ("compute", "memory", "latency", "transfer", "communication", "wait", "unknown")
 EVIDENCE = ("counters", "roofline", "kind", "launch", "name", "duration", "none")
@@ -54,6 +58,7 @@ class Vocabulary:
 
     families: tuple[Family, ...]
     bytes_from_shape: dict[str, Node]
+    flops_from_dims: dict[str, Node]
     dtype_bytes: dict[str, float]
     sol_below: float
     small_work_ns: float
@@ -76,10 +81,11 @@ def vocabulary() -> Vocabulary:
     if bad:
         raise ExprError(f"op_classes.json: families with an unknown class: {bad}")
     shapes = {k: parse(v) for k, v in data["bytes_from_shape"].items() if k != "about"}
+    dims = {k: parse(v) for k, v in data["flops_from_dims"].items() if k != "about"}
     lat = data["latency"]
-    return Vocabulary(fams, shapes, {k: float(v) for k, v in data["dtype_bytes"].items()}, float(lat["sol_below"]),
-                      float(lat["small_work_ns"]), float(lat["blocks_per_sm_below"]), int(lat["short_ns"]),
-                      tuple(data["devices"]))
+    return Vocabulary(fams, shapes, dims, {k: float(v) for k, v in data["dtype_bytes"].items()},
+                      float(lat["sol_below"]), float(lat["small_work_ns"]), float(lat["blocks_per_sm_below"]),
+                      int(lat["short_ns"]), tuple(data["devices"]))
 
 
 @dataclass(frozen=True)
@@ -154,10 +160,95 @@ def shape_bytes(roles: Roles, ops: np.ndarray) -> np.ndarray:
         m = np.flatnonzero((kind == sid) & np.isnan(out))
         if tree is None or not len(m):
             continue
-        cols = arg_columns(t, sorted(names(tree)), ops[m])
+        cols = arg_columns(t, sorted(names_of(tree)), ops[m])
         elems = evaluate(tree, lambda k, c=cols: (np.nan_to_num(c[k]) if k in c else 0.0, Unit()))[0]
         out[m] = np.asarray(elems, float) * size[m]
     return out
+
+
+LAUNCHER_LEVELS = 4  # how far up from the launching call to look for the op that recorded FLOPs and shapes
+
+
+def enclosing(trace: Trace, ids: np.ndarray) -> np.ndarray:
+    """Per slice: the slice one level up on its track that encloses it (-1 at the top)."""
+    sl, runs = trace.slices, trace.runs
+    out = np.full(len(ids), -1, np.int64)
+    where = {(int(t), int(d)): (int(b), int(e)) for t, d, b, e in zip(runs.track, runs.depth, runs.begin, runs.end,
+                                                                       strict=True)}
+    ok = (ids >= 0) & (sl.depth[np.maximum(ids, 0)] > 0)
+    track, depth = sl.track[np.maximum(ids, 0)], sl.depth[np.maximum(ids, 0)]
+    keys = np.unique(np.stack((track[ok], depth[ok])), axis=1).T if ok.any() else []
+    for t, d in keys:
+        run = where.get((int(t), int(d) - 1))
+        if run is None:
+            continue
+        b, e = run
+        m = np.flatnonzero(ok & (track == t) & (depth == d))
+        s = sl.start_ns[ids[m]]
+        k = b + np.searchsorted(sl.start_ns[b:e], s, "right") - 1
+        inside = (k >= b) & (sl.start_ns[np.maximum(k, b)] + sl.dur_ns[np.maximum(k, b)]
+                             >= s + sl.dur_ns[ids[m]])
+        out[m[inside]] = k[inside]
+    return out
+
+
+def launcher_args(roles: Roles, ops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """FLOPs and bytes that the host side recorded for each op: on the runtime call that launched
+    it or the ops enclosing that call (PyTorch's ``with_flops`` and ``record_shapes`` on
+    ``aten::mm``), the nearest first; NaN where none did."""
+    t = roles.trace
+    flops, nbytes = np.full(len(ops), np.nan), np.full(len(ops), np.nan)
+    if t.strings.lookup("flops") < 0 and t.strings.lookup("Input Dims") < 0:
+        return flops, nbytes
+    root, _ = roles.chain
+    cur = root[ops]
+    for _ in range(LAUNCHER_LEVELS):
+        ok = cur >= 0
+        if not ok.any():
+            break
+        f = arg_columns(t, ["flops"], np.maximum(cur, 0))["flops"]
+        take = ok & np.isnan(flops) & ~np.isnan(f)
+        flops[take] = f[take]
+        b, f = host_shapes(t, np.maximum(cur, 0))
+        take = ok & np.isnan(nbytes) & ~np.isnan(b)
+        nbytes[take] = b[take]
+        take = ok & np.isnan(flops) & ~np.isnan(f)
+        flops[take] = f[take]
+        cur = enclosing(t, cur)
+    return flops, nbytes
+
+
+def host_shapes(trace: Trace, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes of the tensors a host op recorded (``Input Dims`` and ``Input type``, as PyTorch's
+    ``record_shapes`` writes them) and, for the ops ``flops_from_dims`` knows (``aten::mm`` ...),
+    their FLOPs; NaN where the op recorded none."""
+    dims, types = arg_strings(trace, "Input Dims", ids), arg_strings(trace, "Input type", ids)
+    nbytes, flops = np.full(len(ids), np.nan), np.full(len(ids), np.nan)
+    voc = vocabulary()
+    names = trace.slices.name[ids]
+    rows = np.stack((dims, types, names)).T
+    has = dims >= 0
+    for dm, ty, nm in (np.unique(rows[has], axis=0).tolist() if has.any() else []):
+        try:
+            shapes, kinds = json.loads(trace.strings[dm]), json.loads(trace.strings[ty]) if ty >= 0 else []
+        except ValueError:
+            continue
+        tensors = [x for x in shapes if isinstance(x, list)] if isinstance(shapes, list) else []
+        total = 0.0
+        for i, shape in enumerate(tensors):
+            if shape and all(isinstance(x, int) for x in shape):
+                kind = kinds[i] if isinstance(kinds, list) and i < len(kinds) else "float"
+                total += float(np.prod(shape)) * voc.dtype_bytes.get(str(kind), 4.0)
+        m = (dims == dm) & (types == ty) & (names == nm)
+        if total > 0:
+            nbytes[m] = total
+        tree = voc.flops_from_dims.get(trace.strings[nm])
+        if tree is not None:
+            known = {f"{'abc'[i]}{j}": float(x) for i, shape in enumerate(tensors[:3]) for j, x in enumerate(shape)
+                     if isinstance(x, int)}
+            if names_of(tree) <= set(known):
+                flops[m] = float(evaluate(tree, lambda k, known=known: (known[k], Unit()))[0])
+    return nbytes, flops
 
 
 @dataclass(frozen=True)
@@ -205,12 +296,18 @@ def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricReg
     label[few], conf[few], evidence[few] = c_of["latency"], 0.65, e_of["launch"]
     # Roofline: FLOPs and bytes against the peaks.
     p = peaks(roles, ops, registry)
-    flops = np.nan_to_num(arg_columns(t, ["flops"], ops)["flops"])
-    nbytes = np.nan_to_num(shape_bytes(roles, ops))
+    flops = arg_columns(t, ["flops"], ops)["flops"]
+    nbytes = shape_bytes(roles, ops)
+    if np.isnan(flops).any() or np.isnan(nbytes).any():  # what the launching host op recorded
+        lf, lb = launcher_args(roles, ops)
+        flops, nbytes = np.where(np.isnan(flops), lf, flops), np.where(np.isnan(nbytes), lb, nbytes)
+    flops, nbytes = np.nan_to_num(flops), np.nan_to_num(nbytes)
     with np.errstate(invalid="ignore"):
         csol = np.nan_to_num(flops / p.flops * 1e9 / dur)
         msol = np.nan_to_num(nbytes / p.hbm * 1e9 / dur)
-    roof = kernel & ~np.isnan(p.flops) & ((flops > 0) | (nbytes > 0))
+    # The roofline decides where both figures are known, or the one known reaches its roof.
+    roof = kernel & ~np.isnan(p.flops) & (((flops > 0) & (nbytes > 0)) | (csol >= voc.sol_below)
+                                          | (msol >= voc.sol_below))
     if roof.any():
         sol = np.maximum(csol, msol)
         lat = roof & (sol < voc.sol_below) & (sol * dur < voc.small_work_ns)

@@ -12,10 +12,10 @@ GEMM = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_align1
 ADD = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int)"
 
 
-def _classes(tmp_path, build, device=None):
+def _classes(tmp_path, build, device=None, all_args=False):
     d = KinetoDoc(device)
     build(d)
-    trace = d.trace(tmp_path)
+    trace = d.trace(tmp_path, all_args=all_args)
     labels = classify_ops(Roles(trace))
     names = [trace.strings[trace.slices.name[s]] for s in labels.slice.tolist()]
     return {n: (str(lab), str(ev)) for n, lab, ev in zip(names, labels.label, labels.evidence, strict=True)}, labels
@@ -91,3 +91,30 @@ def test_counters_are_kept_where_ops_have_them(tmp_path):
     assert labels.evidence.tolist() == ["counters", "name"]
     assert labels.label.tolist() == ["compute", "memory"]  # the counters over the name
     assert len(classify_without_counters(Roles(b.build()), labels.slice[:0]).label) == 0
+
+
+def test_flops_and_shapes_from_the_host_op_that_launched_the_kernel(tmp_path):
+    def build(d):
+        m = 8192  # aten::mm of two 8192² fp16 matrices: 1.1 TFLOP, 268 MB of inputs
+        # Recorded by PyTorch (with_flops, record_shapes) on the op enclosing the launch.
+        d.cpu(0, 50, "aten::mm", {"Input Dims": [[m, m], [m, m]], "Input type": ["c10::Half", "c10::Half"],
+                                  "flops": 2 * m**3})
+        d.launch(10, 5, 20, 4_000, "void kernel_a(Params)")
+        d.cpu(100, 50, "aten::add", {"Input Dims": [[m, m], [m, m]], "Input type": ["float", "float"],
+                                     "flops": m * m})
+        d.launch(110, 5, 4_100, 300, "void kernel_b(Params)")
+
+    got, labels = _classes(tmp_path, build)
+    assert got["void kernel_a(Params)"] == ("compute", "roofline")  # 275 TFLOP/s of the A100's 312
+    assert got["void kernel_b(Params)"] == ("memory", "roofline")  # 537 MB in 0.3 ms: near the HBM roof
+    assert labels.memory_sol[1] == pytest.approx(2 * 8192**2 * 4 / 300e-6 / 2e12)
+
+
+def test_flops_of_a_matmul_from_its_recorded_dims(tmp_path):
+    def build(d):  # record_shapes without with_flops: the FLOPs follow from aten::mm's dims
+        d.cpu(0, 50, "aten::mm", {"Input Dims": [[8192, 8192], [8192, 8192]], "Input type": ["c10::Half"] * 2})
+        d.launch(10, 5, 20, 4_000, "void kernel_a(Params)")
+
+    got, labels = _classes(tmp_path, build, all_args=True)
+    assert got["void kernel_a(Params)"] == ("compute", "roofline")
+    assert labels.compute_sol[0] == pytest.approx(2 * 8192**3 / 4e-3 / 312e12)
