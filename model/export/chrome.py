@@ -97,6 +97,8 @@ def _events(trace: Trace, counters: bool = True) -> Iterator[str]:
         yield f'{{"ph":"M","name":"thread_sort_index",{lane},"args":{{"sort_index":{int(tr.sort[t])}}}}}'
     args_json = _args_json(trace, frozenset() if counters else MEASURED_ARGS)
     counted = _op_counters_json(trace, None if counters else ("flops",))
+    if not counters:  # FLOPs where PyTorch records them: on the host call that launched the op
+        counted = {_launcher(trace, i): v for i, v in counted.items()}
     for i, (t, st, du, nm, ca, co, ar) in enumerate(zip(
             sl.track.tolist(), sl.start_ns.tolist(), sl.dur_ns.tolist(), sl.name.tolist(), sl.category.tolist(),
             sl.correlation.tolist(), sl.args.tolist(), strict=True)):
@@ -128,6 +130,20 @@ def _events(trace: Trace, counters: bool = True) -> Iterator[str]:
                    f'"xslice":{a}}}')
             yield (f'{{"ph":"f","bp":"e","id":{i},"pid":{pid[cb]},"tid":{cb},"ts":{_us(tb)},"name":{s(nm)},'
                    f'"cat":{s(nm)},"xslice":{b}}}')
+
+
+def _launcher(trace: Trace, sid: int, hops: int = 4) -> int:
+    """The runtime API call at the root of a slice's flow chain (the slice itself when none)."""
+    fl, kinds = trace.flows, trace.tracks.kind
+    cur = sid
+    for _ in range(hops):
+        src = fl.src[fl.dst == cur]
+        if not len(src):
+            break
+        cur = int(src[0])
+        if kinds[trace.slices.track[cur]] == TrackKind.RUNTIME_API:
+            return cur
+    return sid
 
 
 def _path(trace: Trace, track: int) -> str:
@@ -181,7 +197,8 @@ def export_chrome(trace: Trace, path: str | Path, progress: Callable[[float], No
                   counters: bool = True) -> Path:
     """Write ``trace`` as Chrome trace JSON; gzipped when ``path`` ends in ``.gz``. Returns the path.
     Without ``counters``, as a profiler without hardware counters would have recorded it: no
-    sampled counters and, of each op's measured figures, only its FLOPs (``MEASURED_ARGS``)."""
+    sampled counters and, of each op's measured figures, only its FLOPs (``MEASURED_ARGS``),
+    on the host call that launched it."""
     path = Path(path)
     raw = gzip.open(path, "wb", compresslevel=6) if path.name.endswith(".gz") else open(path, "wb")  # noqa: SIM115
     total = max(len(trace.slices) + len(trace.counters) + len(trace.flows) * 2, 1)
