@@ -183,12 +183,12 @@ def _op_counters_json(trace: Trace, only: tuple[str, ...] | None = None) -> dict
             for s, *values in zip(oc.slice.tolist(), *columns, strict=True)}
 
 
-def _header(trace: Trace) -> dict[str, Any]:
+def _header(trace: Trace, counters: bool = True) -> dict[str, Any]:
     tr, ct = trace.tracks, trace.counter_tracks
     tracks = [[int(tr.parent[i]), int(tr.kind[i]), trace.name(int(tr.name[i])), trace.name(int(tr.host[i])),
                int(tr.device[i]), int(tr.sort[i])] for i in range(len(tr))]
     counters = [[int(ct.track[i]), trace.name(int(ct.unit[i])), trace.name(int(ct.block[i])),
-                 trace.name(int(ct.description[i]))] for i in range(len(ct))]
+                 trace.name(int(ct.description[i]))] for i in range(len(ct) if counters else 0)]
     return {"version": EXPORT_VERSION, "tracks": tracks, "counter_tracks": counters,
             "metadata": msgspec.json.decode(_enc(trace.metadata, enc_hook=str))}
 
@@ -204,7 +204,7 @@ def export_chrome(trace: Trace, path: str | Path, progress: Callable[[float], No
     total = max(len(trace.slices) + len(trace.counters) + len(trace.flows) * 2, 1)
     with raw, io.TextIOWrapper(raw, encoding="utf-8") as out:
         out.write(f'{{"{EXPORT_MARKER}":{EXPORT_VERSION},"displayTimeUnit":"ns",\n"accelview":')
-        out.write(_enc(_header(trace)).decode())
+        out.write(_enc(_header(trace, counters)).decode())
         out.write(',\n"traceEvents":[\n')
         for n, line in enumerate(_events(trace, counters)):
             out.write(line if n == 0 else ",\n" + line)
