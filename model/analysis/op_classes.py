@@ -90,12 +90,10 @@ def vocabulary() -> Vocabulary:
 
 @dataclass(frozen=True)
 class Peaks:
-    """Per op: the device's peak FLOP/s for the op's dtype and its HBM bytes/s (NaN: unknown),
-    and where they came from."""
+    """Per op: the device's peak FLOP/s for the op's dtype and its HBM bytes/s (NaN: unknown)."""
 
     flops: np.ndarray
     hbm: np.ndarray
-    source: dict[int, str]  # device → "spec" or the preset's name
 
 
 def peaks(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None = None) -> Peaks:
@@ -109,7 +107,6 @@ def peaks(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None = None)
     peak_f, peak_m = np.full(n, np.nan), np.full(n, np.nan)
     devices = t.tracks.device[t.slices.track[ops]]
     dtype = arg_strings(t, "dtype", ops)
-    source: dict[int, str] = {}
     for d in np.unique(devices).tolist():
         m = devices == d
         c = device_constants(registry, device_spec(t.metadata, int(d), t.source))
@@ -119,7 +116,6 @@ def peaks(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None = None)
                 sid = t.strings.lookup(dt)
                 if sid >= 0 and f"peak_flops_{dt}" in c:
                     peak_f[m & (dtype == sid)] = c[f"peak_flops_{dt}"]
-            source[int(d)] = "spec"
             continue
         preset = _preset(t.metadata, int(d))
         if preset is not None:
@@ -129,8 +125,7 @@ def peaks(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None = None)
                 sid = t.strings.lookup(dt)
                 if sid >= 0:
                     peak_f[m & (dtype == sid)] = v
-            source[int(d)] = f"preset {preset['match']}"
-    return Peaks(peak_f, peak_m, source)
+    return Peaks(peak_f, peak_m)
 
 
 def _preset(metadata: Mapping[str, Any], device: int) -> dict[str, Any] | None:

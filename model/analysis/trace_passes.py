@@ -172,15 +172,11 @@ def step_starvation(roles: Roles, gaps: Gaps, span: int) -> Finding | None:
                    [int(x) for x in gaps.next_op[k]], evidence={"boundaries": len(k)})
 
 
-def _comm_and_compute(roles: Roles, labels: OpLabels) -> tuple[np.ndarray, np.ndarray]:
-    comm = labels.label == "communication"
-    return labels.slice[comm], labels.slice[np.isin(labels.label, ["compute", "memory", "latency", "unknown"])]
-
-
 def low_comm_overlap(roles: Roles, labels: OpLabels, span: int) -> Finding | None:
     """Communication that ran while no computation did (HTA's communication/computation overlap)."""
     t = roles.trace
-    comm, work = _comm_and_compute(roles, labels)
+    comm = labels.slice[labels.label == "communication"]
+    work = labels.slice[np.isin(labels.label, ["compute", "memory", "latency", "unknown"])]
     if len(comm) == 0:
         return None
     cs, ws = t.slices.start_ns[comm], t.slices.start_ns[work]
