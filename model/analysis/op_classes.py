@@ -263,21 +263,26 @@ def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricReg
     class and evidence codes (indexes into CLASSES and EVIDENCE), strings only at the end."""
     t = roles.trace
     voc = vocabulary()
-    n = len(ops)
     c_of, e_of = {c: i for i, c in enumerate(CLASSES)}, {e: i for i, e in enumerate(EVIDENCE)}
     dur = np.maximum(t.slices.dur_ns[ops], 1).astype(float)
-    # Kind and name: one regex pass per distinct (name, op argument).
-    op_arg = arg_strings(t, "op", ops)
-    key = t.slices.name[ops].astype(np.int64) * (len(t.strings) + 1) + (op_arg + 1)
-    uniq, inv = np.unique(key, return_inverse=True)
-    fams = [voc.family_of(t.strings[k // (len(t.strings) + 1)]
-                          + (" " + t.strings[k % (len(t.strings) + 1) - 1] if k % (len(t.strings) + 1) else ""))
-            for k in uniq.tolist()]
+    # Kind and name: one regex pass per distinct string among the names and "op" arguments; the
+    # first family (in the vocabulary's order) that either matches names the op.
+    names, op_arg = t.slices.name[ops], arg_strings(t, "op", ops)
+    none = len(voc.families)
+    present = np.zeros(len(t.strings) + 1, bool)
+    present[names] = True
+    present[op_arg[op_arg >= 0]] = True
+    table = np.full(len(t.strings) + 1, none, np.int16)  # the last entry: no "op" argument
+    for sid in np.flatnonzero(present[:-1]).tolist():
+        f = voc.family_of(t.strings[sid])
+        table[sid] = none if f is None else voc.families.index(f)
+    fam = np.minimum(table[names], table[op_arg])  # op_arg -1 reads the last entry
+    fams = [*voc.families, None]
     u_cls = np.array([c_of[f.cls] if f else c_of["unknown"] for f in fams], np.int8)
     u_conf = np.array([f.confidence if f else 0.0 for f in fams])
-    u_fam = np.array([f.name if f else "" for f in fams], "<U16")
+    u_fam = np.array([f.name if f else "" for f in fams], object)
     u_kind = np.array([bool(f) and (f.cls in NOT_KERNEL or f.name in ("copy-d2d", "memset")) for f in fams], bool)
-    label, conf, kind_decides = u_cls[inv], u_conf[inv], u_kind[inv]
+    label, conf, kind_decides = u_cls[fam], u_conf[fam], u_kind[fam]
     named = label != c_of["unknown"]
     evidence = np.where(kind_decides, e_of["kind"], np.where(named, e_of["name"], e_of["none"])).astype(np.int8)
     kernel = ~kind_decides
@@ -313,4 +318,4 @@ def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricReg
         conf[lat] = np.clip(0.9 - sol / voc.sol_below * 0.3, 0.5, 0.9)[lat]
         evidence[roof] = e_of["roofline"]
     return Classed(np.array(CLASSES, "<U13")[label], conf, csol, msol, np.array(EVIDENCE, "<U8")[evidence],
-                   u_fam[inv] if n else np.empty(0, "<U16"))
+                   u_fam[fam])

@@ -40,7 +40,7 @@ class OpLabels:
     compute_sol: np.ndarray  # achieved / peak FLOP/s (0..1)
     memory_sol: np.ndarray  # achieved / peak HBM bandwidth (0..1)
     evidence: np.ndarray  # what decided: "counters", or op_classes.EVIDENCE without them
-    family: np.ndarray  # the op family its name matched in the vocabulary ("" when none)
+    family: np.ndarray  # the op family its name matched in the vocabulary ("" when none); objects, shared
 
     def unknown_share(self, dur_ns: np.ndarray) -> float:
         """Share of these ops' time (``dur_ns`` of the slices) left ``unknown``."""
@@ -88,7 +88,7 @@ def classify_ops(roles: Roles, registry: MetricRegistry | None = None) -> OpLabe
     n = len(ops)
     label = np.full(n, "unknown", dtype="<U13")
     conf, csol, msol = np.zeros(n), np.zeros(n), np.zeros(n)
-    evidence, family = np.full(n, "counters", "<U8"), np.full(n, "", "<U16")
+    evidence, family = np.full(n, "counters", "<U8"), np.full(n, "", object)
     if counted.any():
         part = _classify(roles, ops[counted], registry)
         label[counted], conf[counted], csol[counted], msol[counted] = (part.label, part.confidence,
@@ -150,7 +150,7 @@ def _classify(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None) ->
     latency = (lat >= LATENCY_STALL_SHARE) | ((lat >= LATENCY_STALL_MIN) & (np.maximum(csol, msol) < SOL_LOW))
     label[latency] = "latency"
     conf[latency] = np.clip(0.5 + lat[latency], 0.5, 0.99)
-    return OpLabels(ops, label, conf, csol, msol, np.full(n, "counters", "<U8"), np.full(n, "", "<U16"))
+    return OpLabels(ops, label, conf, csol, msol, np.full(n, "counters", "<U8"), np.full(n, "", object))
 
 
 # Palette indexes (resources' slice palette) of each class when colouring by bottleneck.
