@@ -7,6 +7,7 @@ from accelview.model.analysis.op_detail import op_detail
 from accelview.model.analysis.ops import OpLabels
 from accelview.model.schema import TrackKind
 from accelview.model.text.clip import clip
+from accelview.model.text.report import EVIDENCE_TEXT
 from accelview.model.text.values import (
     MISSING,
     format_bandwidth,
@@ -119,7 +120,8 @@ class DetailsPanel(QTreeView):
         def share(sol: float) -> str:  # first, so a narrow panel elides the rate, not the share
             return "" if sol != sol else f"{format_percent(sol)} of peak · "
 
-        rows = [("Bottleneck", f"{d.label} · {format_percent(d.confidence, 0)} confidence")]
+        rows = [("Bottleneck", f"{d.label} · {format_percent(d.confidence, 0)} confidence"),
+                ("Evidence", EVIDENCE_TEXT.get(d.evidence, d.evidence) + (f" ({d.family})" if d.family else ""))]
         if d.flops_per_s == d.flops_per_s:
             rows.append(("Compute", share(d.compute_sol) + format_value(d.flops_per_s, "FLOP/s")))
         if d.bytes_per_s == d.bytes_per_s:

@@ -31,7 +31,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("View", ""),
     ("Ctrl+0", "Fit the whole trace"),
     ("Ctrl+] / Ctrl+[", "Jump to the next / previous bookmark"),
-    ("B", "Colour device ops by bottleneck (compute, memory, latency)"),
+    ("B", "Colour device ops by class (compute, memory, latency, transfer, communication)"),
     ("Ctrl+T", "Switch between the dark and light theme"),
     ("Search", ""),
     ("Ctrl+F", "Go to the search box"),

@@ -12,6 +12,7 @@ from pathlib import Path
 from accelview.model import Trace
 from accelview.model.analysis.ops import bottleneck_colour_table
 from accelview.model.text.clip import clip
+from accelview.model.text.report import class_evidence
 from accelview.model.text.values import format_count, format_duration
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
@@ -171,7 +172,8 @@ class MainWindow(FileChoosing, QMainWindow):
         self.theme_action.toggled.connect(lambda on: self.apply_theme("light" if on else "dark"))
         vm.addAction(self.theme_action)
         self.bottleneck_action = QAction("Colour by &bottleneck", self, checkable=True, shortcut="B", enabled=False)
-        self.bottleneck_action.setToolTip("compute red · memory blue · latency yellow · other grey")
+        self.bottleneck_action.setToolTip("compute red · memory blue · latency yellow · transfer green · "
+                                          "communication purple · other grey")
         self.bottleneck_action.toggled.connect(self._colour_by_bottleneck)
         self.findings.report_ready.connect(lambda _r: self.bottleneck_action.setEnabled(True))
         self.findings.report_ready.connect(self.details.set_report)
@@ -215,6 +217,7 @@ class MainWindow(FileChoosing, QMainWindow):
         self.view_label = QLabel("")
         sb.addWidget(self.cursor_label, 1)
         sb.addWidget(self.selection_label, 2)
+        self.selection_label.setMinimumWidth(1)  # a long slice name gives way to the legend
         self.legend = BottleneckLegend(self.theme)
         self.legend.setVisible(False)  # while colouring by bottleneck (B)
         sb.addPermanentWidget(self.legend)
@@ -293,6 +296,8 @@ class MainWindow(FileChoosing, QMainWindow):
         else:
             lod.set_colour_table(None)
         self.legend.setVisible(on and report is not None)
+        if on and report is not None:
+            self.legend.show_classes(set(report.ops.label.tolist()), class_evidence(report))
         self.timeline.update()
 
     def _fit_all(self) -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from accelview.app.cli.main import demo_capture, main
+from accelview.model.loader import load_trace
 from accelview.model.store.reader import load_capture
 from accelview.model.store.writer import write_capture
 from accelview.model.text.summary import format_summary, summarize
@@ -70,6 +71,11 @@ def test_convert_round_trip_through_chrome_json(tmp_path, capsys):
     assert main(["convert", str(src), str(js)]) == 2  # exists: refused without --force
     assert "already exists" in capsys.readouterr().err
     assert main(["convert", str(src), str(tmp_path / "x.txt")]) == 2
+    bare = tmp_path / "bare.json"  # as a profiler without counters records it
+    assert main(["convert", str(src), str(bare), "--no-counters"]) == 0
+    assert len(load_trace(bare).counters) == 0 < len(a.counters)
+    assert main(["convert", str(src), str(tmp_path / "bare.h5"), "--no-counters"]) == 2
+    assert "--no-counters writes Chrome JSON" in capsys.readouterr().err
 
 
 def test_render_writes_a_png_without_a_display(tmp_path, capsys):

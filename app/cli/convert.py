@@ -23,6 +23,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                                  ".NAME.h5.spool a killed `accelview profile` left (converted into the capture)")
     p.add_argument("output", help="OUT.h5, OUT.json or OUT.json.gz")
     p.add_argument("--force", action="store_true", help="overwrite OUTPUT if it exists")
+    p.add_argument("--no-counters", action="store_true",
+                   help="to JSON as a profiler without hardware counters records it: names, shapes and FLOPs only")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
     name = out.name.lower()
     if not name.endswith(JSON_SUFFIXES + CAPTURE_SUFFIXES):
         raise AccelviewError(f"{out}: unknown output format (use .h5, .json or .json.gz)")
+    if args.no_counters and not name.endswith(JSON_SUFFIXES):
+        raise AccelviewError(f"{out}: --no-counters writes Chrome JSON (.json, .json.gz)")
     if out.exists() and not args.force:
         raise CaptureError(out, "already exists (use --force to overwrite it)")
     if Path(args.input).name.endswith(SPOOL_SUFFIX):
@@ -45,14 +49,14 @@ def run(args: argparse.Namespace) -> int:
 
         tmp = out.with_name(f".{out.name}.partial")
         try:
-            export_chrome(trace, tmp)
+            export_chrome(trace, tmp, counters=not args.no_counters)
             os.replace(tmp, out)
         except OSError as e:
             raise CaptureError(out, f"cannot write: {e.strerror or e}") from None
         finally:
             tmp.unlink(missing_ok=True)
     counts = (f"{format_count(len(trace.slices))} slices, {format_count(len(trace.flows))} flows, "
-              f"{format_count(len(trace.counters))} counter samples")
+              f"{0 if args.no_counters else format_count(len(trace.counters))} counter samples")
     del trace
     _read_back(out)
     print(f"wrote {out} ({counts})")

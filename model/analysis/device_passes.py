@@ -13,6 +13,7 @@ from .ops import OpLabels
 from .roles import Roles
 
 LOW_BURST_EFFICIENCY = 0.8
+LOW_ESTIMATED_BANDWIDTH = 0.5  # share of HBM peak a memory-bound op reached, from its shapes
 SHORT_OP_NS = 20_000
 FUSIBLE_OPS = ("elementwise", "rmsnorm", "layernorm", "softmax", "add", "mul", "silu", "gelu", "rope", "norm")
 FUSIBLE_MAX_INTENSITY = 4.0  # FLOP/B
@@ -59,10 +60,14 @@ def host_sync(roles: Roles, gaps: Gaps, span: int) -> Finding | None:
 
 
 def low_hbm_efficiency(roles: Roles, labels: OpLabels, span: int) -> Finding | None:
-    """Memory-bound ops whose accesses wasted most of each HBM burst (strided or random)."""
+    """Memory-bound ops whose accesses wasted most of each HBM burst (strided or random). Without
+    burst counters: memory-bound ops (by their roofline) that reached under half the HBM peak."""
     t = roles.trace
     eff = roles.arg("burst_efficiency", labels.slice)
-    bad = (np.nan_to_num(eff, nan=1.0) < LOW_BURST_EFFICIENCY) & (labels.label == "memory")
+    estimated = np.isnan(eff) & (labels.evidence == "roofline")
+    eff = np.where(estimated, labels.memory_sol, eff)
+    limit = np.where(estimated, LOW_ESTIMATED_BANDWIDTH, LOW_BURST_EFFICIENCY)
+    bad = (np.nan_to_num(eff, nan=1.0) < limit) & (labels.label == "memory")
     sel = labels.slice[bad]
     if len(sel) == 0:
         return None
@@ -71,14 +76,17 @@ def low_hbm_efficiency(roles: Roles, labels: OpLabels, span: int) -> Finding | N
     if lost <= 0.01 * span:
         return None
     names = sorted({t.strings[n] for n in t.slices.name[sel]})[:5]
+    what = ("reached only {} of the HBM peak on average (bytes estimated from their shapes): strided or random "
+            "access, or bytes the shapes do not show") if estimated[bad].all() else \
+        "used only {} of each HBM burst on average: strided or random access"
     return Finding("low-hbm-efficiency", severity(lost, span), int(t.slices.start_ns[sel].min()),
                    int((t.slices.start_ns[sel] + dur).max()), lost,
-                   f"{format_count(len(sel))} memory-bound ops ({', '.join(names)}) used only "
-                   f"{format_percent(float(np.mean(eff[bad])), 0)} of "
-                   f"each HBM burst on average: strided or random access; {format_duration(lost)} lost",
+                   f"{format_count(len(sel))} memory-bound ops ({', '.join(names)}) "
+                   + what.format(format_percent(float(np.mean(eff[bad])), 0)) + f"; {format_duration(lost)} lost",
                    "make the access pattern sequential: change the layout (transpose once), tile so each burst is "
                    "used whole, or gather into a contiguous buffer first", [int(x) for x in sel],
-                   evidence={"mean_burst_efficiency": float(np.mean(eff[bad]))})
+                   evidence={"mean_burst_efficiency": float(np.mean(eff[bad])),
+                             "estimated_from_shapes": bool(estimated[bad].all())})
 
 
 def fusion_candidates(roles: Roles, labels: OpLabels, span: int) -> Finding | None:

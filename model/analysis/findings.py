@@ -8,6 +8,8 @@ from typing import Any
 KINDS = (
     "pageable-transfer", "small-transfers", "pcie-saturation", "launch-bound", "low-hbm-efficiency",
     "host-sync", "transfer-not-overlapped", "redundant-transfer", "fusion-candidate", "gpu-idle",
+    "sync-copy", "sync-in-loop", "launch-outliers", "step-starvation", "low-comm-overlap", "stream-serialisation",
+    "cpu-bound",
 )
 
 

@@ -6,8 +6,10 @@ For the op that ended a gap, in this order:
   gap began and a transfer of its device ended in the gap (a stream waiting on a copy's event);
 - ``sync``: it was submitted late because the host sat in a call that waited for the device
   (a synchronize, a synchronous copy) and returned during the gap; or it had been submitted in
-  time and waited on an event of other device work;
-- ``host``: otherwise it was submitted late: the host was busy elsewhere (launching, Python).
+  time and waited while the host sat in such a call (an event of other work, a stream wait);
+- ``host``: otherwise it was submitted late: the host was busy elsewhere (launching, Python);
+- ``unexplained``: it had been submitted in time and nothing in the trace shows what it waited
+  for (work the trace does not hold: another process, a peer, a dropped event).
 """
 
 from __future__ import annotations
@@ -43,6 +45,14 @@ def _any_in(sorted_times: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndar
     return np.searchsorted(sorted_times, hi, "right") > np.searchsorted(sorted_times, lo, "right")
 
 
+def _overlaps(us: np.ndarray, ue: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Per interval (lo, hi): whether it meets one of the sorted disjoint intervals (us, ue)."""
+    if len(us) == 0:
+        return np.zeros(len(lo), bool)
+    k = np.searchsorted(us, hi, "left") - 1  # the last interval starting before hi
+    return (k >= 0) & (ue[np.maximum(k, 0)] > lo)
+
+
 def _feeding_ends(roles: Roles, kind: TrackKind) -> np.ndarray:
     """Per slice: the latest end of a slice on a ``kind`` track flowing into it (-1: none)."""
     t = roles.trace
@@ -72,6 +82,7 @@ def device_gaps(roles: Roles, min_gap_ns: int = 1) -> Gaps:
     net_in = _feeding_ends(roles, TrackKind.NETWORK_LINK)[ops]
     calls = roles.blocking_calls
     blocking_end = np.sort(start[calls] + dur[calls])
+    bs, be = iv.union(start[calls], start[calls] + dur[calls])  # when the host sat in a blocking call
     xfer = np.concatenate((roles.copies, roles.transfers))
     xfer_dev = t.tracks.device[t.slices.track[xfer]]
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("device", "start", "end", "next", "cause", "conf")}
@@ -92,8 +103,10 @@ def device_gaps(roles: Roles, min_gap_ns: int = 1) -> Gaps:
         fed_pcie = pcie_in[k] > g0
         fed_net = net_in[k] > g0
         xfer_in_gap = _any_in(xfer_end, g0, g1)
-        cause = np.where(late, np.where(blocked, "sync", "host"), np.where(xfer_in_gap, "pcie", "sync"))
-        conf = np.where(late, 0.9, np.where(xfer_in_gap, 0.8, 0.7))
+        held = _overlaps(bs, be, g0, g1)
+        cause = np.where(late, np.where(blocked, "sync", "host"),
+                         np.where(xfer_in_gap, "pcie", np.where(held, "sync", "unexplained")))
+        conf = np.where(late, 0.9, np.where(xfer_in_gap, 0.8, np.where(held, 0.7, 0.5)))
         cause = np.where(fed_net, "communication", np.where(fed_pcie, "pcie", cause))
         conf = np.where(fed_pcie | fed_net, 0.95, conf)
         for key, v in (("device", np.full(len(g0), d)), ("start", g0), ("end", g1), ("next", ops[k]),

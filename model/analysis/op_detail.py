@@ -24,6 +24,8 @@ class OpDetail:
     bytes_per_s: float
     compute_sol: float
     memory_sol: float
+    evidence: str = "counters"  # what decided the label (op_classes.EVIDENCE)
+    family: str = ""  # the op family its name matched, without counters
 
 
 def op_detail(trace: Trace, labels: OpLabels, sid: int) -> OpDetail | None:
@@ -53,4 +55,6 @@ def op_detail(trace: Trace, labels: OpLabels, sid: int) -> OpDetail | None:
         bytes_per_s=float(hbm) / busy_s,
         compute_sol=float(labels.compute_sol[i]) if has_peaks and not math.isnan(flops) else math.nan,
         memory_sol=float(labels.memory_sol[i]) if has_peaks and not math.isnan(hbm) else math.nan,
+        evidence=str(labels.evidence[i]),
+        family=str(labels.family[i]),
     )

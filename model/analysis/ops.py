@@ -6,8 +6,8 @@ active cycles were mostly latency stalls (too little work in flight), or partly 
 compute nor memory reached 60% of its roof, is latency-bound; otherwise the dominant reason the
 unit was not issuing names the limiter (memory stalls against busy and pipeline cycles). The
 speed-of-light ratios (FLOP/s against the dtype's peak, bytes/s against HBM peak, over the op's
-busy time) are kept as evidence. Without counters the op's place on the roofline (arithmetic
-intensity against the ridge point) decides, at a lower confidence.
+busy time) are kept as evidence. Ops without counters are classed from the trace alone
+(``op_classes.py``: roofline from FLOPs and bytes, kind, launch parameters, name).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ..errors import CaptureError
 from .link import GIGATRANSFERS
 from .metrics.counters import arg_columns, arg_strings
 from .metrics.taxonomy import MetricRegistry, device_constants
+from .op_classes import classify_without_counters
 from .roles import Roles
 
 LATENCY_STALL_SHARE = 0.5  # latency stalls this share of active cycles: latency-bound outright
@@ -38,6 +39,13 @@ class OpLabels:
     confidence: np.ndarray
     compute_sol: np.ndarray  # achieved / peak FLOP/s (0..1)
     memory_sol: np.ndarray  # achieved / peak HBM bandwidth (0..1)
+    evidence: np.ndarray  # what decided: "counters", or op_classes.EVIDENCE without them
+    family: np.ndarray  # the op family its name matched in the vocabulary ("" when none); objects, shared
+
+    def unknown_share(self, dur_ns: np.ndarray) -> float:
+        """Share of these ops' time (``dur_ns`` of the slices) left ``unknown``."""
+        d = dur_ns[self.slice].astype(float)
+        return float(d[self.label == "unknown"].sum() / d.sum()) if d.sum() > 0 else 0.0
 
 
 def device_spec(trace_metadata: Mapping[str, Any], device: int = 0, source: str = "") -> Mapping[str, Any] | None:
@@ -73,19 +81,24 @@ def _pcie_problem(p: Any) -> str:
 
 
 def classify_ops(roles: Roles, registry: MetricRegistry | None = None) -> OpLabels:
-    """Label every device op of the trace. Ops without arguments (no counters, no FLOPs or
-    bytes) are ``unknown``; the arithmetic runs on the others only."""
-    all_ops = roles.device_ops
-    with_args = roles.trace.slices.args[all_ops] >= 0
-    if with_args.all():
-        return _classify(roles, all_ops, registry)
-    part = _classify(roles, all_ops[with_args], registry)
-    n = len(all_ops)
-    label = np.full(n, "unknown", dtype="<U8")
-    conf, csol, msol = np.full(n, 0.5), np.zeros(n), np.zeros(n)
-    label[with_args], conf[with_args], csol[with_args], msol[with_args] = (part.label, part.confidence,
-                                                                             part.compute_sol, part.memory_sol)
-    return OpLabels(all_ops, label, conf, csol, msol)
+    """Label every device op of the trace: from its hardware counters where it has them (the
+    rule above), else from what the trace alone carries (``op_classes``)."""
+    ops = roles.device_ops
+    counted = ~np.isnan(arg_columns(roles.trace, ["active_cycles"], ops)["active_cycles"])
+    n = len(ops)
+    label = np.full(n, "unknown", dtype="<U13")
+    conf, csol, msol = np.zeros(n), np.zeros(n), np.zeros(n)
+    evidence, family = np.full(n, "counters", "<U8"), np.full(n, "", object)
+    if counted.any():
+        part = _classify(roles, ops[counted], registry)
+        label[counted], conf[counted], csol[counted], msol[counted] = (part.label, part.confidence,
+                                                                       part.compute_sol, part.memory_sol)
+    if not counted.all():
+        rest = classify_without_counters(roles, ops[~counted], registry)
+        m = ~counted
+        label[m], conf[m], csol[m], msol[m], evidence[m], family[m] = (
+            rest.label, rest.confidence, rest.compute_sol, rest.memory_sol, rest.evidence, rest.family)
+    return OpLabels(ops, label, conf, csol, msol, evidence, family)
 
 
 def _classify(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None) -> OpLabels:
@@ -120,8 +133,6 @@ def _classify(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None) ->
         csol = np.nan_to_num(flops / np.maximum(busy_s, 1e-12) / peak_f)
         msol = np.nan_to_num(hbm / np.maximum(busy_s, 1e-12) / peak_m)
         lat_share = np.where(active > 0, stall_lat / active, np.nan)
-        intensity = flops / np.maximum(hbm, 1)
-        ridge = peak_f / peak_m
     # With stall counters, the dominant reason the unit was not busy names the limiter (like
     # Nsight's stall reasons): memory stalls against busy + pipeline cycles. Without them, the
     # resource nearer its roof.
@@ -139,17 +150,12 @@ def _classify(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None) ->
     latency = (lat >= LATENCY_STALL_SHARE) | ((lat >= LATENCY_STALL_MIN) & (np.maximum(csol, msol) < SOL_LOW))
     label[latency] = "latency"
     conf[latency] = np.clip(0.5 + lat[latency], 0.5, 0.99)
-    no_counters = np.isnan(active)
-    roof = np.where(np.isnan(ridge), "unknown", np.where(intensity >= ridge, "compute", "memory"))
-    label[no_counters] = roof[no_counters]
-    conf[no_counters] = 0.5
-    unknown = no_counters & (flops == 0) & (hbm == 0)
-    label[unknown] = "unknown"
-    return OpLabels(ops, label, conf, csol, msol)
+    return OpLabels(ops, label, conf, csol, msol, np.full(n, "counters", "<U8"), np.full(n, "", object))
 
 
 # Palette indexes (resources' slice palette) of each class when colouring by bottleneck.
-CLASS_COLOURS = {"compute": 2, "memory": 0, "latency": 5, "unknown": 18}
+CLASS_COLOURS = {"compute": 2, "memory": 0, "latency": 5, "transfer": 4, "communication": 6, "wait": 8,
+                 "unknown": 18}
 OTHER_COLOUR = 19  # host calls, transfers: muted
 
 

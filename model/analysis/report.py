@@ -19,13 +19,15 @@ from .gpu import report_section
 from .metrics.evaluate import sampled_metrics, window_metric
 from .metrics.expr import ExprError
 from .metrics.taxonomy import MetricRegistry
+from .op_classes import CLASSES
 from .ops import OpLabels, classify_ops
 from .roles import Roles
 from .stats import OpStat, compute_transfer_overlap, lane_utilization, op_stats
+from .trace_passes import gpu_idle, trace_findings
 from .transfer_passes import transfer_findings
 
-LABELS = ("compute", "memory", "latency", "unknown")  # op labels; "transfer" marks copies with no op
-CAUSES = ("host", "pcie", "sync", "communication")
+LABELS = CLASSES  # op labels; "transfer" also marks copies with no op
+CAUSES = ("host", "pcie", "sync", "communication", "unexplained")
 MAX_PHASES = 500
 PHASE_METRICS = ("hbm_utilization", "pcie_h2d_utilization")
 PHASE_CATEGORIES = ("user", "user_annotation")  # ranges a script marked (sim.annotate, NVTX, record_function)
@@ -67,10 +69,11 @@ class Report:
         return {
             "source": self.trace.source,
             "ops": [{"slice": s, "label": lab, "confidence": round(c, 3), "compute_sol": round(cs, 3),
-                     "memory_sol": round(ms, 3)}
-                    for s, lab, c, cs, ms in zip(self.ops.slice.tolist(), self.ops.label.tolist(),
-                                                 self.ops.confidence.tolist(), self.ops.compute_sol.tolist(),
-                                                 self.ops.memory_sol.tolist(), strict=True)],
+                     "memory_sol": round(ms, 3), "evidence": ev}
+                    for s, lab, c, cs, ms, ev in zip(self.ops.slice.tolist(), self.ops.label.tolist(),
+                                                     self.ops.confidence.tolist(), self.ops.compute_sol.tolist(),
+                                                     self.ops.memory_sol.tolist(), self.ops.evidence.tolist(),
+                                                     strict=True)],
             "gaps": [{"device": int(d), "start_ns": int(a), "end_ns": int(b), "cause": str(c)}
                      for d, a, b, c in zip(self.gaps.device, self.gaps.start_ns, self.gaps.end_ns, self.gaps.cause,
                                            strict=True)],
@@ -149,7 +152,7 @@ class _Breakdown:
                                             np.maximum(self.g0[lo:hi], t0))),
                             np.concatenate((e if keep.any() else np.empty(0, np.int64),
                                             np.minimum(self.g1[lo:hi], t1))))
-            out["transfer"] = iv.total(*xfer) - iv.total(*iv.intersection(xfer, busy))
+            out["transfer"] = out.get("transfer", 0) + iv.total(*xfer) - iv.total(*iv.intersection(xfer, busy))
         return {k: v for k, v in out.items() if v > 0}
 
 
@@ -204,6 +207,10 @@ def analyze(trace: Trace) -> Report:
               low_hbm_efficiency(roles, labels, span), fusion_candidates(roles, labels, span)):
         if f is not None:
             found.append(f)
+    found += trace_findings(roles, labels, gaps, span)
+    idle = gpu_idle(roles, gaps, ranked(found), span)
+    if idle is not None:
+        found.append(idle)
     cp = critical_path(trace, roles=roles)
     return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found),
                   op_stats(trace, roles.device_ops), cp.by_resource_ns, report_section(trace),

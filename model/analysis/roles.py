@@ -21,6 +21,11 @@ from .stats import slices_of_kinds
 # Host calls that block until the device is done (cudaDeviceSynchronize, cudaStreamSynchronize,
 # ...); a stream's wait on an event (cudaStreamWaitEvent) does not block the host.
 SYNC_NAME = re.compile(r"synchroni[sz]e|\bsync\b|barrier", re.IGNORECASE)
+HOST_COPY_NAME = re.compile(r"^memcpy\s*(htod|dtoh|ptop|htoh)", re.IGNORECASE)
+PAGEABLE_NAME = re.compile(r"pageable", re.IGNORECASE)
+PINNED_NAME = re.compile(r"pinned", re.IGNORECASE)
+# Categories of runtime API calls that profilers draw on host threads (Kineto's cuda_runtime ...).
+RUNTIME_CATEGORIES = ("cuda_runtime", "cuda_driver", "hip_runtime", "mtia_runtime", "xpu_runtime", "runtime")
 
 
 @dataclass
@@ -57,14 +62,35 @@ class Roles:
     @cached_property
     def copies(self) -> np.ndarray:
         """One slice per copy: the DMA engine's (it carries bytes, direction, pinned); traces
-        without DMA lanes fall back to the PCIe slices."""
+        without DMA lanes fall back to the PCIe slices, then to host↔device memcpys that
+        profilers draw on GPU streams (Kineto's ``Memcpy HtoD (Pinned -> Device)``)."""
         dma = slices_of_kinds(self.trace, (TrackKind.DMA_ENGINE,))
-        return dma if len(dma) else self.transfers
+        if len(dma) or len(self.transfers):
+            return dma if len(dma) else self.transfers
+        return self.named(self.device_ops, HOST_COPY_NAME)
+
+    def pinned(self, ids: np.ndarray) -> np.ndarray:
+        """Per copy: 1 from pinned host memory, 0 from pageable, NaN when the trace does not say
+        (a ``pinned`` argument, else the memcpy's name: ``(Pageable -> Device)``)."""
+        out = self.arg("pinned", ids)
+        names = self.trace.slices.name[ids]
+        for n in np.unique(names[np.isnan(out)]).tolist():
+            text = self.trace.strings[n]
+            m = np.isnan(out) & (names == n)
+            out[m] = 0.0 if PAGEABLE_NAME.search(text) else 1.0 if PINNED_NAME.search(text) else np.nan
+        return out
 
     @cached_property
     def api_calls(self) -> np.ndarray:
-        """Host runtime API calls."""
-        return slices_of_kinds(self.trace, (TrackKind.RUNTIME_API,))
+        """Host runtime API calls: slices on runtime API lanes, and runtime calls that profilers
+        draw on host threads (by category: ``cuda_runtime`` ...)."""
+        t = self.trace
+        lanes = slices_of_kinds(t, (TrackKind.RUNTIME_API,))
+        cats = [c for c in (t.strings.lookup(n) for n in RUNTIME_CATEGORIES) if c >= 0]
+        if not cats:
+            return lanes
+        threads = slices_of_kinds(t, (TrackKind.HOST_THREAD,))
+        return np.union1d(lanes, threads[np.isin(t.slices.category[threads], cats)])
 
     def named(self, ids: np.ndarray, pattern: re.Pattern[str]) -> np.ndarray:
         """The ids whose slice name matches ``pattern``."""
@@ -94,7 +120,8 @@ class Roles:
         for the flow destinations only, all at once."""
         t = self.trace
         n = len(t.slices)
-        is_api = self.kinds == TrackKind.RUNTIME_API
+        is_api = np.zeros(n, bool)
+        is_api[self.api_calls] = True
         parent = np.full(n, -1, np.int64)
         parent[t.flows.dst] = t.flows.src
         root = np.where(is_api, np.arange(n), -1)

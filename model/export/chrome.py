@@ -20,6 +20,9 @@ import numpy as np
 from ..schema import OP_COUNTER_COLUMNS, ArgKind, TrackKind
 from ..trace import Trace
 
+# What a profiler without hardware counters records of an op: its name, shapes and FLOPs
+# (PyTorch's record_shapes and with_flops), never the bytes or cycles the device measured.
+MEASURED_ARGS = frozenset({*(c for c, _ in OP_COUNTER_COLUMNS if c != "flops"), "bytes_read", "bytes_written"})
 EXPORT_MARKER = "accelviewExport"
 EXPORT_VERSION = 1
 _enc = msgspec.json.encode
@@ -77,7 +80,7 @@ def _bind_points(trace: Trace, ids: np.ndarray, child_at_start: np.ndarray) -> n
     return ts
 
 
-def _events(trace: Trace) -> Iterator[str]:
+def _events(trace: Trace, counters: bool = True) -> Iterator[str]:
     s = _Strings(trace)
     tr, sl = trace.tracks, trace.slices
     parent = tr.parent
@@ -92,8 +95,10 @@ def _events(trace: Trace) -> Iterator[str]:
         lane = f'"pid":{pid[t]},"tid":{t}'
         yield f'{{"ph":"M","name":"thread_name",{lane},"args":{{"name":{s(int(tr.name[t]))}}}}}'
         yield f'{{"ph":"M","name":"thread_sort_index",{lane},"args":{{"sort_index":{int(tr.sort[t])}}}}}'
-    args_json = _args_json(trace)
-    counted = _op_counters_json(trace)
+    args_json = _args_json(trace, frozenset() if counters else MEASURED_ARGS)
+    counted = _op_counters_json(trace, None if counters else ("flops",))
+    if not counters:  # FLOPs where PyTorch records them: on the host call that launched the op
+        counted = {_launcher(trace, i): v for i, v in counted.items()}
     for i, (t, st, du, nm, ca, co, ar) in enumerate(zip(
             sl.track.tolist(), sl.start_ns.tolist(), sl.dur_ns.tolist(), sl.name.tolist(), sl.category.tolist(),
             sl.correlation.tolist(), sl.args.tolist(), strict=True)):
@@ -110,7 +115,8 @@ def _events(trace: Trace) -> Iterator[str]:
         extra = f',"args":{args_json[ar]}' if ar >= 0 else ""
         yield f'{{"ph":"i","s":"t","pid":{pid[t]},"tid":{t},"ts":{_us(ts)},"name":{s(nm)},"cat":{s(ca)}{extra}}}'
     ct = trace.counters
-    for t, ts, v in zip(ct.track.tolist(), ct.ts_ns.tolist(), ct.value.tolist(), strict=True):
+    for t, ts, v in zip(*((ct.track.tolist(), ct.ts_ns.tolist(), ct.value.tolist()) if counters else ((), (), ())),
+                        strict=True):
         yield (f'{{"ph":"C","pid":{pid[t]},"tid":{t},"ts":{_us(ts)},"name":{s(int(tr.name[t]))},'
                f'"args":{{"value":{_enc(v).decode()}}}}}')
     fl = trace.flows
@@ -126,6 +132,20 @@ def _events(trace: Trace) -> Iterator[str]:
                    f'"cat":{s(nm)},"xslice":{b}}}')
 
 
+def _launcher(trace: Trace, sid: int, hops: int = 4) -> int:
+    """The runtime API call at the root of a slice's flow chain (the slice itself when none)."""
+    fl, kinds = trace.flows, trace.tracks.kind
+    cur = sid
+    for _ in range(hops):
+        src = fl.src[fl.dst == cur]
+        if not len(src):
+            break
+        cur = int(src[0])
+        if kinds[trace.slices.track[cur]] == TrackKind.RUNTIME_API:
+            return cur
+    return sid
+
+
 def _path(trace: Trace, track: int) -> str:
     names = []
     while track >= 0:
@@ -134,48 +154,59 @@ def _path(trace: Trace, track: int) -> str:
     return " / ".join(reversed(names))
 
 
-def _args_json(trace: Trace) -> dict[int, str]:
-    """Each argument set as a JSON object, from one pass over the args table (sorted by set)."""
+def _args_json(trace: Trace, drop: frozenset[str] = frozenset()) -> dict[int, str]:
+    """Each argument set as a JSON object, from one pass over the args table (sorted by set);
+    keys in ``drop`` left out."""
     a = trace.tables["args"]
     sets: dict[int, dict[str, Any]] = {}
     name = trace.strings.__getitem__
     for st, key, kind, i, r, sv in zip(a.set.tolist(), a.key.tolist(), a.kind.tolist(), a.int.tolist(),
                                        a.real.tolist(), a.str.tolist(), strict=True):
-        sets.setdefault(st, {})[name(key)] = i if kind == ArgKind.INT else r if kind == ArgKind.REAL else name(sv)
+        k = name(key)
+        if k in drop:
+            sets.setdefault(st, {})
+            continue
+        sets.setdefault(st, {})[k] = i if kind == ArgKind.INT else r if kind == ArgKind.REAL else name(sv)
     return {k: _enc(v).decode() for k, v in sets.items()}
 
 
-def _op_counters_json(trace: Trace) -> dict[int, str]:
-    """Each op slice's counters (``op_counters``) as the members of a JSON object, by slice id."""
+def _op_counters_json(trace: Trace, only: tuple[str, ...] | None = None) -> dict[int, str]:
+    """Each op slice's counters (``op_counters``; those in ``only`` when given) as the members
+    of a JSON object, by slice id."""
     oc = trace.tables["op_counters"]
     if not len(oc):
         return {}
-    names = [_enc(c).decode() for c, _ in OP_COUNTER_COLUMNS]
-    columns = [oc[c].tolist() for c, _ in OP_COUNTER_COLUMNS]
+    kept = [c for c, _ in OP_COUNTER_COLUMNS if only is None or c in only]
+    names = [_enc(c).decode() for c in kept]
+    columns = [oc[c].tolist() for c in kept]
     return {s: ",".join(f"{n}:{_enc(v).decode()}" for n, v in zip(names, values, strict=True))
             for s, *values in zip(oc.slice.tolist(), *columns, strict=True)}
 
 
-def _header(trace: Trace) -> dict[str, Any]:
+def _header(trace: Trace, counters: bool = True) -> dict[str, Any]:
     tr, ct = trace.tracks, trace.counter_tracks
     tracks = [[int(tr.parent[i]), int(tr.kind[i]), trace.name(int(tr.name[i])), trace.name(int(tr.host[i])),
                int(tr.device[i]), int(tr.sort[i])] for i in range(len(tr))]
     counters = [[int(ct.track[i]), trace.name(int(ct.unit[i])), trace.name(int(ct.block[i])),
-                 trace.name(int(ct.description[i]))] for i in range(len(ct))]
+                 trace.name(int(ct.description[i]))] for i in range(len(ct) if counters else 0)]
     return {"version": EXPORT_VERSION, "tracks": tracks, "counter_tracks": counters,
             "metadata": msgspec.json.decode(_enc(trace.metadata, enc_hook=str))}
 
 
-def export_chrome(trace: Trace, path: str | Path, progress: Callable[[float], None] | None = None) -> Path:
-    """Write ``trace`` as Chrome trace JSON; gzipped when ``path`` ends in ``.gz``. Returns the path."""
+def export_chrome(trace: Trace, path: str | Path, progress: Callable[[float], None] | None = None,
+                  counters: bool = True) -> Path:
+    """Write ``trace`` as Chrome trace JSON; gzipped when ``path`` ends in ``.gz``. Returns the path.
+    Without ``counters``, as a profiler without hardware counters would have recorded it: no
+    sampled counters and, of each op's measured figures, only its FLOPs (``MEASURED_ARGS``),
+    on the host call that launched it."""
     path = Path(path)
     raw = gzip.open(path, "wb", compresslevel=6) if path.name.endswith(".gz") else open(path, "wb")  # noqa: SIM115
     total = max(len(trace.slices) + len(trace.counters) + len(trace.flows) * 2, 1)
     with raw, io.TextIOWrapper(raw, encoding="utf-8") as out:
         out.write(f'{{"{EXPORT_MARKER}":{EXPORT_VERSION},"displayTimeUnit":"ns",\n"accelview":')
-        out.write(_enc(_header(trace)).decode())
+        out.write(_enc(_header(trace, counters)).decode())
         out.write(',\n"traceEvents":[\n')
-        for n, line in enumerate(_events(trace)):
+        for n, line in enumerate(_events(trace, counters)):
             out.write(line if n == 0 else ",\n" + line)
             if progress is not None and n % 100_000 == 0:
                 progress(min(n / total, 1.0))

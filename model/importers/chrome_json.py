@@ -38,6 +38,7 @@ class Profile:
     lanes: Lanes = field(default_factory=Lanes)
     skip_args: frozenset[str] = frozenset()
     skip_flow_cats: frozenset[str] = frozenset()
+    keep_marked: tuple[bytes, ...] = ()  # skipped events whose raw arguments hold one of these keep them
     categories: tuple[str, ...] = ()  # interned first, so that their ids stay small
 
     def root(self, meta: dict[str, Any], index: int, path: Path) -> tuple[str, str, int] | None:
@@ -69,7 +70,7 @@ def import_files(paths: Sequence[Path], profile: Profile, progress: Progress | N
     restored: dict[str, Any] | None = None  # the metadata accelview's own export carries (perhaps none)
     total: Counter = Counter()
     per_file: dict[str, dict[str, int]] = {}
-    work = digester(profile.skip_args, profile.skip_flow_cats)
+    work = digester(profile.skip_args, profile.skip_flow_cats, profile.keep_marked)
     helper = Helper(work) if helper_allowed(paths) else None
     try:
         for i, path in enumerate(paths):

@@ -31,8 +31,10 @@ DEVICE_CATEGORIES = frozenset({
 HOST_CATEGORIES = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver", "mtia_runtime", "python_function")
 DEVICE_LABELS = ("GPU", "MTIA", "HPU", "XPU", "NPU")
 # Op arguments (input shapes, sequence numbers) are the bulk of a trace's bytes; they are kept
-# only with ``all_args``. Runtime and device events always keep theirs.
+# only with ``all_args``, or for the ops that PyTorch's ``with_flops`` gave a FLOP count (the
+# analysis classes the kernels they launched by it). Runtime and device events keep theirs.
 SKIP_ARGS = frozenset({"cpu_op", "user_annotation", "python_function", "fwdbwd"})
+KEEP_MARKED = (b'"flops"',)
 TRACE_SUFFIXES = (".json", ".json.gz")
 
 
@@ -71,6 +73,7 @@ class KinetoProfile(Profile):
 
     def __init__(self, all_args: bool = False) -> None:
         super().__init__(format="kineto", lanes=KinetoLanes(), skip_args=frozenset() if all_args else SKIP_ARGS,
+                         keep_marked=() if all_args else KEEP_MARKED,
                          skip_flow_cats=frozenset({"ac2g", "async_cpu_to_gpu"}),
                          categories=(*sorted(DEVICE_CATEGORIES), *HOST_CATEGORIES, "ac2g", "fwdbwd"))
 

@@ -11,6 +11,13 @@ if TYPE_CHECKING:
     from accelview.model.analysis.report import Phase, Report
 
 
+# What each kind of class evidence means (op_classes.EVIDENCE), for Details and the CLI.
+EVIDENCE_TEXT = {"counters": "hardware counters", "roofline": "roofline: FLOPs and shape bytes against the peaks",
+                 "kind": "its kind: copy, memset, collective or wait",
+                 "launch": "launch parameters: too few blocks for the device", "name": "its name's op family",
+                 "duration": "too short to reach a roof", "none": "nothing in the trace allows a guess"}
+
+
 def _share(part: float, whole: float) -> str:
     """``part`` as a percentage of ``whole`` (``MISSING`` when there is no whole)."""
     return format_percent(part / whole) if whole else MISSING
@@ -24,6 +31,10 @@ def format_report(r: Report, top: int = 10) -> str:
              f"{format_count(len(r.gaps))} idle gaps"]
     lines += _findings(r, top, t0)
     lines += _breakdown(r.phases[0])
+    if len(r.ops.slice) and not (r.ops.evidence == "counters").all():
+        unknown = int((r.ops.label == "unknown").sum())
+        lines.append(f"  op classes: {class_evidence(r)}; {format_count(unknown)} ops unclassed "
+                     f"({format_percent(r.ops.unknown_share(r.trace.slices.dur_ns))} of op time)")
     if len(r.phases) > 1:
         lines += _phases(r.phases, top)
     if r.stats:
@@ -52,15 +63,37 @@ def format_report(r: Report, top: int = 10) -> str:
 
 
 def device_time_headline(r: Report) -> str:
-    """What device time mostly went to, said honestly: a trace with no device work says so, and
-    one whose ops cannot be classed (no hardware counters, no device peaks) says how much and why."""
+    """What device time mostly went to, said honestly: a trace with no device work says so; one
+    without hardware counters says its ops were classed from the trace alone, by what evidence,
+    and how much is left unclassed and why."""
     whole = r.phases[0] if r.phases else None
     if whole is None or not whole.breakdown_ns:
         return "no device work in this trace" if not len(r.ops.slice) else "device time not broken down"
-    if whole.verdict != "unknown":
+    unknown = _share(whole.breakdown_ns.get("unknown", 0), sum(whole.breakdown_ns.values()))
+    why = "no hardware counters, and names, shapes and launch parameters that allow no guess"
+    if whole.verdict == "unknown":
+        return f"{unknown} of device time unclassed: the trace has {why}"
+    if (r.ops.evidence == "counters").all():
         return f"device time mostly {whole.verdict}"
-    share = _share(whole.breakdown_ns["unknown"], sum(whole.breakdown_ns.values()))
-    return f"{share} of device time unclassed: the trace has no hardware counters or device peaks to class ops by"
+    text = f"device time mostly {whole.verdict} ({class_evidence(r)})"
+    if whole.breakdown_ns.get("unknown", 0):
+        text += f"; {unknown} unclassed"
+    return text
+
+
+def class_evidence(r: Report) -> str:
+    """What the op classes rest on, by share of op time: ``from hardware counters``, or
+    ``no hardware counters: classed by name 60%, kind 30% ...`` (EVIDENCE of op_classes)."""
+    ev = r.ops.evidence
+    counted = ev == "counters"
+    if counted.all():
+        return "from hardware counters"
+    dur = r.trace.slices.dur_ns[r.ops.slice].astype(float)
+    by = {e: dur[ev == e].sum() for e in set(ev.tolist()) - {"none"}}
+    how = ", ".join(f"{e} {_share(v, dur.sum())}" for e, v in sorted(by.items(), key=lambda kv: -kv[1]) if v > 0)
+    if not how:
+        return "no hardware counters, nothing to class ops by"
+    return f"classed by {how}" if counted.any() else f"no hardware counters: classed by {how}"
 
 
 def _findings(r: Report, top: int, t0: int) -> list[str]:

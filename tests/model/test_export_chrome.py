@@ -121,3 +121,25 @@ def test_op_counters_travel_as_arguments_of_their_slices(tmp_path: Path) -> None
 
     assert len(ops(trace)) == 3 and ops(back) == ops(trace)
     assert all(v > 0 for row in ops(trace) for v in row[1:])
+
+
+def test_export_without_counters_keeps_what_a_profiler_records(tmp_path: Path) -> None:
+    """Without counters: no sampled counters, no measured bytes or cycles; each op keeps its name
+    and shape arguments, and its FLOPs move to the host call that launched it (as PyTorch's
+    with_flops records them)."""
+    from accelview.capture import sim
+
+    with sim.session(seed=2) as s:
+        dev = sim.device(0)
+        dev.launch("gemm", m=64, n=1024, k=1024)
+        dev.synchronize()
+    trace = s.trace()
+    back = import_trace(export_chrome(trace, tmp_path / "bare.json", counters=False))
+    assert len(trace.counters) > 0 and len(back.counters) == 0 and len(back.counter_tracks) == 0
+    gemm = [i for i in range(len(back.slices)) if back.name(int(back.slices.name[i])) == "gemm"]
+    assert len(gemm) == 1
+    args = back.slice_args(gemm[0])
+    assert args == {"op": "gemm", "m": 64, "n": 1024, "k": 1024, "dtype": "bf16"}
+    with_flops = [i for i in range(len(back.slices)) if "flops" in back.slice_args(i)]
+    assert [back.slice_args(i)["flops"] for i in with_flops] == [2.0 * 64 * 1024 * 1024]
+    assert back.tracks.kind[back.slices.track[with_flops[0]]] == TrackKind.RUNTIME_API

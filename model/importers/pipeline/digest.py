@@ -87,20 +87,22 @@ class Digest:
 
 
 def digest_batch(text: bytes, skip_args: frozenset[str] = frozenset(),
-                 skip_flow_cats: frozenset[str] = frozenset()) -> Digest:
+                 skip_flow_cats: frozenset[str] = frozenset(), keep_marked: tuple[bytes, ...] = ()) -> Digest:
     """Decode a JSON array of events (``msgspec.DecodeError`` when it is not JSON) and digest
-    it. ``skip_args``: categories of X events whose arguments are dropped; ``skip_flow_cats``:
-    flow categories that are only counted."""
+    it. ``skip_args``: categories of X events whose arguments are dropped, but for events whose
+    raw arguments hold one of ``keep_marked`` (``b'"flops"'``); ``skip_flow_cats``: flow
+    categories that are only counted."""
     gc_was_on = gc.isenabled()
     gc.disable()  # a batch makes many small objects and no cycles: the collector would only slow it down
     try:
-        return _digest(text, skip_args, skip_flow_cats)
+        return _digest(text, skip_args, skip_flow_cats, keep_marked)
     finally:
         if gc_was_on:
             gc.enable()
 
 
-def _digest(text: bytes, skip_args: frozenset[str], skip_flow_cats: frozenset[str]) -> Digest:
+def _digest(text: bytes, skip_args: frozenset[str], skip_flow_cats: frozenset[str],
+            keep_marked: tuple[bytes, ...] = ()) -> Digest:
     head, collapsed, weights = collapse_repeats(text)
     try:
         evs, malformed, rest = decode_events(collapsed)
@@ -128,7 +130,8 @@ def _digest(text: bytes, skip_args: frozenset[str], skip_flow_cats: frozenset[st
     strings = Interner()
     xi = np.flatnonzero(is_x)
     if len(xi):
-        _complete(d, evs if len(xi) == len(evs) else [evs[i] for i in xi.tolist()], xi, text, strings, skip_args)
+        _complete(d, evs if len(xi) == len(evs) else [evs[i] for i in xi.tolist()], xi, text, strings, skip_args,
+                  keep_marked)
     mi = np.flatnonzero(is_m)
     if len(mi):
         _metadata(d, evs if len(mi) == len(evs) else [evs[i] for i in mi.tolist()])
@@ -176,7 +179,7 @@ def _phase_masks(evs: list[Event]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _complete(d: Digest, evs: list[Event], index: np.ndarray, text: bytes, strings: Interner,
-              skip_args: frozenset[str]) -> None:
+              skip_args: frozenset[str], keep_marked: tuple[bytes, ...] = ()) -> None:
     """Columns of the complete events; their kept arguments as typed rows. (List comprehensions:
     the fastest way to read one field of many Structs.)"""
     evs, index = _in_range(d, evs, index)
@@ -198,8 +201,14 @@ def _complete(d: Digest, evs: list[Event], index: np.ndarray, text: bytes, strin
     name = strings.ids(names)[combo]
     arg_ids = np.full(n, -1, dtype=np.int32)
     kept_cats = [c for c in cats if c not in skip_args]
-    if kept_cats:
+    if kept_cats or keep_marked:
         kept = np.isin(cat, [cats[c] for c in kept_cats]) if len(kept_cats) < len(cats) else np.ones(n, bool)
+        if keep_marked and not kept.all():
+            skipped = np.flatnonzero(~kept).tolist()
+            raws = [bytes(evs[j].args) for j in skipped]
+            blob = b"\n".join(raws)  # one search in most batches, which hold no marker at all
+            if any(m in blob for m in keep_marked):
+                kept[[j for j, r in zip(skipped, raws, strict=True) if any(m in r for m in keep_marked)]] = True
         raws = [evs[j].args for j in np.flatnonzero(kept).tolist()]
         keep = np.flatnonzero(kept)[np.array([len(r) for r in raws], dtype=np.int64) > 0].tolist()
         if keep:

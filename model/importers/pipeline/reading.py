@@ -23,9 +23,9 @@ Work = Callable[[bytes], Digest]
 HELPER_QUEUE = 4  # batches given to the helper and not yet answered (its slots and one more); more are digested here
 
 
-def digester(skip_args: frozenset[str], skip_flow_cats: frozenset[str]) -> Work:
+def digester(skip_args: frozenset[str], skip_flow_cats: frozenset[str], keep_marked: tuple[bytes, ...] = ()) -> Work:
     """The digest function with the importer's options (see ``digest_batch``)."""
-    return partial(digest_batch, skip_args=skip_args, skip_flow_cats=skip_flow_cats)
+    return partial(digest_batch, skip_args=skip_args, skip_flow_cats=skip_flow_cats, keep_marked=keep_marked)
 
 
 def read_file(path: Path, work: Work, progress: Progress | None = None,
