@@ -1,0 +1,206 @@
+"""Per op family, phase and lane of one iteration group: the median time per iteration in each
+run with its interval, the change, and the rank test that says whether it is beyond noise.
+
+With at least ``MIN_REPS`` iterations in both runs the samples are the iterations (Mann–Whitney
+U on the per-iteration times). A step that ran once or twice has no repetitions to measure
+noise from: then an op family's or a lane's samples are its individual ops (U test on their
+durations), and the phase's are its ops matched one to one (sign test on their differences)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .align import align
+from .ranktests import mann_whitney, median_ci, sign_test
+from .runs import OUTSIDE, Group, RunData, lane_members
+
+MIN_REPS = 3
+KINDS = ("phase", "op", "lane", "critical-path", "finding")  # also the order of equal changes
+
+
+@dataclass
+class Entry:
+    """One row of a diff: a thing measured in both runs (ns per iteration of its group)."""
+
+    kind: str
+    name: str
+    group: str
+    a_ns: float
+    b_ns: float
+    a_ci: tuple[float, float] | None = None
+    b_ci: tuple[float, float] | None = None
+    a_n: int = 1  # iterations (samples) in each run
+    b_n: int = 1
+    a_count: float = 0.0  # ops per iteration (op and lane entries)
+    b_count: float = 0.0
+    test: str = ""  # which test gave p ("" when none applies)
+    p: float = 1.0
+    p_adjusted: float = 1.0
+    significant: bool = False
+    a_slice: int = -1  # an instance in the matched iteration, for the app to select
+    b_slice: int = -1
+    detail: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def change_ns(self) -> float:
+        """b − a: positive when the second run took longer."""
+        return self.b_ns - self.a_ns
+
+    @property
+    def change_pct(self) -> float | None:
+        """The change as a percentage of a (None when a is 0)."""
+        return 100.0 * self.change_ns / self.a_ns if self.a_ns else None
+
+    @property
+    def status(self) -> str:
+        """new, missing, slower, faster, or ~ (no significant change)."""
+        if self.a_ns == 0 and self.b_ns > 0:
+            return "new"
+        if self.b_ns == 0 and self.a_ns > 0:
+            return "missing"
+        if not self.significant:
+            return "~"
+        return "slower" if self.change_ns > 0 else "faster"
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented ``entries`` item of ``accelview diff --json``."""
+
+        def ci(v: tuple[float, float] | None) -> list[float] | None:
+            return None if v is None else [round(v[0], 1), round(v[1], 1)]
+
+        pct = self.change_pct
+        return {"kind": self.kind, "name": self.name, "group": self.group, "a_ns": round(self.a_ns, 1),
+                "b_ns": round(self.b_ns, 1), "change_ns": round(self.change_ns, 1),
+                "change_pct": None if pct is None else round(pct, 2), "significant": self.significant,
+                "status": self.status, "a_ci_ns": ci(self.a_ci), "b_ci_ns": ci(self.b_ci), "a_n": self.a_n,
+                "b_n": self.b_n, "a_count": round(self.a_count, 2), "b_count": round(self.b_count, 2),
+                "test": self.test, "p": self.p, "p_adjusted": self.p_adjusted, "detail": self.detail}
+
+
+def _per_iteration(members: list[np.ndarray], key: np.ndarray, dur: np.ndarray, n_keys: int) -> np.ndarray:
+    """[occurrence, key] → summed duration."""
+    out = np.zeros((len(members), n_keys))
+    for i, m in enumerate(members):
+        if len(m):
+            out[i] = np.bincount(key[m], weights=dur[m], minlength=n_keys)
+    return out
+
+
+def _counts(members: list[np.ndarray], key: np.ndarray, n_keys: int) -> np.ndarray:
+    out = np.zeros((len(members), n_keys))
+    for i, m in enumerate(members):
+        if len(m):
+            out[i] = np.bincount(key[m], minlength=n_keys)
+    return out
+
+
+def _ci(x: np.ndarray) -> tuple[float, tuple[float, float]]:
+    med, lo, hi = median_ci(x)
+    return med, (lo, hi)
+
+
+def _instances(members: list[np.ndarray], key: np.ndarray, dur: np.ndarray) -> dict[int, np.ndarray]:
+    """Durations of the individual ops of each key over all occurrences."""
+    m = np.concatenate(members) if members else np.empty(0, np.int64)
+    if not len(m):
+        return {}
+    k, d = key[m], dur[m]
+    o = np.argsort(k, kind="stable")
+    k, d = k[o], d[o]
+    first = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
+    ends = np.concatenate((first[1:], [len(k)]))
+    return {int(k[a]): d[a:b] for a, b in zip(first.tolist(), ends.tolist(), strict=True)}
+
+
+@dataclass
+class Matched:
+    """The occurrence of a group each run is compared on, and its ops matched one to one."""
+
+    a_occurrence: int
+    b_occurrence: int
+    a_work: np.ndarray  # slice ids of the occurrence's work, in start order
+    b_work: np.ndarray
+    pairs_a: np.ndarray  # positions into a_work / b_work of the matched ops
+    pairs_b: np.ndarray
+
+
+def match_iteration(a: RunData, b: RunData, ga: Group, gb: Group) -> Matched:
+    """Align the ops of the middle occurrence of a group present in both runs."""
+    k = min(ga.n, gb.n) // 2
+    wa, wb = ga.work[k], gb.work[k]
+    ia, ib = align(a.op[wa], b.op[wb])
+    return Matched(k, k, a.work[wa], b.work[wb], ia, ib)
+
+
+def _first_in(ids: np.ndarray, keys: np.ndarray) -> dict[int, int]:
+    """The first slice id per key."""
+    u, first = np.unique(keys, return_index=True)
+    return {int(x): int(ids[f]) for x, f in zip(u.tolist(), first.tolist(), strict=True)}
+
+
+def group_entries(a: RunData, b: RunData, name: str, ops: list[str], lanes: list[str],
+                  match: Matched) -> list[Entry]:
+    """Phase, op-family and lane entries of one group present in both runs (``match``: its
+    iteration compared op by op)."""
+    ga, gb = a.groups[name], b.groups[name]
+    repeated = ga.n >= MIN_REPS and gb.n >= MIN_REPS
+    out: list[Entry] = []
+    if name != OUTSIDE:
+        e = Entry("phase", name, name, *_medians(ga.dur_ns, gb.dur_ns), a_n=ga.n, b_n=gb.n)
+        if repeated:
+            e.test, e.p = "mann-whitney (iterations)", mann_whitney(ga.dur_ns, gb.dur_ns)
+        else:
+            d = a.trace.slices.dur_ns
+            e.test = "sign (matched ops)"
+            e.p = sign_test(b.trace.slices.dur_ns[match.b_work[match.pairs_b]] - d[match.a_work[match.pairs_a]])
+        out.append(e)
+    a_sl = _first_in(match.a_work, a.op[ga.work[match.a_occurrence]])
+    b_sl = _first_in(match.b_work, b.op[gb.work[match.b_occurrence]])
+    out += _keyed("op", name, ops, ga.work, gb.work, a.op, b.op, a.dur, b.dur, repeated, a_sl, b_sl)
+    la, lb = lane_members(a, ga), lane_members(b, gb)
+    a_dur, b_dur = a.trace.slices.dur_ns[a.lane_ids], b.trace.slices.dur_ns[b.lane_ids]
+    out += _keyed("lane", name, lanes, la, lb, a.lane, b.lane, a_dur, b_dur, repeated, {}, {})
+    return out
+
+
+def _medians(x: np.ndarray, y: np.ndarray) -> tuple[float, float, tuple[float, float], tuple[float, float]]:
+    ma, ca = _ci(x)
+    mb, cb = _ci(y)
+    return ma, mb, ca, cb
+
+
+def _keyed(kind: str, group: str, names: list[str], ma: list[np.ndarray], mb: list[np.ndarray],
+           key_a: np.ndarray, key_b: np.ndarray, dur_a: np.ndarray, dur_b: np.ndarray, repeated: bool,
+           a_slice: dict[int, int], b_slice: dict[int, int]) -> list[Entry]:
+    n_keys = len(names)
+    pa, pb = _per_iteration(ma, key_a, dur_a, n_keys), _per_iteration(mb, key_b, dur_b, n_keys)
+    ca, cb = _counts(ma, key_a, n_keys).mean(axis=0), _counts(mb, key_b, n_keys).mean(axis=0)
+    present = np.flatnonzero((ca > 0) | (cb > 0))
+    inst_a = inst_b = None
+    if not repeated:
+        inst_a, inst_b = _instances(ma, key_a, dur_a), _instances(mb, key_b, dur_b)
+    out = []
+    for k in present.tolist():
+        e = Entry(kind, names[k], group, *_medians(pa[:, k], pb[:, k]), a_n=len(ma), b_n=len(mb),
+                  a_count=float(ca[k]), b_count=float(cb[k]), a_slice=a_slice.get(k, -1), b_slice=b_slice.get(k, -1))
+        if ca[k] == 0 or cb[k] == 0:
+            e.test, e.p = "present in one run only", 0.0
+        elif repeated:
+            e.test, e.p = "mann-whitney (iterations)", mann_whitney(pa[:, k], pb[:, k])
+        else:
+            assert inst_a is not None and inst_b is not None
+            e.test, e.p = "mann-whitney (ops)", mann_whitney(inst_a[k], inst_b[k])
+        out.append(e)
+    return out
+
+
+def one_sided(kind: str, name: str, g: Group, run_is_b: bool) -> Entry:
+    """A phase family that ran in one run only."""
+    med = float(np.median(g.dur_ns)) if g.n else 0.0
+    e = Entry(kind, name, name, 0.0 if run_is_b else med, med if run_is_b else 0.0,
+              a_n=0 if run_is_b else g.n, b_n=g.n if run_is_b else 0, test="present in one run only", p=0.0)
+    return e
