@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 
-_NUMBER = re.compile(r"(?<![A-Za-z])\d+")  # not inside a word: H2D, fp8, sm80 stay
+_NUMBER = re.compile(r"(?<![A-Za-z0-9])\d+")  # not inside a word: H2D, fp8, sm80 stay
 
 
 def family(name: str) -> str:
