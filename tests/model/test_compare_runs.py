@@ -3,6 +3,8 @@ two seeds of one workload show no significant change, and the real A100/V100 pai
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from accelview.model.compare.diff import compare
@@ -75,7 +77,7 @@ def test_entries_are_ranked_and_json_has_the_documented_fields():
     assert sig == sorted(sig, reverse=True)
     tiers = {"phase": 0, "op": 0, "lane": 1, "critical-path": 2, "finding": 2}
     significant = [e for e in d.entries if e.significant]
-    for x, y in zip(significant, significant[1:], strict=False):
+    for x, y in itertools.pairwise(significant):
         assert (tiers[x.kind], -abs(x.change_ns)) <= (tiers[y.kind], -abs(y.change_ns))
     j = d.to_json()
     assert j["summary"] == d.summary

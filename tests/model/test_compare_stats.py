@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
+from accelview.model.compare import ranktests
 from accelview.model.compare.align import ALIGN_MAX, align, by_rank
 from accelview.model.compare.families import family
-from accelview.model.compare import ranktests
 from accelview.model.compare.ranktests import _u_counts, benjamini_hochberg, mann_whitney, median_ci, sign_test
 
 
