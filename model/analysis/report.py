@@ -193,9 +193,9 @@ def phases(trace: Trace, labels: OpLabels, gaps: Gaps, roles: Roles | None = Non
     return out
 
 
-def analyze(trace: Trace) -> Report:
-    """Run all passes."""
-    roles = Roles(trace)
+def analyze(trace: Trace, roles: Roles | None = None) -> Report:
+    """Run all passes (``roles``: the trace's roles when the caller keeps them for more work)."""
+    roles = roles or Roles(trace)
     labels = classify_ops(roles)
     gaps = device_gaps(roles)
     t0, t1 = trace.time_bounds()

@@ -16,20 +16,27 @@ ALIGN_MAX = 5000  # ops per step up to which the sequences are aligned (difflib 
 
 
 def by_rank(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positions (ia, ib) pairing the k-th occurrence of each value in ``a`` with its k-th in ``b``."""
+    """Positions (ia, ib), in the order of ``a``, pairing the k-th occurrence of each value in
+    ``a`` with its k-th in ``b``. O(n) for small values (a radix sort)."""
+    if not len(a) or not len(b):
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    top = int(max(a.max(), b.max())) + 1
 
-    def keys(x: np.ndarray) -> np.ndarray:
-        o = np.argsort(x, kind="stable")
-        xs = x[o]
-        first = np.flatnonzero(np.concatenate(([True], xs[1:] != xs[:-1]))) if len(xs) else np.empty(0, np.int64)
-        rank = np.arange(len(xs)) - np.repeat(first, np.diff(np.concatenate((first, [len(xs)]))))
-        out = np.empty(len(x), np.int64)
-        out[o] = xs.astype(np.int64) * (len(a) + len(b) + 1) + rank
-        return out
+    def by_value(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        o = np.argsort(x.astype(np.int16) if top < 1 << 15 else x, kind="stable")
+        count = np.bincount(x, minlength=top)
+        first = np.concatenate(([0], np.cumsum(count)[:-1]))
+        rank = np.arange(len(x)) - np.repeat(first, count)
+        return o, x[o], rank
 
-    _, ia, ib = np.intersect1d(keys(a), keys(b), assume_unique=True, return_indices=True)
-    o = np.argsort(ia, kind="stable")
-    return ia[o].astype(np.int64), ib[o].astype(np.int64)
+    oa, va, ra = by_value(a)
+    ob, vb, rb = by_value(b)
+    both = np.minimum(np.bincount(a, minlength=top), np.bincount(b, minlength=top))
+    ka, kb = oa[ra < both[va]], ob[rb < both[vb]]  # the same (value, rank) order on both sides
+    partner = np.full(len(a), -1, np.int64)
+    partner[ka] = kb
+    ia = np.flatnonzero(partner >= 0)
+    return ia, partner[ia]
 
 
 def align(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from .align import align
+from .align import ALIGN_MAX, align
 from .ranktests import mann_whitney, median_ci, sign_test
-from .runs import OUTSIDE, Group, RunData, lane_members
+from .runs import OUTSIDE, Group, RunData
 
 MIN_REPS = 3
+MAX_SAMPLE = 5000  # ops of one family tested per run (an evenly spaced sample beyond)
+ORDER_MAX = ALIGN_MAX  # ops of one iteration put in launch order before aligning (longer: matched by rank)
 KINDS = ("phase", "op", "lane", "critical-path", "finding")  # also the order of equal changes
 
 
@@ -81,21 +83,13 @@ class Entry:
                 "test": self.test, "p": self.p, "p_adjusted": self.p_adjusted, "detail": self.detail}
 
 
-def _per_iteration(members: list[np.ndarray], key: np.ndarray, dur: np.ndarray, n_keys: int) -> np.ndarray:
-    """[occurrence, key] → summed duration."""
-    out = np.zeros((len(members), n_keys))
-    for i, m in enumerate(members):
-        if len(m):
-            out[i] = np.bincount(key[m], weights=dur[m], minlength=n_keys)
-    return out
-
-
-def _counts(members: list[np.ndarray], key: np.ndarray, n_keys: int) -> np.ndarray:
-    out = np.zeros((len(members), n_keys))
-    for i, m in enumerate(members):
-        if len(m):
-            out[i] = np.bincount(key[m], minlength=n_keys)
-    return out
+def _per_iteration(occ: np.ndarray, n_occ: int, key: np.ndarray, weights: np.ndarray | None,
+                   n_keys: int) -> np.ndarray:
+    """[occurrence, key] → summed ``weights`` (counts when None) of the slices in an occurrence."""
+    inside = occ >= 0
+    w = None if weights is None else weights[inside]
+    flat = np.bincount(occ[inside].astype(np.int64) * n_keys + key[inside], weights=w, minlength=n_occ * n_keys)
+    return flat.reshape(n_occ, n_keys).astype(np.float64)
 
 
 def _ci(x: np.ndarray) -> tuple[float, tuple[float, float]]:
@@ -103,17 +97,23 @@ def _ci(x: np.ndarray) -> tuple[float, tuple[float, float]]:
     return med, (lo, hi)
 
 
-def _instances(members: list[np.ndarray], key: np.ndarray, dur: np.ndarray) -> dict[int, np.ndarray]:
-    """Durations of the individual ops of each key over all occurrences."""
-    m = np.concatenate(members) if members else np.empty(0, np.int64)
+def _instances(occ: np.ndarray, key: np.ndarray, dur: np.ndarray) -> dict[int, np.ndarray]:
+    """Durations of the individual ops of each key in any occurrence; a key with more than
+    MAX_SAMPLE ops keeps an evenly spaced sample of them (plenty for the U test)."""
+    m = np.flatnonzero(occ >= 0)
     if not len(m):
         return {}
-    k, d = key[m], dur[m]
-    o = np.argsort(k, kind="stable")
-    k, d = k[o], d[o]
+    k = key[m]
+    small = k.max() < 1 << 15
+    o = np.argsort(k.astype(np.int16) if small else k, kind="stable")  # radix sort on small ids: O(n)
+    k = k[o]
     first = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
     ends = np.concatenate((first[1:], [len(k)]))
-    return {int(k[a]): d[a:b] for a, b in zip(first.tolist(), ends.tolist(), strict=True)}
+    out = {}
+    for a, b in zip(first.tolist(), ends.tolist(), strict=True):
+        pick = o[a:b] if b - a <= MAX_SAMPLE else o[np.linspace(a, b - 1, MAX_SAMPLE).astype(np.int64)]
+        out[int(k[a])] = dur[m[pick]]
+    return out
 
 
 @dataclass
@@ -122,24 +122,36 @@ class Matched:
 
     a_occurrence: int
     b_occurrence: int
-    a_work: np.ndarray  # slice ids of the occurrence's work, in start order
+    a_work: np.ndarray  # slice ids of the occurrence's work, in launch order
     b_work: np.ndarray
     pairs_a: np.ndarray  # positions into a_work / b_work of the matched ops
     pairs_b: np.ndarray
+    a_op: np.ndarray  # op family ids of a_work / b_work
+    b_op: np.ndarray
+
+
+def _in_order(run: RunData, g: Group, k: int) -> np.ndarray:
+    """Positions of occurrence ``k``'s work in launch order (table order when very long)."""
+    m = g.members(k)
+    return m if len(m) > ORDER_MAX else m[np.argsort(run.work_time[m], kind="stable")]
 
 
 def match_iteration(a: RunData, b: RunData, ga: Group, gb: Group) -> Matched:
     """Align the ops of the middle occurrence of a group present in both runs."""
     k = min(ga.n, gb.n) // 2
-    wa, wb = ga.work[k], gb.work[k]
+    wa, wb = _in_order(a, ga, k), _in_order(b, gb, k)
     ia, ib = align(a.op[wa], b.op[wb])
-    return Matched(k, k, a.work[wa], b.work[wb], ia, ib)
+    return Matched(k, k, a.work[wa], b.work[wb], ia, ib, a.op[wa], b.op[wb])
 
 
 def _first_in(ids: np.ndarray, keys: np.ndarray) -> dict[int, int]:
-    """The first slice id per key."""
-    u, first = np.unique(keys, return_index=True)
-    return {int(x): int(ids[f]) for x, f in zip(u.tolist(), first.tolist(), strict=True)}
+    """The first slice id per key (O(n): the last write of each key wins, in reverse)."""
+    if not len(keys):
+        return {}
+    first = np.full(int(keys.max()) + 1, -1, np.int64)
+    first[keys[::-1]] = np.arange(len(keys) - 1, -1, -1)
+    u = np.flatnonzero(first >= 0)
+    return {int(x): int(ids[first[x]]) for x in u.tolist()}
 
 
 def group_entries(a: RunData, b: RunData, name: str, ops: list[str], lanes: list[str],
@@ -158,12 +170,12 @@ def group_entries(a: RunData, b: RunData, name: str, ops: list[str], lanes: list
             e.test = "sign (matched ops)"
             e.p = sign_test(b.trace.slices.dur_ns[match.b_work[match.pairs_b]] - d[match.a_work[match.pairs_a]])
         out.append(e)
-    a_sl = _first_in(match.a_work, a.op[ga.work[match.a_occurrence]])
-    b_sl = _first_in(match.b_work, b.op[gb.work[match.b_occurrence]])
-    out += _keyed("op", name, ops, ga.work, gb.work, a.op, b.op, a.dur, b.dur, repeated, a_sl, b_sl)
-    la, lb = lane_members(a, ga), lane_members(b, gb)
-    a_dur, b_dur = a.trace.slices.dur_ns[a.lane_ids], b.trace.slices.dur_ns[b.lane_ids]
-    out += _keyed("lane", name, lanes, la, lb, a.lane, b.lane, a_dur, b_dur, repeated, {}, {})
+    s = a.trace.slices, b.trace.slices
+    a_sl = _first_in(match.a_work, match.a_op)
+    b_sl = _first_in(match.b_work, match.b_op)
+    out += _keyed("op", name, ops, (ga.occ, ga.n, a.op, a.dur), (gb.occ, gb.n, b.op, b.dur), repeated, a_sl, b_sl)
+    out += _keyed("lane", name, lanes, (ga.lane_occ, ga.n, a.lane, s[0].dur_ns[a.lane_ids]),
+                  (gb.lane_occ, gb.n, b.lane, s[1].dur_ns[b.lane_ids]), repeated, {}, {})
     return out
 
 
@@ -173,19 +185,21 @@ def _medians(x: np.ndarray, y: np.ndarray) -> tuple[float, float, tuple[float, f
     return ma, mb, ca, cb
 
 
-def _keyed(kind: str, group: str, names: list[str], ma: list[np.ndarray], mb: list[np.ndarray],
-           key_a: np.ndarray, key_b: np.ndarray, dur_a: np.ndarray, dur_b: np.ndarray, repeated: bool,
+Sample = tuple[np.ndarray, int, np.ndarray, np.ndarray]  # (occurrence, n occurrences, key, duration) per slice
+
+
+def _keyed(kind: str, group: str, names: list[str], sa: Sample, sb: Sample, repeated: bool,
            a_slice: dict[int, int], b_slice: dict[int, int]) -> list[Entry]:
     n_keys = len(names)
-    pa, pb = _per_iteration(ma, key_a, dur_a, n_keys), _per_iteration(mb, key_b, dur_b, n_keys)
-    ca, cb = _counts(ma, key_a, n_keys).mean(axis=0), _counts(mb, key_b, n_keys).mean(axis=0)
+    pa, pb = (_per_iteration(o, n, k, d, n_keys) for o, n, k, d in (sa, sb))
+    ca, cb = (_per_iteration(o, n, k, None, n_keys).mean(axis=0) for o, n, k, _ in (sa, sb))
     present = np.flatnonzero((ca > 0) | (cb > 0))
     inst_a = inst_b = None
     if not repeated:
-        inst_a, inst_b = _instances(ma, key_a, dur_a), _instances(mb, key_b, dur_b)
+        inst_a, inst_b = _instances(sa[0], sa[2], sa[3]), _instances(sb[0], sb[2], sb[3])
     out = []
     for k in present.tolist():
-        e = Entry(kind, names[k], group, *_medians(pa[:, k], pb[:, k]), a_n=len(ma), b_n=len(mb),
+        e = Entry(kind, names[k], group, *_medians(pa[:, k], pb[:, k]), a_n=sa[1], b_n=sb[1],
                   a_count=float(ca[k]), b_count=float(cb[k]), a_slice=a_slice.get(k, -1), b_slice=b_slice.get(k, -1))
         if ca[k] == 0 or cb[k] == 0:
             e.test, e.p = "present in one run only", 0.0

@@ -10,16 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from accelview.model.analysis.metrics.counters import OP_COUNTER_NAMES, arg_values
+from accelview.model.schema import TrackKind
 from accelview.model.text.values import format_bandwidth, format_duration
 
 from .entries import Entry
 from .families import family
-from .runs import lane_members
 
 if TYPE_CHECKING:
     from .diff import Diff
 
 MAX_REASONS = 3
+COPY_KINDS = (TrackKind.DMA_ENGINE, TrackKind.PCIE)
 # What a finding that appeared says about the second run, in a few words.
 APPEARED = {
     "pageable-transfer": "copies now come from pageable host memory",
@@ -100,7 +101,7 @@ def _lane_change(d: Diff, lane: Entry) -> list[str]:
     for run in (d.a, d.b):
         g = run.groups[lane.group]
         k = d.matched[lane.group].a_occurrence
-        m = lane_members(run, g)[min(k, g.n - 1)]
+        m = np.flatnonzero(g.lane_occ == min(k, g.n - 1))
         ids = run.lane_ids[m[np.array([d.lane_names[x] == lane.name for x in run.lane[m]], bool)]] \
             if len(m) else np.empty(0, np.int64)
         names.append({family(run.trace.strings[int(n)]) for n in np.unique(run.trace.slices.name[ids])})
@@ -138,9 +139,10 @@ def _copy_speed(d: Diff, op: Entry) -> str:
     speeds = []
     for run in (d.a, d.b):
         g = run.groups[op.group]
-        m = np.concatenate(g.work) if g.work else np.empty(0, np.int64)
-        fam = [i for i, n in enumerate(d.op_names) if n == op.name]
-        nbytes = arg_values(run.trace, "bytes", run.work[m[np.isin(run.op[m], fam)]])
+        fam = d.op_names.index(op.name)
+        ids = run.work[(g.occ >= 0) & (run.op == fam)]
+        ids = ids[np.isin(run.roles.kinds[ids], COPY_KINDS)]  # copies, not ops that name a size
+        nbytes = arg_values(run.trace, "bytes", ids)
         ok = np.isfinite(nbytes)
         span = float(g.dur_ns.sum())
         if not ok.any() or span <= 0:

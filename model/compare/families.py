@@ -6,6 +6,7 @@ stay), and one shared vocabulary of them."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 
@@ -32,11 +33,14 @@ class Vocabulary:
             self.names.append(name)
         return i
 
-    def of_strings(self, strings: list[str], ids: np.ndarray) -> np.ndarray:
+    def of_strings(self, strings: Any, ids: np.ndarray) -> np.ndarray:
         """Family ids of the string-table ids ``ids`` (each distinct string normalised once)."""
-        uniq, inverse = np.unique(ids, return_inverse=True)
-        fam = np.array([self.id(family(strings[int(s)])) for s in uniq], np.int64)
-        return fam[inverse] if len(uniq) else np.empty(0, np.int64)
+        if not len(ids):
+            return np.empty(0, np.int64)
+        table = np.full(int(ids.max()) + 1, -1, np.int64)
+        for s in np.flatnonzero(np.bincount(ids)).tolist():  # each distinct string, in O(n)
+            table[s] = self.id(family(strings[s]))
+        return table[ids]
 
     def __len__(self) -> int:
         return len(self.names)

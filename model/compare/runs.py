@@ -9,11 +9,13 @@ started in. Work outside every phase belongs to the group ``OUTSIDE``.
 
 Lanes are the host's runtime API and driver queues and the device's units, streams, DMA engines
 and PCIe directions; a host call that waited for the device (a synchronize, a blocking copy)
-counts as waiting, not as work on its lane."""
+counts as waiting, not as work on its lane.
+
+Everything here is O(n) or O(n log phases) over the slices: no sort of all the work."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from accelview.model.analysis.report import Report, analyze
@@ -31,12 +33,14 @@ LANE_KINDS = (TrackKind.RUNTIME_API, TrackKind.DRIVER_QUEUE, TrackKind.EXEC_UNIT
 
 @dataclass
 class Group:
-    """The occurrences of one phase family in one run (sorted by start) and the work in each."""
+    """The occurrences of one phase family in one run (sorted by start), and which occurrence
+    each work slice and each lane slice belongs to (-1: none)."""
 
     name: str
     start_ns: np.ndarray
     end_ns: np.ndarray
-    work: list[np.ndarray] = field(default_factory=list)  # per occurrence: positions in RunData.work
+    occ: np.ndarray  # per work slice of the run
+    lane_occ: np.ndarray  # per lane slice of the run
 
     @property
     def n(self) -> int:
@@ -48,6 +52,10 @@ class Group:
         """Each occurrence's duration."""
         return self.end_ns - self.start_ns
 
+    def members(self, k: int) -> np.ndarray:
+        """Positions of the work slices of occurrence ``k``."""
+        return np.flatnonzero(self.occ == k)
+
 
 @dataclass
 class RunData:
@@ -55,18 +63,24 @@ class RunData:
 
     trace: Trace
     report: Report
-    work: np.ndarray  # slice ids of device ops and copies, by start
+    roles: Roles
+    work: np.ndarray  # slice ids of device ops and copies (table order)
     op: np.ndarray  # per work slice: op family id (shared vocabulary)
-    lane: np.ndarray  # per lane slice (``lane_ids``): lane id (shared lane vocabulary)
-    lane_ids: np.ndarray  # slice ids of depth-0 slices on the lanes compared (host API, queues, device)
-    lane_work: np.ndarray  # per lane slice: the time that places it in an iteration
     work_time: np.ndarray  # per work slice: the time that places it in an iteration
+    lane_ids: np.ndarray  # slice ids of depth-0 slices on the lanes compared (host API, queues, device)
+    lane: np.ndarray  # per lane slice: lane id (shared lane vocabulary)
+    lane_time: np.ndarray  # per lane slice: the time that places it in an iteration
     groups: dict[str, Group]
 
     @property
     def dur(self) -> np.ndarray:
         """Durations of the work slices."""
         return self.trace.slices.dur_ns[self.work]
+
+    @property
+    def lane_dur(self) -> np.ndarray:
+        """Durations of the lane slices."""
+        return self.trace.slices.dur_ns[self.lane_ids]
 
 
 def _placing_time(trace: Trace, roles: Roles, ids: np.ndarray) -> np.ndarray:
@@ -78,7 +92,8 @@ def _placing_time(trace: Trace, roles: Roles, ids: np.ndarray) -> np.ndarray:
 
 
 def lane_key(trace: Trace, track: int, multi_device: bool) -> str:
-    """A lane's name for matching: its track name, with the device in front when several exist."""
+    """A lane's name for matching: its track name (DMA engines as one family), with the device in
+    front when several exist."""
     name = family(trace.track_name(track)) if trace.tracks.kind[track] == TrackKind.DMA_ENGINE \
         else trace.track_name(track)
     dev = int(trace.tracks.device[track])
@@ -87,23 +102,32 @@ def lane_key(trace: Trace, track: int, multi_device: bool) -> str:
 
 def prepare(trace: Trace, ops: Vocabulary, lanes: Vocabulary, report: Report | None = None) -> RunData:
     """Analyse ``trace`` (unless ``report`` is given) and key its work, lanes and iterations."""
-    report = report if report is not None else analyze(trace)
     roles = Roles(trace)
+    report = report if report is not None else analyze(trace, roles)
     s = trace.slices
     work = np.concatenate((roles.device_ops, roles.copies))
-    work = work[np.argsort(s.start_ns[work], kind="stable")]
     op = ops.of_strings(trace.strings, s.name[work])
     lane_ids = slices_of_kinds(trace, LANE_KINDS)
-    lane_ids = lane_ids[s.depth[lane_ids] == 0]
-    lane_ids = lane_ids[~np.isin(lane_ids, roles.blocking_calls)]  # host time spent waiting is not work
-    tracks, inverse = np.unique(s.track[lane_ids], return_inverse=True)
-    devices = {int(trace.tracks.device[t]) for t in tracks} - {-1}
-    keys = np.array([lanes.id(lane_key(trace, int(t), len(devices) > 1)) for t in tracks], np.int64)
-    lane = keys[inverse] if len(tracks) else np.empty(0, np.int64)
-    run = RunData(trace, report, work, op, lane, lane_ids, _placing_time(trace, roles, lane_ids),
-                  _placing_time(trace, roles, work), {})
+    waited = np.zeros(len(s), bool)
+    waited[roles.blocking_calls] = True  # host time spent waiting is not work
+    lane_ids = lane_ids[(s.depth[lane_ids] == 0) & ~waited[lane_ids]]
+    used = np.flatnonzero(np.bincount(s.track[lane_ids], minlength=len(trace.tracks)))
+    devices = {int(trace.tracks.device[t]) for t in used} - {-1}
+    key = np.full(len(trace.tracks), -1, np.int64)
+    for t in used.tolist():
+        key[t] = lanes.id(lane_key(trace, t, len(devices) > 1))
+    run = RunData(trace, report, roles, work, op, _placing_time(trace, roles, work), lane_ids,
+                  key[s.track[lane_ids]], _placing_time(trace, roles, lane_ids), {})
     run.groups = _groups(run)
     return run
+
+
+def _occurrence(start: np.ndarray, end: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """Index of the occurrence [start, end) holding each time, -1 for none (occurrences of one
+    family do not overlap)."""
+    i = np.searchsorted(start, times, "right") - 1
+    ok = (i >= 0) & (times < end[np.maximum(i, 0)])
+    return np.where(ok, i, -1).astype(np.int32)
 
 
 def _groups(run: RunData) -> dict[str, Group]:
@@ -112,36 +136,17 @@ def _groups(run: RunData) -> dict[str, Group]:
         by_family.setdefault(family(p.name), []).append((p.start_ns, p.end_ns))
     out: dict[str, Group] = {}
     inside = np.zeros(len(run.work), bool)
+    lane_inside = np.zeros(len(run.lane_ids), bool)
     for name, spans in by_family.items():
         spans.sort()
-        g = Group(name, np.array([a for a, _ in spans], np.int64), np.array([z for _, z in spans], np.int64))
-        g.work = _members(g, run.work_time)
-        for w in g.work:
-            inside[w] = True
+        a = np.array([x for x, _ in spans], np.int64)
+        z = np.array([y for _, y in spans], np.int64)
+        g = Group(name, a, z, _occurrence(a, z, run.work_time), _occurrence(a, z, run.lane_time))
+        inside |= g.occ >= 0
+        lane_inside |= g.lane_occ >= 0
         out[name] = g
-    rest = np.flatnonzero(~inside)
-    if len(rest):
+    if not inside.all():
         t0, t1 = run.trace.time_bounds()
-        out[OUTSIDE] = Group(OUTSIDE, np.array([t0], np.int64), np.array([t1], np.int64), [rest])
+        out[OUTSIDE] = Group(OUTSIDE, np.array([t0], np.int64), np.array([t1], np.int64),
+                             np.where(inside, -1, 0).astype(np.int32), np.where(lane_inside, -1, 0).astype(np.int32))
     return out
-
-
-def _members(g: Group, times: np.ndarray) -> list[np.ndarray]:
-    """Positions of ``times`` (sorted or not) inside each occurrence of ``g``."""
-    o = np.argsort(times, kind="stable")
-    ts = times[o]
-    lo = np.searchsorted(ts, g.start_ns, "left")
-    hi = np.searchsorted(ts, g.end_ns, "left")
-    return [np.sort(o[a:b]) for a, b in zip(lo.tolist(), hi.tolist(), strict=True)]
-
-
-def lane_members(run: RunData, g: Group) -> list[np.ndarray]:
-    """Positions in ``run.lane_ids`` of the lane slices of each occurrence of ``g``."""
-    if g.name != OUTSIDE:
-        return _members(g, run.lane_work)
-    inside = np.zeros(len(run.lane_ids), bool)
-    for other in run.groups.values():
-        if other.name != OUTSIDE:
-            for m in _members(other, run.lane_work):
-                inside[m] = True
-    return [np.flatnonzero(~inside)]
