@@ -20,6 +20,7 @@ from .runs import OUTSIDE, Group, RunData
 MIN_REPS = 3
 MAX_SAMPLE = 5000  # ops of one family tested per run (an evenly spaced sample beyond)
 ORDER_MAX = ALIGN_MAX  # ops of one iteration put in launch order before aligning (longer: matched by rank)
+MATCH_MAX = 200_000  # ops of one iteration matched one to one at most
 KINDS = ("phase", "op", "lane", "critical-path", "finding")  # also the order of equal changes
 
 
@@ -99,21 +100,24 @@ def _ci(x: np.ndarray) -> tuple[float, tuple[float, float]]:
 
 def _instances(occ: np.ndarray, key: np.ndarray, dur: np.ndarray) -> dict[int, np.ndarray]:
     """Durations of the individual ops of each key in any occurrence; a key with more than
-    MAX_SAMPLE ops keeps an evenly spaced sample of them (plenty for the U test)."""
+    MAX_SAMPLE ops keeps a sample of about MAX_SAMPLE of them (plenty for the U test), picked by
+    a hash of their position: the same ops every time, with no pattern to alias with."""
     m = np.flatnonzero(occ >= 0)
     if not len(m):
         return {}
     k = key[m]
+    count = np.bincount(k)
+    stride = np.maximum(count // MAX_SAMPLE, 1)
+    if (stride > 1).any():
+        spread = (m.astype(np.uint64) * np.uint64(2654435761)) >> np.uint64(11)  # Knuth's multiplicative hash
+        keep = spread % stride[k].astype(np.uint64) == 0
+        m, k = m[keep], k[keep]
     small = k.max() < 1 << 15
     o = np.argsort(k.astype(np.int16) if small else k, kind="stable")  # radix sort on small ids: O(n)
     k = k[o]
     first = np.flatnonzero(np.concatenate(([True], k[1:] != k[:-1])))
     ends = np.concatenate((first[1:], [len(k)]))
-    out = {}
-    for a, b in zip(first.tolist(), ends.tolist(), strict=True):
-        pick = o[a:b] if b - a <= MAX_SAMPLE else o[np.linspace(a, b - 1, MAX_SAMPLE).astype(np.int64)]
-        out[int(k[a])] = dur[m[pick]]
-    return out
+    return {int(k[a]): dur[m[o[a:b]]] for a, b in zip(first.tolist(), ends.tolist(), strict=True)}
 
 
 @dataclass
@@ -133,14 +137,21 @@ class Matched:
 def _in_order(run: RunData, g: Group, k: int) -> np.ndarray:
     """Positions of occurrence ``k``'s work in launch order (table order when very long)."""
     m = g.members(k)
-    return m if len(m) > ORDER_MAX else m[np.argsort(run.work_time[m], kind="stable")]
+    if len(m) > ORDER_MAX:
+        return m
+    times = run.work_time[m] if g.name != OUTSIDE else run.trace.slices.start_ns[run.work[m]]
+    return m[np.argsort(times, kind="stable")]
 
 
 def match_iteration(a: RunData, b: RunData, ga: Group, gb: Group) -> Matched:
-    """Align the ops of the middle occurrence of a group present in both runs."""
+    """Align the ops of the middle occurrence of a group present in both runs. An occurrence of
+    more than MATCH_MAX ops (a whole run with no phases, say) is not matched op by op."""
     k = min(ga.n, gb.n) // 2
     wa, wb = _in_order(a, ga, k), _in_order(b, gb, k)
-    ia, ib = align(a.op[wa], b.op[wb])
+    if len(wa) > MATCH_MAX or len(wb) > MATCH_MAX:
+        ia = ib = np.empty(0, np.int64)
+    else:
+        ia, ib = align(a.op[wa], b.op[wb])
     return Matched(k, k, a.work[wa], b.work[wb], ia, ib, a.op[wa], b.op[wb])
 
 
@@ -165,6 +176,8 @@ def group_entries(a: RunData, b: RunData, name: str, ops: list[str], lanes: list
         e = Entry("phase", name, name, *_medians(ga.dur_ns, gb.dur_ns), a_n=ga.n, b_n=gb.n)
         if repeated:
             e.test, e.p = "mann-whitney (iterations)", mann_whitney(ga.dur_ns, gb.dur_ns)
+        elif not len(match.pairs_a):
+            e.test, e.p = "none (step too long to match op by op)", 1.0
         else:
             d = a.trace.slices.dur_ns
             e.test = "sign (matched ops)"

@@ -16,6 +16,7 @@ Everything here is O(n) or O(n log phases) over the slices: no sort of all the w
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from accelview.model.analysis.report import Report, analyze
@@ -66,11 +67,19 @@ class RunData:
     roles: Roles
     work: np.ndarray  # slice ids of device ops and copies (table order)
     op: np.ndarray  # per work slice: op family id (shared vocabulary)
-    work_time: np.ndarray  # per work slice: the time that places it in an iteration
     lane_ids: np.ndarray  # slice ids of depth-0 slices on the lanes compared (host API, queues, device)
     lane: np.ndarray  # per lane slice: lane id (shared lane vocabulary)
-    lane_time: np.ndarray  # per lane slice: the time that places it in an iteration
     groups: dict[str, Group]
+
+    @cached_property
+    def work_time(self) -> np.ndarray:
+        """Per work slice: the time that places it in an iteration."""
+        return _placing_time(self.trace, self.roles, self.work)
+
+    @cached_property
+    def lane_time(self) -> np.ndarray:
+        """Per lane slice: the time that places it in an iteration."""
+        return _placing_time(self.trace, self.roles, self.lane_ids)
 
     @property
     def dur(self) -> np.ndarray:
@@ -116,8 +125,7 @@ def prepare(trace: Trace, ops: Vocabulary, lanes: Vocabulary, report: Report | N
     key = np.full(len(trace.tracks), -1, np.int64)
     for t in used.tolist():
         key[t] = lanes.id(lane_key(trace, t, len(devices) > 1))
-    run = RunData(trace, report, roles, work, op, _placing_time(trace, roles, work), lane_ids,
-                  key[s.track[lane_ids]], _placing_time(trace, roles, lane_ids), {})
+    run = RunData(trace, report, roles, work, op, lane_ids, key[s.track[lane_ids]], {})
     run.groups = _groups(run)
     return run
 
@@ -145,7 +153,7 @@ def _groups(run: RunData) -> dict[str, Group]:
         inside |= g.occ >= 0
         lane_inside |= g.lane_occ >= 0
         out[name] = g
-    if not inside.all():
+    if not inside.all() or not by_family:
         t0, t1 = run.trace.time_bounds()
         out[OUTSIDE] = Group(OUTSIDE, np.array([t0], np.int64), np.array([t1], np.int64),
                              np.where(inside, -1, 0).astype(np.int32), np.where(lane_inside, -1, 0).astype(np.int32))

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 NAME_WIDTH = 44
 
 
-def _change(e: Entry) -> str:
+def change_text(e: Entry) -> str:
+    """"+1.90 ms (+52.0%)", or new / missing."""
     if e.status in ("new", "missing"):
         return e.status
     sign = "+" if e.change_ns >= 0 else "−"
@@ -55,7 +56,7 @@ def format_diff(d: Diff, top: int = 20) -> str:
     for e in rows[:top]:
         mark = "*" if e.significant else "~"
         lines.append(f"  {mark} {e.kind:<14}{_cut(e.name, NAME_WIDTH - 1):<{NAME_WIDTH}}{_cut(e.group, 17):<18}"
-                     f"{format_duration(e.a_ns):>10}{format_duration(e.b_ns):>10}  {_change(e):<22}"
+                     f"{format_duration(e.a_ns):>10}{format_duration(e.b_ns):>10}  {change_text(e):<22}"
                      f"{_interval(e.a_ci):<22}")
     if len(rows) > top:
         lines.append(f"  … {len(rows) - top} more (--top, --json)")
