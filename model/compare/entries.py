@@ -85,8 +85,11 @@ class Entry:
 
 
 def _per_iteration(occ: np.ndarray, n_occ: int, key: np.ndarray, weights: np.ndarray | None,
-                   n_keys: int) -> np.ndarray:
-    """[occurrence, key] → summed ``weights`` (counts when None) of the slices in an occurrence."""
+                   n_keys: int, everything: bool) -> np.ndarray:
+    """[occurrence, key] → summed ``weights`` (counts when None) of the slices in an occurrence
+    (``everything``: all slices are in the one occurrence)."""
+    if everything:
+        return np.bincount(key, weights=weights, minlength=n_keys).reshape(1, n_keys).astype(np.float64)
     inside = occ >= 0
     w = None if weights is None else weights[inside]
     flat = np.bincount(occ[inside].astype(np.int64) * n_keys + key[inside], weights=w, minlength=n_occ * n_keys)
@@ -98,14 +101,14 @@ def _ci(x: np.ndarray) -> tuple[float, tuple[float, float]]:
     return med, (lo, hi)
 
 
-def _instances(occ: np.ndarray, key: np.ndarray, dur: np.ndarray) -> dict[int, np.ndarray]:
+def _instances(occ: np.ndarray, key: np.ndarray, dur: np.ndarray, everything: bool) -> dict[int, np.ndarray]:
     """Durations of the individual ops of each key in any occurrence; a key with more than
     MAX_SAMPLE ops keeps a sample of about MAX_SAMPLE of them (plenty for the U test), picked by
     a hash of their position: the same ops every time, with no pattern to alias with."""
-    m = np.flatnonzero(occ >= 0)
+    m = np.arange(len(occ)) if everything else np.flatnonzero(occ >= 0)
     if not len(m):
         return {}
-    k = key[m]
+    k = key if everything else key[m]
     count = np.bincount(k)
     stride = np.maximum(count // MAX_SAMPLE, 1)
     if (stride > 1).any():
@@ -183,12 +186,12 @@ def group_entries(a: RunData, b: RunData, name: str, ops: list[str], lanes: list
             e.test = "sign (matched ops)"
             e.p = sign_test(b.trace.slices.dur_ns[match.b_work[match.pairs_b]] - d[match.a_work[match.pairs_a]])
         out.append(e)
-    s = a.trace.slices, b.trace.slices
     a_sl = _first_in(match.a_work, match.a_op)
     b_sl = _first_in(match.b_work, match.b_op)
-    out += _keyed("op", name, ops, (ga.occ, ga.n, a.op, a.dur), (gb.occ, gb.n, b.op, b.dur), repeated, a_sl, b_sl)
-    out += _keyed("lane", name, lanes, (ga.lane_occ, ga.n, a.lane, s[0].dur_ns[a.lane_ids]),
-                  (gb.lane_occ, gb.n, b.lane, s[1].dur_ns[b.lane_ids]), repeated, {}, {})
+    out += _keyed("op", name, ops, (ga.occ, ga.n, a.op, a.dur, ga.everything),
+                  (gb.occ, gb.n, b.op, b.dur, gb.everything), repeated, a_sl, b_sl)
+    out += _keyed("lane", name, lanes, (ga.lane_occ, ga.n, a.lane, a.lane_dur, ga.everything),
+                  (gb.lane_occ, gb.n, b.lane, b.lane_dur, gb.everything), repeated, {}, {})
     return out
 
 
@@ -198,18 +201,20 @@ def _medians(x: np.ndarray, y: np.ndarray) -> tuple[float, float, tuple[float, f
     return ma, mb, ca, cb
 
 
-Sample = tuple[np.ndarray, int, np.ndarray, np.ndarray]  # (occurrence, n occurrences, key, duration) per slice
+# Per slice: occurrence, then the number of occurrences, key and duration per slice, and whether
+# the one occurrence holds every slice.
+Sample = tuple[np.ndarray, int, np.ndarray, np.ndarray, bool]
 
 
 def _keyed(kind: str, group: str, names: list[str], sa: Sample, sb: Sample, repeated: bool,
            a_slice: dict[int, int], b_slice: dict[int, int]) -> list[Entry]:
     n_keys = len(names)
-    pa, pb = (_per_iteration(o, n, k, d, n_keys) for o, n, k, d in (sa, sb))
-    ca, cb = (_per_iteration(o, n, k, None, n_keys).mean(axis=0) for o, n, k, _ in (sa, sb))
+    pa, pb = (_per_iteration(o, n, k, d, n_keys, every) for o, n, k, d, every in (sa, sb))
+    ca, cb = (_per_iteration(o, n, k, None, n_keys, every).mean(axis=0) for o, n, k, _, every in (sa, sb))
     present = np.flatnonzero((ca > 0) | (cb > 0))
     inst_a = inst_b = None
     if not repeated:
-        inst_a, inst_b = _instances(sa[0], sa[2], sa[3]), _instances(sb[0], sb[2], sb[3])
+        inst_a, inst_b = _instances(sa[0], sa[2], sa[3], sa[4]), _instances(sb[0], sb[2], sb[3], sb[4])
     out = []
     for k in present.tolist():
         e = Entry(kind, names[k], group, *_medians(pa[:, k], pb[:, k]), a_n=sa[1], b_n=sb[1],

@@ -42,6 +42,7 @@ class Group:
     end_ns: np.ndarray
     occ: np.ndarray  # per work slice of the run
     lane_occ: np.ndarray  # per lane slice of the run
+    everything: bool = False  # one occurrence holding all the run's work and lane slices (no phases)
 
     @property
     def n(self) -> int:
@@ -81,15 +82,15 @@ class RunData:
         """Per lane slice: the time that places it in an iteration."""
         return _placing_time(self.trace, self.roles, self.lane_ids)
 
-    @property
+    @cached_property
     def dur(self) -> np.ndarray:
-        """Durations of the work slices."""
-        return self.trace.slices.dur_ns[self.work]
+        """Durations of the work slices (float64, as the sums over them are made)."""
+        return self.trace.slices.dur_ns[self.work].astype(np.float64)
 
-    @property
+    @cached_property
     def lane_dur(self) -> np.ndarray:
-        """Durations of the lane slices."""
-        return self.trace.slices.dur_ns[self.lane_ids]
+        """Durations of the lane slices (float64)."""
+        return self.trace.slices.dur_ns[self.lane_ids].astype(np.float64)
 
 
 def _placing_time(trace: Trace, roles: Roles, ids: np.ndarray) -> np.ndarray:
@@ -156,5 +157,6 @@ def _groups(run: RunData) -> dict[str, Group]:
     if not inside.all() or not by_family:
         t0, t1 = run.trace.time_bounds()
         out[OUTSIDE] = Group(OUTSIDE, np.array([t0], np.int64), np.array([t1], np.int64),
-                             np.where(inside, -1, 0).astype(np.int32), np.where(lane_inside, -1, 0).astype(np.int32))
+                             np.where(inside, -1, 0).astype(np.int32), np.where(lane_inside, -1, 0).astype(np.int32),
+                             everything=not by_family)
     return out
