@@ -110,7 +110,7 @@ class ComparisonView(QWidget):
         self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.setWordWrap(False)
-        for col, w in enumerate((22, 60, 220, 90, 70, 70, 120, 60)):
+        for col, w in enumerate((18, 56, 210, 90, 66, 66, 126, 66)):
             self.table.setColumnWidth(col, w)
         self.table.selectionModel().currentRowChanged.connect(lambda cur, _prev: self.select_row(cur.row()))
         self._build()
@@ -144,6 +144,7 @@ class ComparisonView(QWidget):
         side.addWidget(self.table)
         side.setStretchFactor(0, 3)
         side.setStretchFactor(1, 2)
+        side.setSizes([900, 700])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.summary)

@@ -68,7 +68,7 @@ class DiffTableModel(QAbstractTableModel):
             if c in (4, 5):
                 return format_duration(e.a_ns if c == 4 else e.b_ns)
             if c == 6:
-                return change_text(e)
+                return change_text(e, percent=False)
             pct = e.change_pct
             return "" if pct is None else f"{pct:+.1f}%"
         if role == Qt.ItemDataRole.UserRole:

@@ -142,8 +142,10 @@ def _in_order(run: RunData, g: Group, k: int) -> np.ndarray:
     m = g.members(k)
     if len(m) > ORDER_MAX:
         return m
-    times = run.work_time[m] if g.name != OUTSIDE else run.trace.slices.start_ns[run.work[m]]
-    return m[np.argsort(times, kind="stable")]
+    start = run.trace.slices.start_ns[run.work[m]]
+    if g.name == OUTSIDE:
+        return m[np.argsort(start, kind="stable")]
+    return m[np.lexsort((start, run.work_time[m]))]  # ops one call launched (a graph): by their start
 
 
 def match_iteration(a: RunData, b: RunData, ga: Group, gb: Group) -> Matched:

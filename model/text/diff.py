@@ -14,13 +14,13 @@ if TYPE_CHECKING:
 NAME_WIDTH = 44
 
 
-def change_text(e: Entry) -> str:
-    """"+1.90 ms (+52.0%)", or new / missing."""
+def change_text(e: Entry, percent: bool = True) -> str:
+    """"+1.90 ms (+52.0%)" (without the percentage unless ``percent``), or new / missing."""
     if e.status in ("new", "missing"):
         return e.status
     sign = "+" if e.change_ns >= 0 else "−"
     pct = e.change_pct
-    return f"{sign}{format_duration(abs(e.change_ns))}" + (f" ({pct:+.1f}%)" if pct is not None else "")
+    return f"{sign}{format_duration(abs(e.change_ns))}" + (f" ({pct:+.1f}%)" if pct is not None and percent else "")
 
 
 def _interval(lo_hi: tuple[float, float] | None) -> str:
