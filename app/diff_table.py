@@ -8,7 +8,7 @@ from typing import Any
 
 from accelview.model.compare.diff import Diff
 from accelview.model.compare.entries import Entry
-from accelview.model.text.diff import change_text
+from accelview.model.text.diff import change_text, relative
 from accelview.model.text.values import format_duration
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
@@ -69,8 +69,7 @@ class DiffTableModel(QAbstractTableModel):
                 return format_duration(e.a_ns if c == 4 else e.b_ns)
             if c == 6:
                 return change_text(e, percent=False)
-            pct = e.change_pct
-            return "" if pct is None else f"{pct:+.1f}%"
+            return relative(e.a_ns, e.b_ns)
         if role == Qt.ItemDataRole.UserRole:
             return _sort_value(e, c, self._rank.get(id(e), 0))
         if role == Qt.ItemDataRole.ToolTipRole:

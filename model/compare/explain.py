@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from accelview.model.analysis.metrics.counters import OP_COUNTER_NAMES, arg_values
 from accelview.model.schema import TrackKind
+from accelview.model.text.diff import relative
 from accelview.model.text.values import format_bandwidth, format_duration
 
 from .entries import Entry
@@ -55,8 +56,8 @@ def describe(e: Entry) -> str:
     if e.status in ("new", "missing"):
         size = format_duration(e.b_ns if e.status == "new" else e.a_ns)
         return f"{label}{where} {e.status} ({size} per iteration)"
-    pct = e.change_pct
-    return f"{label}{where} {signed_duration(e.change_ns)}" + (f" ({pct:+.0f}%)" if pct is not None else "")
+    rel = relative(e.a_ns, e.b_ns, decimals=0)
+    return f"{label}{where} {signed_duration(e.change_ns)}" + (f" ({rel})" if rel else "")
 
 
 def summary_line(d: Diff) -> str:

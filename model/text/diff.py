@@ -14,13 +14,22 @@ if TYPE_CHECKING:
 NAME_WIDTH = 44
 
 
+def relative(a_ns: float, b_ns: float, decimals: int = 1) -> str:
+    """B against A: "+52.0%", or "×291" once B is ten times A or more ("" when A is 0)."""
+    if not a_ns:
+        return ""
+    if b_ns >= 10 * a_ns:
+        return f"×{b_ns / a_ns:,.0f}"
+    return f"{100 * (b_ns - a_ns) / a_ns:+.{decimals}f}%"
+
+
 def change_text(e: Entry, percent: bool = True) -> str:
-    """"+1.90 ms (+52.0%)" (without the percentage unless ``percent``), or new / missing."""
+    """"+1.90 ms (+52.0%)" (without the relative change unless ``percent``), or new / missing."""
     if e.status in ("new", "missing"):
         return e.status
     sign = "+" if e.change_ns >= 0 else "−"
-    pct = e.change_pct
-    return f"{sign}{format_duration(abs(e.change_ns))}" + (f" ({pct:+.1f}%)" if pct is not None and percent else "")
+    rel = relative(e.a_ns, e.b_ns)
+    return f"{sign}{format_duration(abs(e.change_ns))}" + (f" ({rel})" if rel and percent else "")
 
 
 def _interval(lo_hi: tuple[float, float] | None) -> str:
@@ -51,12 +60,12 @@ def format_diff(d: Diff, top: int = 20) -> str:
     rows = listed(d)
     n_sig = sum(e.significant for e in d.entries)
     lines.append(f"\nChanges per iteration ({n_sig} significant of {len(d.entries)}; ~ = no significant change)")
-    lines.append(f"  {'':2}{'kind':<14}{'name':<{NAME_WIDTH}}{'group':<18}{'A':>10}{'B':>10}  {'change':<22}"
+    lines.append(f"  {'':2}{'kind':<14}{'name':<{NAME_WIDTH}}{'group':<18}{'A':>10}{'B':>10}  {'change':<24}"
                  f"{'A 95% interval':<22}")
     for e in rows[:top]:
         mark = "*" if e.significant else "~"
         lines.append(f"  {mark} {e.kind:<14}{_cut(e.name, NAME_WIDTH - 1):<{NAME_WIDTH}}{_cut(e.group, 17):<18}"
-                     f"{format_duration(e.a_ns):>10}{format_duration(e.b_ns):>10}  {change_text(e):<22}"
+                     f"{format_duration(e.a_ns):>10}{format_duration(e.b_ns):>10}  {change_text(e):<24}"
                      f"{_interval(e.a_ci):<22}")
     if len(rows) > top:
         lines.append(f"  … {len(rows) - top} more (--top, --json)")
