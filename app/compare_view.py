@@ -17,7 +17,7 @@ from accelview.model.errors import AccelviewError
 from accelview.model.text.values import format_duration
 from PySide6.QtCore import QObject, QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
 
 from .diff_table import DiffTableModel
 from .paint import GUTTER_W
@@ -110,8 +110,9 @@ class ComparisonView(QWidget):
         self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
         self.table.setWordWrap(False)
-        for col, w in enumerate((18, 56, 210, 90, 66, 66, 126, 66)):
+        for col, w in enumerate((18, 52, 190, 80, 62, 62, 80, 52)):
             self.table.setColumnWidth(col, w)
+        self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)  # the name
         self.table.selectionModel().currentRowChanged.connect(lambda cur, _prev: self.select_row(cur.row()))
         self._build()
         for here, there, in_a in ((self.state_a, self.state_b, True), (self.state_b, self.state_a, False)):
