@@ -96,9 +96,10 @@ def _per_iteration(occ: np.ndarray, n_occ: int, key: np.ndarray, weights: np.nda
     return flat.reshape(n_occ, n_keys).astype(np.float64)
 
 
-def _ci(x: np.ndarray) -> tuple[float, tuple[float, float]]:
+def _ci(x: np.ndarray) -> tuple[float, tuple[float, float] | None]:
+    """The median, and its interval when there are repetitions to make one from."""
     med, lo, hi = median_ci(x)
-    return med, (lo, hi)
+    return med, ((lo, hi) if len(x) > 1 else None)
 
 
 def _instances(occ: np.ndarray, key: np.ndarray, dur: np.ndarray, everything: bool) -> dict[int, np.ndarray]:
@@ -197,7 +198,8 @@ def group_entries(a: RunData, b: RunData, name: str, ops: list[str], lanes: list
     return out
 
 
-def _medians(x: np.ndarray, y: np.ndarray) -> tuple[float, float, tuple[float, float], tuple[float, float]]:
+def _medians(x: np.ndarray, y: np.ndarray) -> tuple[float, float, tuple[float, float] | None,
+                                                     tuple[float, float] | None]:
     ma, ca = _ci(x)
     mb, cb = _ci(y)
     return ma, mb, ca, cb

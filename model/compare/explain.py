@@ -20,7 +20,7 @@ from .families import family
 if TYPE_CHECKING:
     from .diff import Diff
 
-MAX_REASONS = 3
+MAX_REASONS = 4
 COPY_KINDS = (TrackKind.DMA_ENGINE, TrackKind.PCIE)
 # What a finding that appeared says about the second run, in a few words.
 APPEARED = {
@@ -82,11 +82,19 @@ def _reasons(d: Diff, top: Entry) -> list[str]:
         out.append(APPEARED.get(e.name, f"new finding {e.name}") if e.status == "new" else f"no more {e.name}")
     if top.kind == "lane":
         out += _lane_change(d, top)
+    path = _path_change(d, top)
+    if path:
+        out.append(path)
     op = top if top.kind == "op" else _top_op(d, top.group)
     if op is not None:
+        speed = _copy_speed(d, op)
+        if speed:
+            out.append(speed)
         if op is not top:
             out.append(f"mostly {describe(op)}")
-        out += [x for x in (_copy_speed(d, op), _arg_change(d, op)) if x]
+        shapes = _arg_change(d, op)
+        if shapes:
+            out.append(shapes)
     verdict = _verdict_change(d, top.group)
     if verdict:
         out.append(verdict)
@@ -116,6 +124,17 @@ def _lane_change(d: Diff, lane: Entry) -> list[str]:
 
 def _some(names: list[str]) -> str:
     return names[0] + (f" and {len(names) - 1} more" if len(names) > 1 else "")
+
+
+def _path_change(d: Diff, top: Entry) -> str:
+    """The step's critical path growing off the device (waiting, host calls, queues) by a tenth
+    of the top change or more: device ops cannot explain that, so it is said."""
+    rows = [e for e in d.entries if e.kind == "critical-path" and e.group == top.group and e.significant
+            and e.name not in ("exec unit", "GPU stream") and e.change_ns >= 0.1 * abs(top.change_ns)]
+    if not rows:
+        return ""
+    e = max(rows, key=lambda x: x.change_ns)
+    return f"its critical path spends {format_duration(e.change_ns)} more on {e.name}"
 
 
 def _top_op(d: Diff, group: str) -> Entry | None:
