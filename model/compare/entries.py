@@ -103,19 +103,26 @@ def _ci(x: np.ndarray) -> tuple[float, tuple[float, float] | None]:
 
 
 def _instances(occ: np.ndarray, key: np.ndarray, dur: np.ndarray, everything: bool) -> dict[int, np.ndarray]:
-    """Durations of the individual ops of each key in any occurrence; a key with more than
-    MAX_SAMPLE ops keeps a sample of about MAX_SAMPLE of them (plenty for the U test), picked by
-    a hash of their position: the same ops every time, with no pattern to alias with."""
+    """Durations of the individual ops of each key in any occurrence. Keys with up to MAX_SAMPLE
+    ops keep them all; the ops of the others are sampled: positions spread over the whole run by
+    a multiplicative step (no pattern of the trace's to alias with), about MAX_SAMPLE per key."""
     m = np.arange(len(occ)) if everything else np.flatnonzero(occ >= 0)
     if not len(m):
         return {}
     k = key if everything else key[m]
     count = np.bincount(k)
-    stride = np.maximum(count // MAX_SAMPLE, 1)
-    if (stride > 1).any():
-        spread = (m.astype(np.uint64) * np.uint64(2654435761)) >> np.uint64(11)  # Knuth's multiplicative hash
-        keep = spread % stride[k].astype(np.uint64) == 0
-        m, k = m[keep], k[keep]
+    big = count > MAX_SAMPLE
+    if big.any():
+        n = len(m)
+        want = min(n, 2 * MAX_SAMPLE * int(big.sum()))
+        step = 2654435761 % n or 1
+        while np.gcd(step, n) != 1:  # a step coprime with n visits distinct positions
+            step += 1
+        spread = (np.arange(want, dtype=np.int64) * step) % n
+        spread = spread[big[k[spread]]]
+        rare = np.flatnonzero(~big[k])
+        pick = np.concatenate((rare, spread))
+        m, k = m[pick], k[pick]
     small = k.max() < 1 << 15
     o = np.argsort(k.astype(np.int16) if small else k, kind="stable")  # radix sort on small ids: O(n)
     k = k[o]
