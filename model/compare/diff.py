@@ -10,7 +10,7 @@ import numpy as np
 from accelview.model.analysis.report import LABELS, Report
 from accelview.model.trace import Trace
 
-from .entries import KINDS, MIN_REPS, Entry, Matched, group_entries, match_iteration, one_sided
+from .entries import KINDS, MATCH_MAX, MIN_REPS, Entry, Matched, group_entries, match_iteration, one_sided
 from .explain import summary_line
 from .families import Vocabulary, family
 from .pathshare import path_resources, per_iteration
@@ -37,7 +37,7 @@ class Diff:
     op_names: list[str] = field(default_factory=list)  # op family names by id (RunData.op)
     lane_names: list[str] = field(default_factory=list)  # lane names by id (RunData.lane)
     summary: str = ""
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the diff could not do, in words
 
     @property
     def top(self) -> Entry | None:
@@ -80,8 +80,19 @@ def compare(trace_a: Trace, trace_b: Trace, min_change: float = 1.0, report_a: R
     entries += _findings(a.report, b.report)
     entries.sort(key=rank_key)
     d = Diff(a, b, entries, matched, _mix(a, b), min_change, ops.names, lanes.names)
+    d.notes = _notes(a, b, matched)
     d.summary = summary_line(d)
     return d
+
+
+def _notes(a: RunData, b: RunData, matched: dict[str, Matched]) -> list[str]:
+    out = []
+    if not [g for g in matched if g != OUTSIDE] and (len(a.groups) > 1 or len(b.groups) > 1):
+        out.append("the runs share no phase: compared as whole runs")
+    for g, m in matched.items():
+        if not len(m.pairs_a) and len(m.a_work) > MATCH_MAX:
+            out.append(f"{g}: too many ops per iteration to match one by one ({len(m.a_work):,})")
+    return out
 
 
 def rank_key(e: Entry) -> tuple[bool, int, float, int, str]:

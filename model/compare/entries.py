@@ -8,7 +8,7 @@ durations), and the phase's are its ops matched one to one (sign test on their d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,6 @@ class Entry:
     a_slice: int = -1  # an instance in the matched iteration, for the app to select
     b_slice: int = -1
     detail: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def change_ns(self) -> float:

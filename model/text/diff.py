@@ -57,6 +57,7 @@ def format_diff(d: Diff, top: int = 20) -> str:
         lines.append("iterations (A vs B): " + ", ".join(f"{_cut(g, 40)} {d.a.groups[g].n} vs {d.b.groups[g].n}"
                                                          for g in busiest)
                      + (f", {len(d.matched) - 3} more groups" if len(d.matched) > 3 else ""))
+    lines += [f"note: {n}" for n in d.notes]
     rows = listed(d)
     n_sig = sum(e.significant for e in d.entries)
     lines.append(f"\nChanges per iteration ({n_sig} significant of {len(d.entries)}; ~ = no significant change)")
