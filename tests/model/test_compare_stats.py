@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 from accelview.model.compare import ranktests
-from accelview.model.compare.align import ALIGN_MAX, align, by_rank
+from accelview.model.compare.align import ALIGN_MAX, align, by_rank, lcs
 from accelview.model.compare.families import family
 from accelview.model.compare.ranktests import _u_counts, benjamini_hochberg, mann_whitney, median_ci, sign_test
 
@@ -89,3 +89,16 @@ def test_families_take_numbers_out_of_names_but_not_out_of_words():
     assert family("ProfilerStep#1009") == "ProfilerStep#"
     assert family("H2D 436224256 B") == "H2D # B"
     assert family("sm80_xmma_gemm_fp8") == "sm80_xmma_gemm_fp8"
+
+
+def test_the_alignment_is_a_longest_common_subsequence():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        a, b = rng.integers(0, 4, rng.integers(1, 30)), rng.integers(0, 4, rng.integers(1, 30))
+        best = np.zeros((len(a) + 1, len(b) + 1), int)  # the textbook table, cell by cell
+        for i in range(1, len(a) + 1):
+            for j in range(1, len(b) + 1):
+                best[i, j] = best[i - 1, j - 1] + 1 if a[i - 1] == b[j - 1] else max(best[i - 1, j], best[i, j - 1])
+        ia, ib = lcs(a, b)
+        assert len(ia) == best[-1, -1] and (a[ia] == b[ib]).all()
+        assert (np.diff(ia) > 0).all() and (np.diff(ib) > 0).all()
