@@ -20,7 +20,8 @@ def relative(a_ns: float, b_ns: float, decimals: int = 1) -> str:
         return ""
     if b_ns >= 10 * a_ns:
         return f"×{b_ns / a_ns:,.0f}"
-    return f"{100 * (b_ns - a_ns) / a_ns:+.{decimals}f}%"
+    text = f"{100 * (b_ns - a_ns) / a_ns:+.{decimals}f}%"
+    return "±" + text[1:] if float(text[1:-1]) == 0 else text.replace("-", "−")
 
 
 def change_text(e: Entry, percent: bool = True) -> str:
