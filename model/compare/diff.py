@@ -73,7 +73,7 @@ def compare(trace_a: Trace, trace_b: Trace, min_change: float = 1.0, report_a: R
             entries.append(one_sided("phase", name, a.groups[name], run_is_b=False))
     entries += [one_sided("phase", n, g, run_is_b=True) for n, g in b.groups.items()
                 if n not in a.groups and n != OUTSIDE]
-    entries += _critical_path(a, b, list(matched), min_change)
+    entries += _critical_path(a, b, list(matched))
     steps = {n: float(np.median(g.dur_ns)) for n, g in a.groups.items()}
     steps["whole run"] = steps.get(OUTSIDE, 0.0)
     _judge(entries, steps, min_change)
@@ -135,10 +135,11 @@ def _findings(a: Report, b: Report) -> list[Entry]:
     return out
 
 
-def _critical_path(a: RunData, b: RunData, groups: list[str], min_change: float) -> list[Entry]:
+def _critical_path(a: RunData, b: RunData, groups: list[str]) -> list[Entry]:
     """Time on the critical path per resource and iteration of each group (the whole run when the
     runs have no phases). Repeated groups are tested like ops; a path through a step that ran once
-    has no test: its change counts when at least ``min_change`` percent and CRITICAL_SHARE of the step."""
+    has no test: its change counts (p = 0, then judged like the rest) when at least CRITICAL_SHARE
+    of the step."""
     pa, pb = a.report.critical_path, b.report.critical_path
     if pa is None or pb is None:
         return []

@@ -18,7 +18,7 @@ from .ranktests import mann_whitney, median_ci, sign_test
 from .runs import OUTSIDE, Group, RunData
 
 MIN_REPS = 3
-MAX_SAMPLE = 5000  # ops of one family tested per run (an evenly spaced sample beyond)
+MAX_SAMPLE = 5000  # ops of one family tested per run (a sample spread over the run beyond)
 ORDER_MAX = ALIGN_MAX  # ops of one iteration put in launch order before aligning (longer: matched by rank)
 MATCH_MAX = 200_000  # ops of one iteration matched one to one at most
 KINDS = ("phase", "op", "lane", "critical-path", "finding")  # also the order of equal changes
