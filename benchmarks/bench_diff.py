@@ -13,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import machine_speed
 from accelview.capture.synthetic import SyntheticSpec, synthetic_trace
 from accelview.model.analysis.report import analyze
 from accelview.model.compare.diff import compare
@@ -24,6 +25,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--slices", type=int, default=10_000_000)
     args = ap.parse_args()
+    print(machine_speed.reference())
     with tempfile.TemporaryDirectory() as d:
         paths = [Path(d) / "a.h5", Path(d) / "b.h5"]
         for seed, path in enumerate(paths):

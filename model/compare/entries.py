@@ -18,7 +18,7 @@ from .ranktests import mann_whitney, median_ci, sign_test
 from .runs import OUTSIDE, Group, RunData
 
 MIN_REPS = 3
-MAX_SAMPLE = 5000  # ops of one family tested per run (a sample spread over the run beyond)
+MAX_SAMPLE = 2000  # ops of one family tested per run (a sample spread over the run beyond)
 ORDER_MAX = ALIGN_MAX  # ops of one iteration put in launch order before aligning (longer: matched by rank)
 MATCH_MAX = 200_000  # ops of one iteration matched one to one at most
 KINDS = ("phase", "op", "lane", "critical-path", "finding")  # also the order of equal changes
@@ -103,8 +103,9 @@ def _ci(x: np.ndarray) -> tuple[float, tuple[float, float] | None]:
 
 def _instances(occ: np.ndarray, key: np.ndarray, dur: np.ndarray, everything: bool) -> dict[int, np.ndarray]:
     """Durations of the individual ops of each key in any occurrence. Keys with up to MAX_SAMPLE
-    ops keep them all; the ops of the others are sampled: positions spread over the whole run by
-    a multiplicative step (no pattern of the trace's to alias with), about MAX_SAMPLE per key."""
+    ops keep them all; the ops of the others are sampled: MAX_SAMPLE per such key on average,
+    at positions spread over the whole run by a multiplicative step (no pattern of the trace's to
+    alias with), so each key gets a share in proportion to its ops."""
     m = np.arange(len(occ)) if everything else np.flatnonzero(occ >= 0)
     if not len(m):
         return {}
@@ -113,14 +114,13 @@ def _instances(occ: np.ndarray, key: np.ndarray, dur: np.ndarray, everything: bo
     big = count > MAX_SAMPLE
     if big.any():
         n = len(m)
-        want = min(n, 2 * MAX_SAMPLE * int(big.sum()))
+        want = min(n, MAX_SAMPLE * int(big.sum()))
         step = 2654435761 % n or 1
         while np.gcd(step, n) != 1:  # a step coprime with n visits distinct positions
             step += 1
         spread = (np.arange(want, dtype=np.int64) * step) % n
         spread = spread[big[k[spread]]]
-        rare = np.flatnonzero(~big[k])
-        pick = np.concatenate((rare, spread))
+        pick = spread if big.all() else np.concatenate((np.flatnonzero(~big[k]), spread))
         m, k = m[pick], k[pick]
     small = k.max() < 1 << 15
     o = np.argsort(k.astype(np.int16) if small else k, kind="stable")  # radix sort on small ids: O(n)
