@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QThread, Signal
+from PySide6.QtCore import Qt, QThread, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
 
@@ -148,5 +148,8 @@ class FileChoosing:
         paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         if paths:
             event.acceptProposedAction()
-            self.open_path(paths[0])
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier and self.state.trace is not None:
+                self.compare_with(paths[0])  # Shift: compare the run on screen with the dropped one
+            else:
+                self.open_path(paths[0])
 

@@ -49,6 +49,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+O", "Open a capture or a trace (or all per-rank files of one folder)"),
     ("Ctrl+Shift+O", "Open a folder of per-rank traces as one trace"),
     ("Ctrl+P", "Profile a script"),
+    ("Ctrl+Shift+D", "Compare the run on screen with another (or drop a file with Shift held)"),
     ("Ctrl+E", "Export the timeline view as PNG"),
     ("Ctrl+Shift+E", "Export the trace for Perfetto (Chrome JSON)"),
     ("Ctrl+Q", "Quit"),

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from .bookmarks import BookmarksPanel
+from .comparing import Comparing
 from .counter_list import CounterListModel
 from .counters import CounterPanel
 from .details import DetailsPanel
@@ -49,7 +50,7 @@ LEFT_DOCK_W, RIGHT_DOCK_W = 170, 320  # at 1600 px the timeline keeps over two t
 LAYOUT_VERSION = 2  # saved dock states of older layouts (wide, untabbed docks) are not restored
 
 
-class MainWindow(FileChoosing, QMainWindow):
+class MainWindow(FileChoosing, Comparing, QMainWindow):
     """The accelview window. ``set_trace`` shows a loaded trace; ``open_path`` loads a file."""
 
     def __init__(self, theme: str | None = None, settings: QSettings | None = None,
@@ -154,6 +155,10 @@ class MainWindow(FileChoosing, QMainWindow):
         self.profile_action = QAction("&Profile script…", self, shortcut="Ctrl+P", triggered=self.profile_dialog)
         fm.addAction(self.profile_action)
         self.recent_menu = fm.addMenu("Open &Recent")
+        self.compare_action = QAction("&Compare with…", self, shortcut="Ctrl+Shift+D", enabled=False,
+                                      triggered=self.compare_dialog)
+        self.state.trace_changed.connect(lambda: self.compare_action.setEnabled(self.state.trace is not None))
+        fm.addAction(self.compare_action)
         fm.addSeparator()
         self.export_png_action = QAction("Export view as &PNG…", self, shortcut="Ctrl+E",
                                          triggered=self.export_png_dialog)

@@ -49,6 +49,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
     "convert": _lazy("convert", "convert between .h5 captures and Chrome trace JSON (Perfetto)"),
     "render": _lazy("render", "draw the timeline to a PNG, no display needed"),
     "profile": _lazy("profile", "run a script (or a built-in workload) under capture into an .h5 file"),
+    "diff": _lazy("diff", "compare two runs: what changed beyond run-to-run noise, and why"),
 }
 
 

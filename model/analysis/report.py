@@ -11,7 +11,7 @@ from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
 from . import intervals as iv
-from .critical_path import critical_path
+from .critical_path import CriticalPath, critical_path
 from .device_passes import fusion_candidates, host_sync, launch_bound, low_hbm_efficiency
 from .findings import Finding, ranked
 from .gaps import Gaps, device_gaps
@@ -63,6 +63,7 @@ class Report:
     gpu: dict[str, Any] | None = None  # GPU-trace analyses (imported traces with GPU streams)
     lane_busy: dict[int, float] = field(default_factory=dict)  # device lane → busy share of the run
     transfer_overlap: dict[str, float] = field(default_factory=dict)  # copies vs device work
+    critical_path: CriticalPath | None = None  # the path itself (``accelview diff`` splits it by iteration)
 
     def to_json(self) -> dict[str, Any]:
         """The documented, stable JSON object of ``accelview analyze --json``."""
@@ -195,9 +196,9 @@ def phases(trace: Trace, labels: OpLabels, gaps: Gaps, roles: Roles | None = Non
     return out
 
 
-def analyze(trace: Trace) -> Report:
-    """Run all passes."""
-    roles = Roles(trace)
+def analyze(trace: Trace, roles: Roles | None = None) -> Report:
+    """Run all passes (``roles``: the trace's roles when the caller keeps them for more work)."""
+    roles = roles or Roles(trace)
     labels = classify_ops(roles)
     gaps = device_gaps(roles)
     t0, t1 = trace.time_bounds()
@@ -214,4 +215,4 @@ def analyze(trace: Trace) -> Report:
     cp = critical_path(trace, roles=roles)
     return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found),
                   op_stats(trace, roles.device_ops), cp.by_resource_ns, report_section(trace),
-                  lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1, roles.device_busy))
+                  lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1, roles.device_busy), cp)

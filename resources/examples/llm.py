@@ -17,10 +17,11 @@ from accelview.capture.sim.llm import MODELS, decode_ops, prefill_ops
 
 
 def run(model: str = "8b", batch: int = 1, prompt: int = 512, tokens: int = 32, dtype: str = "bf16",
-        upload: bool = True, graphs: bool = True) -> None:
+        upload: bool = True, graphs: bool = True, pinned: bool = True) -> None:
     """Prefill ``batch`` prompts of ``prompt`` tokens, then decode ``tokens`` tokens one step at a time,
     copying the logits back (D2H) after every step as a sampler would. ``graphs``: each decode step
-    is one replay of a graph captured once (the attention reads the growing KV length)."""
+    is one replay of a graph captured once (the attention reads the growing KV length). ``pinned``:
+    the weights are uploaded from pinned host memory (false: pageable, staged by the driver)."""
     if model not in MODELS:
         raise ValueError(f"llm: unknown model {model!r}; known: {', '.join(MODELS)}")
     cfg = dataclasses.replace(MODELS[model], dtype=dtype)
@@ -34,7 +35,7 @@ def run(model: str = "8b", batch: int = 1, prompt: int = 512, tokens: int = 32, 
     logits = dev.alloc(batch * cfg.vocab * 4, "int8")
     if upload:  # embedding table, one buffer per layer, final norm + LM head
         with sim.annotate("upload weights"):
-            host = sim.host_buffer(max(w.nbytes for w in weights), "int8", pinned=True)
+            host = sim.host_buffer(max(w.nbytes for w in weights), "int8", pinned=pinned)
             for w in weights:
                 dev.copy(w, host, nbytes=w.nbytes)
     out = sim.host_buffer(batch * cfg.vocab * 4, "int8", pinned=True)
