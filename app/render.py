@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from importlib import import_module
 
 from accelview.model import Trace
 from PySide6.QtGui import QGuiApplication, QImage, QPainter
@@ -11,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 from .paint import RULER_H, TimelinePainter
 from .state import ViewState
 from .theme import THEMES
+from .view_table import VIEWS
 
 
 def ensure_gui_app() -> QGuiApplication:
@@ -53,4 +56,10 @@ def render_png(
     return times if timing else []
 
 
-__all__ = ["RULER_H", "ensure_gui_app", "render_png"]
+def view_drawer(view: str) -> Callable[..., list[float]]:
+    """The function that draws one of ``VIEWS`` offscreen (imported on first use)."""
+    module, function = VIEWS[view].split(":")
+    return getattr(import_module(module), function)
+
+
+__all__ = ["RULER_H", "ensure_gui_app", "render_png", "view_drawer"]

@@ -5,19 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-from importlib import import_module
 
+from accelview.app.view_table import VIEWS
 from accelview.model.errors import AccelviewError
 
 from .arguments import absolute_window, add_window, pair
-
-# View name → "module:function" drawing it; each has render_png's signature (trace, out_path,
-# window=, size=, timing=, theme=) and returns frame times in ms with timing, else [].
-VIEWS = {
-    "timeline": "accelview.app.render:render_png",
-    "stats": "accelview.app.views_render:render_stats_png",
-    "utilisation": "accelview.app.views_render:render_utilisation_png",
-}
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -41,8 +33,9 @@ def run(args: argparse.Namespace) -> int:
 
     trace = load_trace(args.file)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # no display needed
-    module, function = VIEWS[args.view].split(":")
-    draw = getattr(import_module(module), function)
+    from accelview.app.render import view_drawer
+
+    draw = view_drawer(args.view)
     window = absolute_window(args.window, trace.time_bounds()[0])
     try:
         times = draw(trace, args.out, window=window, size=(w, h), timing=args.timing, theme=args.theme)
