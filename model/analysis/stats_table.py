@@ -128,7 +128,7 @@ class StatsSource:
         """(FLOPs, bytes) of each slice, NaN where unknown: FLOPs from the op's counter or
         argument; bytes from HBM counters, else the op's shape (bytes read + written), else a
         copy's size."""
-        if not self._any_args:
+        if not self.has_args:
             nan = np.full(len(self.ids), np.nan)
             return nan, nan.copy()
         a = arg_columns(self.trace, ("flops", "hbm_read_bytes", "hbm_write_bytes", "bytes_read", "bytes_written",
@@ -138,8 +138,9 @@ class StatsSource:
         moved = np.where(np.isnan(hbm), np.where(np.isnan(shape), a["bytes"], shape), hbm)
         return a["flops"], moved
 
-    @property
-    def _any_args(self) -> bool:
+    @cached_property
+    def has_args(self) -> bool:
+        """Whether any slice counted has arguments or device-reported counters."""
         return bool(len(self.trace.tables["op_counters"])) or bool((self.trace.slices.args[self.ids] >= 0).any())
 
     @cached_property

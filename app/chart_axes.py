@@ -1,0 +1,29 @@
+"""pyqtgraph axes that speak in the units a person reads: durations (``1.20 ms``) and
+percentages, for the charts beside the timeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyqtgraph as pg
+from accelview.model.text.values import format_bandwidth, format_duration
+
+
+class DurationAxis(pg.AxisItem):
+    """Tick labels as durations; ``offset`` (ns) is subtracted first, so a chart whose x is ns
+    from the trace start can count from the ruler's origin instead."""
+
+    def __init__(self, orientation: str, **kwargs: Any) -> None:
+        super().__init__(orientation, **kwargs)
+        self.offset = 0.0
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        digits = 4 if spacing and abs(values[-1] if values else 0) / spacing > 1000 else 3
+        return [format_duration(v - self.offset, digits) for v in values]
+
+
+class BandwidthAxis(pg.AxisItem):
+    """Tick labels as bandwidth (``26.0 GB/s``) for charts without a known peak."""
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        return [format_bandwidth(v) for v in values]

@@ -1,0 +1,184 @@
+"""The Utilisation panel: per device, a stacked chart of the share of time its ops were compute-,
+memory- or latency-bound, moved data with no op running, or idle; and HBM and PCIe bandwidth as
+a share of peak, min/max per pixel so spikes survive zooming out. Both follow the timeline's x
+range (the same window, recomputed per pixel by ``model.view.utilisation`` at any zoom)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from accelview.model.analysis.ops import CLASS_COLOURS
+from accelview.model.analysis.report import Report
+from accelview.model.view.utilisation import STACK, Frame, Utilisation
+from PySide6.QtGui import QColor, QWheelEvent
+from PySide6.QtWidgets import QWidget
+
+from .chart_axes import BandwidthAxis, DurationAxis
+from .state import ViewState
+from .theme import Theme
+
+BANDWIDTH_COLOURS = {"HBM": 6, "PCIe H2D": 4, "PCIe D2H": 1}  # palette indexes
+TRANSFER_COLOUR = 3
+
+
+class UtilisationPanel(pg.GraphicsLayoutWidget):
+    """Two charts per device on the timeline's time window."""
+
+    def __init__(self, state: ViewState, theme: Theme, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.theme = theme
+        self.util: Utilisation | None = None
+        self._labels: Any = None
+        self.wheel_target: QWidget | None = None  # the timeline: wheel zoom here zooms it
+        self.frames: dict[int, Frame] = {}
+        self._items: dict[int, dict[str, Any]] = {}
+        self._dirty = True
+        self.setMinimumHeight(160)
+        state.trace_changed.connect(self._trace_changed)
+        state.scale_changed.connect(self.redraw)
+        self.set_theme(theme)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        """Zoom and pan like on the timeline (same x range)."""
+        if self.wheel_target is not None:
+            self.wheel_target.wheelEvent(event)
+
+    def set_report(self, report: Report) -> None:
+        """Take the analysis's op labels once it is ready (no second classification)."""
+        if report.trace is self.state.trace:
+            self._labels = report.ops
+            self.util = None
+            self._dirty = True
+            if self.isVisible():
+                self.rebuild()
+
+    def _trace_changed(self) -> None:
+        self.util, self._labels = None, None
+        self._dirty = True
+        if self.isVisible():
+            self.rebuild()
+
+    def showEvent(self, event: Any) -> None:
+        super().showEvent(event)
+        if self._dirty:
+            self.rebuild()
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        self.redraw()
+
+    # -- building ---------------------------------------------------------------------------------
+    def rebuild(self) -> None:
+        """Compute the coverages of the state's trace and lay out one pair of charts per device."""
+        self._dirty = False
+        self.clear()
+        self._items = {}
+        st = self.state
+        if st.trace is None:
+            return
+        self.util = Utilisation(st.trace, self._labels, origin=st.origin)
+        pal = self.theme.slice_colours
+        colours = {c: pal[CLASS_COLOURS[c]] for c in STACK[:4]}
+        colours["transfer"] = pal[TRANSFER_COLOUR]
+        colours["idle"] = self.theme.c("grid")
+        for row, dev in enumerate(self.util.devices):
+            rates = self.util.devices[dev].rates
+            absolute = any(not np.isfinite(r.peak) for r in rates if r.lod is None)
+            share = self._plot(row * 2, 0, "share of time", "%")
+            chips = " ".join(f"<span style='color:{colours[c].name()}'>■</span> {c}" for c in STACK)
+            share.setTitle(f"device {dev}  {chips}", size="8pt")
+            share.setYRange(0, 100, padding=0)
+            items: dict[str, Any] = {"share": share}
+            curves = [pg.PlotCurveItem([], []) for _ in range(len(STACK) + 1)]
+            for c in curves:
+                share.addItem(c)
+            for k, cls in enumerate(STACK):
+                fill = pg.FillBetweenItem(curves[k], curves[k + 1], brush=pg.mkBrush(colours[cls]))
+                share.addItem(fill)
+            items["stack"] = curves
+            bw = self._plot(row * 2 + 1, 0, "bandwidth" if absolute else "% of peak", "B/s" if absolute else "%",
+                            absolute)
+            names = " ".join(f"<span style='color:{pal[BANDWIDTH_COLOURS.get(r.label, 7)].name()}'>━</span> "
+                             f"{r.label}" for r in rates)
+            bw.setTitle(f"{'bandwidth' if absolute else 'bandwidth, % of peak'} (min–max per pixel)  {names}",
+                        size="8pt")
+            bw.setXLink(share)
+            lines = []
+            for r in rates:
+                col = QColor(pal[BANDWIDTH_COLOURS.get(r.label, 7)])
+                lo, hi = (pg.PlotCurveItem([], [], pen=pg.mkPen(col, width=1)) for _ in range(2))
+                band = QColor(col)
+                band.setAlpha(110)
+                bw.addItem(lo)
+                bw.addItem(hi)
+                bw.addItem(pg.FillBetweenItem(lo, hi, brush=pg.mkBrush(band)))
+                lines.append((lo, hi))
+            items["bw"], items["lines"] = bw, lines
+            self._items[dev] = items
+        if not self.util.devices:
+            self.addLabel("No device ops in this trace", row=0, col=0)
+        self.redraw()
+
+    def _plot(self, row: int, col: int, label: str, unit: str, absolute: bool = False) -> pg.PlotItem:
+        axes = {"bottom": DurationAxis("bottom")}
+        if absolute:
+            axes["left"] = BandwidthAxis("left")
+        p = self.addPlot(row=row, col=col, axisItems=axes)
+        p.setMouseEnabled(False, False)
+        p.hideButtons()
+        p.setMenuEnabled(False)
+        p.getAxis("left").setWidth(64)
+        p.setLabel("left", label, units=None if absolute or unit == "%" else unit)
+        for name in ("left", "bottom"):
+            ax = p.getAxis(name)
+            ax.setPen(self.theme.c("dim"))
+            ax.setTextPen(self.theme.c("text"))
+        return p
+
+    # -- drawing ----------------------------------------------------------------------------------
+    def width_px(self) -> int:
+        """Pixels across one chart's plotting area (one bucket each)."""
+        for items in self._items.values():
+            w = int(items["share"].getViewBox().width())
+            if w > 1:
+                return w
+        return max(self.width() - 80, 16)
+
+    def redraw(self) -> None:
+        """Recompute the frames for the timeline's window and update every chart."""
+        if getattr(self, "util", None) is None or not self._items:  # resized inside pyqtgraph's __init__
+            return
+        sc = self.state.scale
+        width = self.width_px()
+        span = max(sc.r1 - sc.r0, 1e-9)
+        self.frames = self.util.frames(sc.r0, span / width, width)
+        for dev, items in self._items.items():
+            fr = self.frames[dev]
+            x = (fr.edges[:-1] + fr.edges[1:]) / 2
+            top = np.zeros(len(x))
+            items["stack"][0].setData(x, top)
+            for k, cls in enumerate(STACK):
+                top = top + fr.shares[cls] * 100
+                items["stack"][k + 1].setData(x, top)
+            peak = 0.0
+            for (lo_curve, hi_curve), s in zip(items["lines"], fr.bandwidth, strict=True):
+                ok = np.isfinite(s.hi)
+                lo_curve.setData(x[ok], np.nan_to_num(s.lo[ok]))
+                hi_curve.setData(x[ok], s.hi[ok])
+                if ok.any():
+                    peak = max(peak, float(np.nanmax(s.hi[ok])))
+            bw_unit_pct = all(s.unit == "%" for s in fr.bandwidth)
+            items["bw"].setYRange(0, max(peak, 100.0) if bw_unit_pct else max(peak, 1.0), padding=0.02)
+            for key in ("share", "bw"):
+                items[key].setXRange(sc.r0, sc.r1, padding=0)
+                items[key].getAxis("bottom").offset = self.state.time_origin
+
+    def set_theme(self, theme: Theme) -> None:
+        """Redraw in another theme."""
+        self.theme = theme
+        self.setBackground(theme.c("bg"))
+        if self.util is not None:
+            self.rebuild()

@@ -1,0 +1,214 @@
+"""Utilisation of each device over time, per pixel of any view: the share of time its ops were
+compute-, memory- or latency-bound, moved data with no op running, or idle; and HBM and PCIe
+bandwidth as a share of peak (or in bytes/s without a device spec).
+
+Every figure comes from a ``Coverage``: the running integral of a sum of weighted intervals,
+kept as sorted starts and ends with prefix sums, so the time (or bytes) inside any bucket is two
+binary searches per edge. A frame costs the pixels on screen, not the slices under them, at any
+zoom, with exact values. Bandwidth keeps its spikes when zoomed out: sampled counters through
+``CounterLOD``'s min/max per pixel; rates from slices as the min and max of 4 sub-buckets per
+pixel. Pure numpy."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+from accelview.model.analysis import intervals as iv
+from accelview.model.analysis.metrics.evaluate import metric_series, sampled_metrics
+from accelview.model.analysis.metrics.expr import ExprError
+from accelview.model.analysis.metrics.taxonomy import MetricRegistry, device_constants
+from accelview.model.analysis.ops import OpLabels, classify_ops, device_spec
+from accelview.model.analysis.roles import Roles
+from accelview.model.analysis.stats_table import StatsSource
+from accelview.model.trace import Trace
+
+from .counter_lod import CounterLOD
+
+CLASSES = ("compute", "memory", "latency", "unknown")  # op labels, stacked in this order
+STACK = (*CLASSES, "transfer", "idle")
+SUB = 4  # sub-buckets per pixel for the min/max of rates derived from slices
+_H2D = re.compile(r"h2d|htod|host.?to.?device", re.IGNORECASE)
+_D2H = re.compile(r"d2h|dtoh|device.?to.?host", re.IGNORECASE)
+
+
+def _matching(t: Trace, ids: np.ndarray, pattern: re.Pattern[str]) -> np.ndarray:
+    """Mask of the slices whose name or lane name matches ``pattern`` (each name tested once)."""
+    out = np.zeros(len(ids), bool)
+    for column, name_of in ((t.slices.name, lambda n: t.strings[n]), (t.slices.track, t.track_name)):
+        values = column[ids]
+        present = np.flatnonzero(np.bincount(values))
+        lut = np.zeros(int(present[-1]) + 1 if len(present) else 1, bool)
+        lut[present] = [bool(pattern.search(name_of(int(v)))) for v in present]
+        out |= lut[values]
+    return out
+
+
+class Coverage:
+    """∫₀ᵗ of a sum of boxcars: intervals [start, end) (ns from an origin) with a weight each
+    (1: time covered; bytes/ns: bytes moved)."""
+
+    def __init__(self, start: np.ndarray, end: np.ndarray, weight: np.ndarray | None = None) -> None:
+        self.n = len(start)
+        parts = []
+        for x in (start, end):
+            if weight is None:  # unit weights: a plain sort, and the count is the running weight
+                xs = np.sort(x).astype(np.float64)
+                cw = np.arange(len(xs) + 1, dtype=np.float64)
+                cwx = np.concatenate(([0.0], np.cumsum(xs)))
+            else:
+                o = np.argsort(x, kind="stable")
+                xs, ws = x[o].astype(np.float64), weight[o].astype(np.float64)
+                cw = np.concatenate(([0.0], np.cumsum(ws)))
+                cwx = np.concatenate(([0.0], np.cumsum(ws * xs)))
+            parts.append((xs, cw, cwx))
+        self._parts = parts
+
+    def integral(self, t: np.ndarray) -> np.ndarray:
+        """The integral from -∞ to each of ``t``: Σ w·(t − s) over starts before t, less the same
+        over ends before t."""
+        t = np.asarray(t, np.float64)
+        out = np.zeros(len(t))
+        for sign, (xs, cw, cwx) in zip((1.0, -1.0), self._parts, strict=True):
+            i = np.searchsorted(xs, t, "left")
+            out += sign * (cw[i] * t - cwx[i])
+        return out
+
+    def per_bucket(self, edges: np.ndarray) -> np.ndarray:
+        """The integral inside each bucket between consecutive ``edges``."""
+        if not self.n:
+            return np.zeros(len(edges) - 1)
+        return np.maximum(np.diff(self.integral(edges)), 0.0)
+
+
+@dataclass
+class Series:
+    """One bandwidth line of a frame: min and max per pixel, in ``unit`` ("%" of peak, or "B/s")."""
+
+    label: str
+    lo: np.ndarray
+    hi: np.ndarray
+    unit: str
+
+
+@dataclass
+class Frame:
+    """What one device's charts show for a view: bucket edges (ns from the origin), the share
+    of each bucket per class of ``STACK`` (summing to 1), and bandwidth lines."""
+
+    edges: np.ndarray
+    shares: dict[str, np.ndarray]
+    bandwidth: list[Series] = field(default_factory=list)
+
+
+@dataclass
+class _Rate:
+    label: str
+    lod: CounterLOD | None  # a sampled metric (fraction of peak)
+    cov: Coverage | None  # or bytes/ns from slices
+    peak: float  # bytes/s; NaN: unknown, shown in B/s
+
+
+class DeviceUtilisation:
+    """The coverages of one device, built once; ``frame`` is then cheap at any zoom."""
+
+    def __init__(self, trace: Trace, device: int, roles: Roles, labels: OpLabels, origin: int,
+                 registry: MetricRegistry) -> None:
+        self.device = device
+        self.origin = origin
+        t = trace
+        dev_of = t.tracks.device[t.slices.track[labels.slice]]
+        mine = dev_of == device
+        ops = labels.slice[mine]
+        s = t.slices.start_ns[ops] - origin
+        e = s + t.slices.dur_ns[ops]
+        us, ue = iv.union(s, e)
+        self.union = Coverage(us, ue)
+        self.classes = {c: Coverage(s[lab], e[lab]) for c in CLASSES
+                        if (lab := labels.label[mine] == c).any()}
+        copies = roles.copies[t.tracks.device[t.slices.track[roles.copies]] == device]
+        cs = t.slices.start_ns[copies] - origin
+        cu = iv.union(cs, cs + t.slices.dur_ns[copies])
+        idle = iv.gaps(us, ue, int(min(cu[0].min(initial=0), 0)), int(cu[1].max(initial=0)) + 1)
+        self.transfer = Coverage(*iv.intersection(cu, idle))
+        self.rates = self._rates(trace, roles, ops, copies, registry)
+
+    def _rates(self, t: Trace, roles: Roles, ops: np.ndarray, copies: np.ndarray,
+               registry: MetricRegistry) -> list[_Rate]:
+        consts = device_constants(registry, device_spec(t.metadata, self.device, t.source))
+        sampled = set(sampled_metrics(t, registry))
+        out = []
+        src = StatsSource(t, roles)
+        moves = copies if len(copies) else ops  # GPU traces: copies are ops on the streams
+        for label, metric, peak_name, ids, pattern in (
+                ("HBM", "hbm_utilization", "hbm_peak", ops, None),
+                ("PCIe H2D", "pcie_h2d_utilization", "pcie_wire_h2d", moves, _H2D),
+                ("PCIe D2H", "pcie_d2h_utilization", "pcie_wire_d2h", moves, _D2H)):
+            if metric in sampled:
+                try:
+                    ts, v = metric_series(t, registry, metric, self.device)
+                except ExprError:  # counters of another device, or not sampled together
+                    ts = np.empty(0)
+                if len(ts):
+                    out.append(_Rate(label, CounterLOD(ts, v), None, float(consts.get(peak_name, np.nan))))
+                    continue
+            if not src.has_args:
+                continue
+            if pattern is not None and len(ids):
+                ids = ids[_matching(t, ids, pattern)]
+            moved = src.work[1][np.searchsorted(src.ids, ids)] if len(ids) else np.empty(0)
+            ok = ~np.isnan(moved)
+            if not ok.any():
+                continue
+            ids, moved = ids[ok], moved[ok]
+            s = t.slices.start_ns[ids] - self.origin
+            d = np.maximum(t.slices.dur_ns[ids], 1)
+            peak = float(consts.get(peak_name.replace("wire", "peak"), np.nan))  # bulk payload bytes: the bulk peak
+            out.append(_Rate(label, None, Coverage(s, s + d, moved / d), peak))
+        return out
+
+    def frame(self, t0: float, ns_per_px: float, width: int) -> Frame:
+        """Shares and bandwidth over ``width`` pixels from ``t0`` (ns from the origin)."""
+        edges = t0 + np.arange(width + 1, dtype=np.float64) * ns_per_px
+        span = np.diff(edges)
+        busy = self.union.per_bucket(edges)
+        raw = {c: cov.per_bucket(edges) for c, cov in self.classes.items()}
+        total = sum(raw.values()) if raw else np.zeros(width)
+        scale = np.divide(busy, total * span, out=np.zeros(width), where=total > 0)
+        shares = {c: raw[c] * scale if c in raw else np.zeros(width) for c in CLASSES}
+        shares["transfer"] = np.clip(self.transfer.per_bucket(edges) / span, 0, 1)
+        used = sum(shares[c] for c in STACK[:-1])
+        over = np.maximum(used, 1.0)
+        for c in STACK[:-1]:
+            shares[c] = shares[c] / over
+        shares["idle"] = np.clip(1.0 - used / over, 0, 1)
+        return Frame(edges, shares, [self._series(r, t0, ns_per_px, width) for r in self.rates])
+
+    def _series(self, r: _Rate, t0: float, ns_per_px: float, width: int) -> Series:
+        if r.lod is not None:
+            lo, hi = r.lod.minmax(t0, ns_per_px, width, self.origin)
+            return Series(r.label, lo, hi, "%")
+        sub = t0 + np.arange(width * SUB + 1, dtype=np.float64) * (ns_per_px / SUB)
+        rate = (r.cov.per_bucket(sub) / (ns_per_px / SUB) * 1e9).reshape(width, SUB)  # bytes/s
+        lo, hi = rate.min(axis=1), rate.max(axis=1)
+        if np.isfinite(r.peak) and r.peak > 0:
+            return Series(r.label, lo / r.peak * 100, hi / r.peak * 100, "%")
+        return Series(r.label, lo, hi, "B/s")
+
+
+class Utilisation:
+    """The utilisation of every device of a trace that ran ops."""
+
+    def __init__(self, trace: Trace, labels: OpLabels | None = None, origin: int | None = None) -> None:
+        roles = Roles(trace)
+        labels = labels if labels is not None else classify_ops(roles)
+        self.origin = trace.time_bounds()[0] if origin is None else origin
+        registry = MetricRegistry.load()
+        devices = np.unique(trace.tracks.device[trace.slices.track[labels.slice]])
+        self.devices = {int(d): DeviceUtilisation(trace, int(d), roles, labels, self.origin, registry)
+                        for d in devices if d >= 0}
+
+    def frames(self, t0: float, ns_per_px: float, width: int) -> dict[int, Frame]:
+        """Each device's frame over ``width`` pixels from ``t0`` (ns from the origin)."""
+        return {d: u.frame(t0, ns_per_px, width) for d, u in self.devices.items()}
