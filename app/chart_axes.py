@@ -16,8 +16,11 @@ class DurationAxis(pg.AxisItem):
     def __init__(self, orientation: str, **kwargs: Any) -> None:
         super().__init__(orientation, **kwargs)
         self.offset = 0.0
+        self.log10 = False  # x is log10(ns): label 10**x
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        if self.log10:
+            return [format_duration(10.0 ** v, 2) for v in values]
         digits = 4 if spacing and abs(values[-1] if values else 0) / spacing > 1000 else 3
         return [format_duration(v - self.offset, digits) for v in values]
 

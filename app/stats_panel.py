@@ -45,6 +45,7 @@ from .theme import Theme
 Index = QModelIndex | QPersistentModelIndex
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # raw numbers, so columns sort by value, not by text
 HIST_BINS = 40
+LOG_RATIO = 30  # longest / shortest duration above which the histogram's bins are even in log
 
 
 def _raw(table: StatsTable, row: int, col: int) -> Any:
@@ -219,20 +220,27 @@ class StatsPanel(QWidget):
         ids = t.slices_of(row)
         dur = self.state.trace.slices.dur_ns[ids].astype(np.float64)
         lo, hi = float(dur.min()), float(dur.max())
-        edges = np.linspace(lo, hi if hi > lo else lo + 1, HIST_BINS + 1)
+        log = lo > 0 and hi / lo > LOG_RATIO  # durations over decades: bins even in log, like Tracy's
+        edges = (np.geomspace(lo, hi, HIST_BINS + 1) if log
+                 else np.linspace(lo, hi if hi > lo else lo + 1, HIST_BINS + 1))
         which = np.clip(np.searchsorted(edges, dur, "right") - 1, 0, HIST_BINS - 1)
         counts = np.bincount(which, minlength=HIST_BINS)
         order = np.argsort(which, kind="stable")
         self.hist_ids = np.split(ids[order], np.cumsum(counts)[:-1])
         self.hist_edges = edges
-        self.bars.setOpts(x0=edges[:-1], x1=edges[1:], height=counts)
-        self.plot.setXRange(edges[0], edges[-1], padding=0.02)
+        x = np.log10(edges) if log else edges
+        self.plot.getAxis("bottom").log10 = log
+        self.bars.setOpts(x0=x[:-1], x1=x[1:], height=counts)
+        self.plot.setXRange(x[0], x[-1], padding=0.02)
         self.plot.setYRange(0, max(int(counts.max()), 1), padding=0.05)
-        self.plot.setTitle(f"{t.keys[row]}: {len(ids)} slices by duration — click a bar to see them")
+        self.plot.setTitle(f"{t.keys[row]}: {len(ids)} slices by duration{' (log scale)' if log else ''}"
+                           " — click a bar to see them")
 
     def _plot_clicked(self, event: Any) -> None:
-        pos = self.plot.getViewBox().mapSceneToView(event.scenePos())
-        self.select_bin(int(np.searchsorted(self.hist_edges, pos.x(), "right")) - 1)
+        x = self.plot.getViewBox().mapSceneToView(event.scenePos()).x()
+        if self.plot.getAxis("bottom").log10:
+            x = 10.0 ** x
+        self.select_bin(int(np.searchsorted(self.hist_edges, x, "right")) - 1)
 
     def select_bin(self, i: int) -> None:
         """Show the slices of histogram bar ``i`` on the timeline: highlighted as hits, the

@@ -26,6 +26,11 @@ TRANSFER_COLOUR = 3
 class UtilisationPanel(pg.GraphicsLayoutWidget):
     """Two charts per device on the timeline's time window."""
 
+    # Class defaults: pyqtgraph's __init__ resizes (and so draws) before ours sets them.
+    util: Utilisation | None = None
+    gutter: tuple[int, int] | None = None  # (left, right) px the timeline keeps beside its time axis
+    _items: dict[int, dict[str, Any]] = {}  # noqa: RUF012 - replaced, never mutated
+
     def __init__(self, state: ViewState, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state = state
@@ -68,7 +73,23 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)
+        self.align()
         self.redraw()
+
+    def align(self) -> None:
+        """Put the charts' time axes under the timeline's (same left gutter and right margin),
+        when the panel sits under it (``gutter`` set): one instant, one x, across the window."""
+        if self.gutter is None or not self._items:
+            return
+        left, right = self.gutter
+        self.ci.setContentsMargins(0, 4, right, 0)
+        for items in self._items.values():
+            for key in ("share", "bw"):
+                plot = items[key]
+                vb = plot.getViewBox()
+                x = self.mapFromScene(vb.mapToScene(vb.boundingRect().topLeft())).x()
+                axis = plot.getAxis("left")
+                axis.setWidth(max(int(axis.width() + left - x), 30))
 
     # -- building ---------------------------------------------------------------------------------
     def rebuild(self) -> None:
@@ -105,7 +126,6 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
                              f"{r.label}" for r in rates)
             bw.setTitle(f"{'bandwidth' if absolute else 'bandwidth, % of peak'} (min–max per pixel)  {names}",
                         size="8pt")
-            bw.setXLink(share)
             lines = []
             for r in rates:
                 col = QColor(pal[BANDWIDTH_COLOURS.get(r.label, 7)])
@@ -120,6 +140,7 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
             self._items[dev] = items
         if not self.util.devices:
             self.addLabel("No device ops in this trace", row=0, col=0)
+        self.align()
         self.redraw()
 
     def _plot(self, row: int, col: int, label: str, unit: str, absolute: bool = False) -> pg.PlotItem:
@@ -149,7 +170,7 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
 
     def redraw(self) -> None:
         """Recompute the frames for the timeline's window and update every chart."""
-        if getattr(self, "util", None) is None or not self._items:  # resized inside pyqtgraph's __init__
+        if self.util is None or not self._items:
             return
         sc = self.state.scale
         width = self.width_px()

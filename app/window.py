@@ -37,6 +37,7 @@ from .keys_help import KeysDialog
 from .lane_tree import LanePanel, LaneTreeView
 from .legend import BottleneckLegend
 from .loading import LoadJob, progress_dialog
+from .paint import GUTTER_W
 from .profile_dialog import ProfileDialog
 from .search import SearchBar
 from .state import ViewState
@@ -127,6 +128,7 @@ class MainWindow(FileChoosing, QMainWindow):
         self.stats = StatsPanel(st, self.theme)
         self.utilisation = UtilisationPanel(st, self.theme)
         self.utilisation.wheel_target = self.timeline
+        self.utilisation.gutter = (GUTTER_W, self.timeline.vbar.sizeHint().width())
         self.findings.report_ready.connect(self.stats.set_report)
         self.findings.report_ready.connect(self.utilisation.set_report)
         self.docks = {}
@@ -147,6 +149,8 @@ class MainWindow(FileChoosing, QMainWindow):
             self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
             self.docks[name] = dock
         self.tabifyDockWidget(self.docks["Statistics"], self.docks["Utilisation"])
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)  # the bottom docks sit
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)  # under the timeline
         # The timeline gets most of the width: lanes and counters share one narrow tabbed dock;
         # bookmarks get a short strip under the findings (tabbed there, they squeezed Details).
         self.tabifyDockWidget(self.docks["Lanes"], self.docks["Counters"])
