@@ -11,11 +11,13 @@ import numpy as np
 import pyqtgraph as pg
 from accelview.model.analysis.ops import CLASS_COLOURS
 from accelview.model.analysis.report import Report
-from accelview.model.view.utilisation import STACK, Frame, Utilisation
+from accelview.model.view.utilisation import STACK, Frame, Utilisation, stack_pixels
+from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QWheelEvent
 from PySide6.QtWidgets import QWidget
 
 from .chart_axes import BandwidthAxis, DurationAxis
+from .chart_image import PixelImage
 from .state import ViewState
 from .theme import Theme
 
@@ -30,6 +32,7 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
     util: Utilisation | None = None
     gutter: tuple[int, int] | None = None  # (left, right) px the timeline keeps beside its time axis
     _items: dict[int, dict[str, Any]] = {}  # noqa: RUF012 - replaced, never mutated
+    _lut = np.zeros(len(STACK), np.uint32)  # 0xAARRGGBB of each class of the stack
 
     def __init__(self, state: ViewState, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -105,6 +108,7 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
         colours = {c: pal[CLASS_COLOURS[c]] for c in STACK[:4]}
         colours["transfer"] = pal[TRANSFER_COLOUR]
         colours["idle"] = self.theme.c("grid")
+        self._lut = np.array([colours[c].rgba() for c in STACK], np.uint32)
         for row, dev in enumerate(self.util.devices):
             rates = self.util.devices[dev].rates
             absolute = any(not np.isfinite(r.peak) for r in rates if r.lod is None)
@@ -113,13 +117,9 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
             share.setTitle(f"device {dev}  {chips}", size="8pt")
             share.setYRange(0, 100, padding=0)
             items: dict[str, Any] = {"share": share}
-            curves = [pg.PlotCurveItem([], []) for _ in range(len(STACK) + 1)]
-            for c in curves:
-                share.addItem(c)
-            for k, cls in enumerate(STACK):
-                fill = pg.FillBetweenItem(curves[k], curves[k + 1], brush=pg.mkBrush(colours[cls]))
-                share.addItem(fill)
-            items["stack"] = curves
+            image = PixelImage()
+            share.addItem(image)
+            items["stack"] = image
             bw = self._plot(row * 2 + 1, 0, "bandwidth" if absolute else "% of peak", "B/s" if absolute else "%",
                             absolute)
             names = " ".join(f"<span style='color:{pal[BANDWIDTH_COLOURS.get(r.label, 7)].name()}'>━</span> "
@@ -129,13 +129,14 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
             lines = []
             for r in rates:
                 col = QColor(pal[BANDWIDTH_COLOURS.get(r.label, 7)])
-                lo, hi = (pg.PlotCurveItem([], [], pen=pg.mkPen(col, width=1)) for _ in range(2))
                 band = QColor(col)
-                band.setAlpha(110)
-                bw.addItem(lo)
-                bw.addItem(hi)
-                bw.addItem(pg.FillBetweenItem(lo, hi, brush=pg.mkBrush(band)))
-                lines.append((lo, hi))
+                band.setAlpha(130)
+                # min–max per pixel as one vertical segment per pixel column, the max as a line on top
+                bars = pg.PlotCurveItem([], [], pen=pg.mkPen(band, width=1), connect="pairs")
+                top = pg.PlotCurveItem([], [], pen=pg.mkPen(col, width=1))
+                bw.addItem(bars)
+                bw.addItem(top)
+                lines.append((bars, top))
             items["bw"], items["lines"] = bw, lines
             self._items[dev] = items
         if not self.util.devices:
@@ -179,16 +180,17 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
         for dev, items in self._items.items():
             fr = self.frames[dev]
             x = (fr.edges[:-1] + fr.edges[1:]) / 2
-            top = np.zeros(len(x))
-            items["stack"][0].setData(x, top)
-            for k, cls in enumerate(STACK):
-                top = top + fr.shares[cls] * 100
-                items["stack"][k + 1].setData(x, top)
+            vb = items["share"].getViewBox()
+            height = max(int(vb.height()), 8)
+            image = items["stack"]
+            image.set_pixels(self._lut[stack_pixels(fr.shares, height)],
+                             QRectF(fr.edges[0], 100.0, fr.edges[-1] - fr.edges[0], -100.0))
             peak = 0.0
-            for (lo_curve, hi_curve), s in zip(items["lines"], fr.bandwidth, strict=True):
+            for (bars, top), s in zip(items["lines"], fr.bandwidth, strict=True):
                 ok = np.isfinite(s.hi)
-                lo_curve.setData(x[ok], np.nan_to_num(s.lo[ok]))
-                hi_curve.setData(x[ok], s.hi[ok])
+                xs = x[ok]
+                bars.setData(np.repeat(xs, 2), np.column_stack((np.nan_to_num(s.lo[ok]), s.hi[ok])).ravel())
+                top.setData(xs, s.hi[ok])
                 if ok.any():
                     peak = max(peak, float(np.nanmax(s.hi[ok])))
             bw_unit_pct = all(s.unit == "%" for s in fr.bandwidth)

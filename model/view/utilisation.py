@@ -197,6 +197,22 @@ class DeviceUtilisation:
         return Series(r.label, lo, hi, "B/s")
 
 
+def stack_pixels(shares: dict[str, np.ndarray], height: int) -> np.ndarray:
+    """The stacked-share chart as a (height, width) array of indexes into ``STACK``, row 0 at
+    the top: each pixel column filled bottom-up by its buckets' shares, so the app draws it as
+    one image whatever the zoom."""
+    cum = np.cumsum([shares[c] for c in STACK[:-1]], axis=0) * height  # (classes, width), in rows
+    # Row r (centre height - 0.5 - r from the bottom) is past class k while that centre >= cum[k]: the
+    # top last[k] + 1 rows. So a column, top down, is each class from the last to the first, repeated
+    # for its rows: one np.repeat over all columns.
+    past = np.clip(np.floor(height - 0.5 - cum) + 1, 0, height).astype(np.int64)  # rows past class k
+    width = cum.shape[1]
+    at_least = np.vstack((np.full(width, height), past, np.zeros(width, np.int64)))  # rows of class >= j
+    rows = np.maximum(at_least[:-1] - at_least[1:], 0)[::-1]  # rows of each class, last class first
+    order = np.arange(len(STACK) - 1, -1, -1, dtype=np.uint8)
+    return np.ascontiguousarray(np.repeat(np.tile(order, width), rows.T.ravel()).reshape(width, height).T)
+
+
 class Utilisation:
     """The utilisation of every device of a trace that ran ops."""
 

@@ -58,3 +58,21 @@ def test_a_trace_without_device_ops_has_no_devices():
     th = b.add_track("thread", TrackKind.HOST_THREAD)
     b.add_slice(th, 0, 10, "work")
     assert Utilisation(b.build(source="none")).devices == {}
+
+
+def test_stack_pixels_fill_each_column_bottom_up_by_share():
+    from accelview.model.view.utilisation import stack_pixels
+
+    rng = np.random.default_rng(5)
+    raw = rng.random((len(STACK), 50)) * (rng.random((len(STACK), 50)) > 0.3)
+    raw[:, 0] = [0, 0, 0, 0, 0, 1]  # all idle
+    raw[:, 1] = [0.5, 0, 0, 0, 0, 0.5]
+    raw /= raw.sum(axis=0)
+    shares = dict(zip(STACK, raw, strict=True))
+    img = stack_pixels(shares, 40)
+    cum = np.cumsum(raw, axis=0) * 40
+    level = 40 - 0.5 - np.arange(40)[:, None]
+    want = sum((level >= cum[k][None, :]).astype(np.uint8) for k in range(len(STACK) - 1))
+    assert np.array_equal(img, want)
+    assert (img[:, 0] == STACK.index("idle")).all()
+    assert (img[20:, 1] == 0).all() and (img[:20, 1] == STACK.index("idle")).all()  # compute at the bottom half
