@@ -19,8 +19,8 @@ from accelview.model.analysis import intervals as iv
 from accelview.model.analysis.metrics.evaluate import metric_series, sampled_metrics
 from accelview.model.analysis.metrics.expr import ExprError
 from accelview.model.analysis.metrics.taxonomy import MetricRegistry, device_constants
-from accelview.model.analysis.ops import OpLabels, classify_ops, device_spec
-from accelview.model.analysis.roles import Roles
+from accelview.model.analysis.ops import OpLabels, device_spec
+from accelview.model.analysis.stats_table import CLASSES as STATS_CLASSES
 from accelview.model.analysis.stats_table import StatsSource
 from accelview.model.trace import Trace
 
@@ -28,6 +28,7 @@ from .counter_lod import CounterLOD
 
 CLASSES = ("compute", "memory", "latency", "unknown")  # op labels, stacked in this order
 STACK = (*CLASSES, "transfer", "idle")
+_TRANSFER = STATS_CLASSES.index("transfer")
 SUB = 4  # sub-buckets per pixel for the min/max of rates derived from slices
 _H2D = re.compile(r"h2d|htod|host.?to.?device", re.IGNORECASE)
 _D2H = re.compile(r"d2h|dtoh|device.?to.?host", re.IGNORECASE)
@@ -47,14 +48,17 @@ def _matching(t: Trace, ids: np.ndarray, pattern: re.Pattern[str]) -> np.ndarray
 
 class Coverage:
     """∫₀ᵗ of a sum of boxcars: intervals [start, end) (ns from an origin) with a weight each
-    (1: time covered; bytes/ns: bytes moved)."""
+    (1: time covered; bytes/ns: bytes moved). ``presorted``: starts and ends are each sorted
+    already (disjoint intervals in order), unit weights only."""
 
-    def __init__(self, start: np.ndarray, end: np.ndarray, weight: np.ndarray | None = None) -> None:
+    def __init__(self, start: np.ndarray, end: np.ndarray, weight: np.ndarray | None = None,
+                 presorted: bool = False) -> None:
         self.n = len(start)
         parts = []
         for x in (start, end):
             if weight is None:  # unit weights: a plain sort, and the count is the running weight
-                xs = np.sort(x).astype(np.float64)
+                # stable: a merge sort, quick on the per-lane sorted runs slices come in
+                xs = (x if presorted else np.sort(x, kind="stable")).astype(np.float64)
                 cw = np.arange(len(xs) + 1, dtype=np.float64)
                 cwx = np.concatenate(([0.0], np.cumsum(xs)))
             else:
@@ -113,35 +117,34 @@ class _Rate:
 class DeviceUtilisation:
     """The coverages of one device, built once; ``frame`` is then cheap at any zoom."""
 
-    def __init__(self, trace: Trace, device: int, roles: Roles, labels: OpLabels, origin: int,
+    def __init__(self, src: StatsSource, device: int, dev_of: np.ndarray, origin: int,
                  registry: MetricRegistry) -> None:
         self.device = device
         self.origin = origin
-        t = trace
-        dev_of = t.tracks.device[t.slices.track[labels.slice]]
-        mine = dev_of == device
-        ops = labels.slice[mine]
-        s = t.slices.start_ns[ops] - origin
-        e = s + t.slices.dur_ns[ops]
-        us, ue = iv.union(s, e)
-        self.union = Coverage(us, ue)
-        self.classes = {c: Coverage(s[lab], e[lab]) for c in CLASSES
-                        if (lab := labels.label[mine] == c).any()}
-        copies = roles.copies[t.tracks.device[t.slices.track[roles.copies]] == device]
-        cs = t.slices.start_ns[copies] - origin
-        cu = iv.union(cs, cs + t.slices.dur_ns[copies])
+        mine = np.flatnonzero(dev_of == device)
+        whole = len(mine) == len(dev_of)  # one device: no gathers of every column
+        code = src.label if whole else src.label[mine]
+        s = (src.start if whole else src.start[mine]) - origin
+        e = s + (src.dur if whole else src.dur[mine])
+        copy = code == _TRANSFER
+        os_, oe, ocode = s[~copy], e[~copy], code[~copy]
+        us, ue = iv.union(os_, oe)
+        self.union = Coverage(us, ue, presorted=True)
+        self.classes = {c: Coverage(os_[m], oe[m]) for c in CLASSES
+                        if (m := ocode == STATS_CLASSES.index(c)).any()}
+        cu = iv.union(s[copy], e[copy])
         idle = iv.gaps(us, ue, int(min(cu[0].min(initial=0), 0)), int(cu[1].max(initial=0)) + 1)
-        self.transfer = Coverage(*iv.intersection(cu, idle))
-        self.rates = self._rates(trace, roles, ops, copies, registry)
+        self.transfer = Coverage(*iv.intersection(cu, idle), presorted=True)
+        moves = copy if copy.any() else ~copy  # GPU traces: copies are ops on the streams
+        self.rates = self._rates(src, mine, ~copy, moves, registry)
 
-    def _rates(self, t: Trace, roles: Roles, ops: np.ndarray, copies: np.ndarray,
+    def _rates(self, src: StatsSource, mine: np.ndarray, ops: np.ndarray, moves: np.ndarray,
                registry: MetricRegistry) -> list[_Rate]:
+        t = src.trace
         consts = device_constants(registry, device_spec(t.metadata, self.device, t.source))
         sampled = set(sampled_metrics(t, registry))
         out = []
-        src = StatsSource(t, roles)
-        moves = copies if len(copies) else ops  # GPU traces: copies are ops on the streams
-        for label, metric, peak_name, ids, pattern in (
+        for label, metric, peak_name, which, pattern in (
                 ("HBM", "hbm_utilization", "hbm_peak", ops, None),
                 ("PCIe H2D", "pcie_h2d_utilization", "pcie_wire_h2d", moves, _H2D),
                 ("PCIe D2H", "pcie_d2h_utilization", "pcie_wire_d2h", moves, _D2H)):
@@ -155,15 +158,16 @@ class DeviceUtilisation:
                     continue
             if not src.has_args:
                 continue
-            if pattern is not None and len(ids):
-                ids = ids[_matching(t, ids, pattern)]
-            moved = src.work[1][np.searchsorted(src.ids, ids)] if len(ids) else np.empty(0)
+            rows = mine[which]
+            if pattern is not None and len(rows):
+                rows = rows[_matching(t, src.ids[rows], pattern)]
+            moved = src.work[1][rows]
             ok = ~np.isnan(moved)
             if not ok.any():
                 continue
-            ids, moved = ids[ok], moved[ok]
-            s = t.slices.start_ns[ids] - self.origin
-            d = np.maximum(t.slices.dur_ns[ids], 1)
+            rows, moved = rows[ok], moved[ok]
+            s = src.start[rows] - self.origin
+            d = np.maximum(src.dur[rows], 1)
             peak = float(consts.get(peak_name.replace("wire", "peak"), np.nan))  # bulk payload bytes: the bulk peak
             out.append(_Rate(label, None, Coverage(s, s + d, moved / d), peak))
         return out
@@ -217,12 +221,12 @@ class Utilisation:
     """The utilisation of every device of a trace that ran ops."""
 
     def __init__(self, trace: Trace, labels: OpLabels | None = None, origin: int | None = None) -> None:
-        roles = Roles(trace)
-        labels = labels if labels is not None else classify_ops(roles)
+        src = StatsSource(trace, labels=labels)
         self.origin = trace.time_bounds()[0] if origin is None else origin
         registry = MetricRegistry.load()
-        devices = np.unique(trace.tracks.device[trace.slices.track[labels.slice]])
-        self.devices = {int(d): DeviceUtilisation(trace, int(d), roles, labels, self.origin, registry)
+        dev_of = trace.tracks.device[trace.slices.track[src.ids]]
+        devices = np.unique(dev_of[src.label != _TRANSFER])
+        self.devices = {int(d): DeviceUtilisation(src, int(d), dev_of, self.origin, registry)
                         for d in devices if d >= 0}
 
     def frames(self, t0: float, ns_per_px: float, width: int) -> dict[int, Frame]:
