@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
 )
 
 from .bookmarks import BookmarksPanel
+from .counter_charts import CounterCharts
 from .counter_list import CounterListModel
-from .counters import CounterPanel
 from .details import DetailsPanel
 from .file_choosing import ExportJob, FileChoosing
 from .findings_panel import FindingsPanel
@@ -78,7 +78,7 @@ class MainWindow(FileChoosing, QMainWindow):
         st = self.state
         self.timeline = TimelineWidget(st, self.theme)
         self.counter_model = CounterListModel(st, self)
-        self.counters = CounterPanel(st, self.counter_model, self.theme)
+        self.counters = CounterCharts(st, self.counter_model, self.theme)
         self.counters.wheel_target = self.timeline
         top = QWidget()
         lay = QHBoxLayout(top)
