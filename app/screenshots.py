@@ -11,6 +11,7 @@ import argparse
 import os
 import shutil
 import tempfile
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,10 @@ def _side_views(app: Any, win: Any, trace: Trace, out: Path, prefix: str) -> lis
     win.grab().save(str(paths[-1]))
     win.docks["Utilisation"].show()
     win.docks["Utilisation"].raise_()
+    deadline = time.monotonic() + 60
+    while win.utilisation.util is None and time.monotonic() < deadline:  # built on a worker thread
+        app.processEvents()
+        time.sleep(0.01)
     st.select(-1)
     lo, hi = trace.time_bounds()
     st.show_window(lo, hi, pad=0.01)

@@ -170,10 +170,10 @@ class StatsPanel(QWidget):
         self._invalidate()
 
     def set_report(self, report: Report) -> None:
-        """Take the analysis's op labels (no second classification) once it is ready."""
-        if report.trace is self.state.trace:
+        """Take the analysis's op labels if no table was made yet (the same labels the model
+        would compute: this only spares a second classification)."""
+        if report.trace is self.state.trace and self.source is None:
             self.source = StatsSource(report.trace, labels=report.ops)
-            self._invalidate()
 
     def _invalidate(self) -> None:
         self._dirty = True

@@ -5,6 +5,8 @@ range (the same window, recomputed per pixel by ``model.view.utilisation`` at an
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from typing import Any
 
 import numpy as np
@@ -12,7 +14,7 @@ import pyqtgraph as pg
 from accelview.model.analysis.ops import CLASS_COLOURS
 from accelview.model.analysis.report import Report
 from accelview.model.view.utilisation import STACK, Frame, Utilisation, stack_pixels
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QRectF, Signal
 from PySide6.QtGui import QColor, QWheelEvent
 from PySide6.QtWidgets import QWidget
 
@@ -33,11 +35,13 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
     gutter: tuple[int, int] | None = None  # (left, right) px the timeline keeps beside its time axis
     _items: dict[int, dict[str, Any]] = {}  # noqa: RUF012 - replaced, never mutated
     _lut = np.zeros(len(STACK), np.uint32)  # 0xAARRGGBB of each class of the stack
+    _built = Signal(object, object)  # (trace, Utilisation or an error line), from the builder thread
 
     def __init__(self, state: ViewState, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.state = state
         self.theme = theme
+        self._built.connect(self._on_built)  # queued: emitted by the builder thread
         self.util: Utilisation | None = None
         self._labels: Any = None
         self.wheel_target: QWidget | None = None  # the timeline: wheel zoom here zooms it
@@ -55,13 +59,10 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
             self.wheel_target.wheelEvent(event)
 
     def set_report(self, report: Report) -> None:
-        """Take the analysis's op labels once it is ready (no second classification)."""
-        if report.trace is self.state.trace:
+        """Take the analysis's op labels if the charts are not built yet (the same labels the
+        model would compute: this only spares a second classification)."""
+        if report.trace is self.state.trace and self.util is None:
             self._labels = report.ops
-            self.util = None
-            self._dirty = True
-            if self.isVisible():
-                self.rebuild()
 
     def _trace_changed(self) -> None:
         self.util, self._labels = None, None
@@ -86,6 +87,7 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
             return
         left, right = self.gutter
         self.ci.setContentsMargins(0, 4, right, 0)
+        self.ci.layout.activate()  # place the charts just laid out before measuring them
         for items in self._items.values():
             for key in ("share", "bw"):
                 plot = items[key]
@@ -95,21 +97,53 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
                 axis.setWidth(max(int(axis.width() + left - x), 30))
 
     # -- building ---------------------------------------------------------------------------------
-    def rebuild(self) -> None:
-        """Compute the coverages of the state's trace and lay out one pair of charts per device."""
+    def rebuild(self, wait: bool = False) -> None:
+        """Compute the coverages of the state's trace (on a worker thread unless ``wait``:
+        seconds at 10M slices) and lay out one pair of charts per device."""
         self._dirty = False
-        self.clear()
-        self._items = {}
         st = self.state
         if st.trace is None:
+            self._lay_out(None)
             return
-        self.util = Utilisation(st.trace, self._labels, origin=st.origin)
+        if wait:
+            self._lay_out(Utilisation(st.trace, self._labels, origin=st.origin))
+            return
+        self.clear()
+        self._items = {}
+        self.addLabel("Computing utilisation…", row=0, col=0, color=self.theme.c("dim"))
+        trace, labels, origin = st.trace, self._labels, st.origin
+
+        def build() -> None:
+            try:
+                result: object = Utilisation(trace, labels, origin=origin)
+            except Exception as e:  # an analysis bug must not take the window down
+                result = f"utilisation failed: {type(e).__name__}: {e}"
+            with contextlib.suppress(RuntimeError):  # the panel went while this ran
+                self._built.emit(trace, result)
+
+        threading.Thread(target=build, name="utilisation", daemon=True).start()
+
+    def _on_built(self, trace: object, result: object) -> None:
+        if trace is not self.state.trace:
+            return  # a newer trace was opened meanwhile
+        if isinstance(result, str):
+            self.clear()
+            self.addLabel(result, row=0, col=0, color=self.theme.c("dim"))
+            return
+        self._lay_out(result)
+
+    def _lay_out(self, util: Utilisation | None) -> None:
+        self.clear()
+        self._items = {}
+        self.util = util
+        if util is None:
+            return
         pal = self.theme.slice_colours
         colours = {c: pal[CLASS_COLOURS[c]] for c in STACK[:4]}
         colours["transfer"] = pal[TRANSFER_COLOUR]
         colours["idle"] = self.theme.c("grid")
         self._lut = np.array([colours[c].rgba() for c in STACK], np.uint32)
-        for row, dev in enumerate(self.util.devices):
+        for row, dev in enumerate(util.devices):
             rates = self.util.devices[dev].rates
             absolute = any(not np.isfinite(r.peak) for r in rates if r.lod is None)
             share = self._plot(row * 2, 0, "share of time", "%")
@@ -204,4 +238,4 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
         self.theme = theme
         self.setBackground(theme.c("bg"))
         if self.util is not None:
-            self.rebuild()
+            self._lay_out(self.util)

@@ -68,6 +68,7 @@ def render_utilisation_png(trace: Trace, out_path: str, window: tuple[float, flo
     ensure_gui_app()
     state = _state(trace, window, int(size[0]))
     panel = UtilisationPanel(state, THEMES.get(theme, THEMES["dark"]))
+    panel.rebuild(wait=True)  # here, not on the worker thread showing it would start
 
     def redraw() -> None:
         panel.redraw()

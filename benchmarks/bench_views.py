@@ -94,8 +94,8 @@ def bench_utilisation(ctx: Context) -> None:
     state.set_trace(ctx.trace)
     panel = UtilisationPanel(state, DARK)
     panel.resize(W, H)
+    panel.rebuild(wait=True)
     panel.show()
-    panel.rebuild()
     img = QImage(W, H, QImage.Format.Format_RGB32)
     lo, hi = ctx.trace.time_bounds()
     for frac in (1.0, 0.01, 0.00001):

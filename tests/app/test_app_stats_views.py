@@ -10,6 +10,7 @@ import io
 import numpy as np
 import pytest
 from accelview.app.cli.main import main
+from accelview.app.paint import GUTTER_W
 from accelview.app.stats_panel import SORT_ROLE
 from accelview.model.loader import load_trace
 from PySide6.QtCore import Qt
@@ -108,6 +109,9 @@ def test_utilisation_charts_follow_the_timeline(win, qtbot):
     tol = 1e-6 * st.scale.span
     assert x0 == pytest.approx(st.scale.r0, abs=tol) and x1 == pytest.approx(st.scale.r1, abs=tol)
     assert np.allclose(sum(fr.shares.values()), 1.0)
+    vb = panel._items[0]["share"].getViewBox()
+    left = panel.mapFromScene(vb.mapToScene(vb.boundingRect().topLeft())).x()
+    assert abs(left - GUTTER_W) <= 1  # the charts' time axis starts under the timeline's
     assert {s.label for s in fr.bandwidth} >= {"HBM", "PCIe H2D", "PCIe D2H"}
     assert all(s.unit == "%" for s in fr.bandwidth)
     img = panel.grab().toImage()
