@@ -95,6 +95,7 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
                 x = self.mapFromScene(vb.mapToScene(vb.boundingRect().topLeft())).x()
                 axis = plot.getAxis("left")
                 axis.setWidth(max(int(axis.width() + left - x), 30))
+                plot.layout.activate()  # the plot's own layout places its view box at once
 
     # -- building ---------------------------------------------------------------------------------
     def rebuild(self, wait: bool = False) -> None:
