@@ -3,6 +3,7 @@ percentages, for the charts beside the timeline."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pyqtgraph as pg
@@ -21,12 +22,19 @@ class DurationAxis(pg.AxisItem):
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         if self.log10:
             return [format_duration(10.0 ** v, 2) for v in values]
-        digits = 4 if spacing and abs(values[-1] if values else 0) / spacing > 1000 else 3
-        return [format_duration(v - self.offset, digits) for v in values]
+        shifted = [v - self.offset for v in values]
+        widest = max((abs(v) for v in shifted), default=0.0)
+        # enough significant digits that neighbouring ticks differ (ticks 1 ns apart at 235 µs: 7)
+        digits = 3 if not spacing or widest <= spacing else min(max(3, int(math.log10(widest / spacing)) + 2), 10)
+        return [format_duration(v, digits) for v in shifted]
 
 
 class BandwidthAxis(pg.AxisItem):
     """Tick labels as bandwidth (``26.0 GB/s``) for charts without a known peak."""
+
+    def __init__(self, orientation: str, **kwargs: Any) -> None:
+        super().__init__(orientation, **kwargs)
+        self.enableAutoSIPrefix(False)  # the labels carry their prefix
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         return [format_bandwidth(v) for v in values]

@@ -221,8 +221,9 @@ class StatsPanel(QWidget):
         dur = self.state.trace.slices.dur_ns[ids].astype(np.float64)
         lo, hi = float(dur.min()), float(dur.max())
         log = lo > 0 and hi / lo > LOG_RATIO  # durations over decades: bins even in log, like Tracy's
-        edges = (np.geomspace(lo, hi, HIST_BINS + 1) if log
-                 else np.linspace(lo, hi if hi > lo else lo + 1, HIST_BINS + 1))
+        if hi - lo < max(lo * 0.01, 1.0):  # (nearly) one duration: a bar in the middle of a ±5% axis
+            lo, hi = lo - max(lo * 0.05, 1.0), hi + max(hi * 0.05, 1.0)
+        edges = np.geomspace(lo, hi, HIST_BINS + 1) if log else np.linspace(lo, hi, HIST_BINS + 1)
         which = np.clip(np.searchsorted(edges, dur, "right") - 1, 0, HIST_BINS - 1)
         counts = np.bincount(which, minlength=HIST_BINS)
         order = np.argsort(which, kind="stable")

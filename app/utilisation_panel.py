@@ -155,8 +155,7 @@ class UtilisationPanel(pg.GraphicsLayoutWidget):
             image = PixelImage()
             share.addItem(image)
             items["stack"] = image
-            bw = self._plot(row * 2 + 1, 0, "bandwidth" if absolute else "% of peak", "B/s" if absolute else "%",
-                            absolute)
+            bw = self._plot(row * 2 + 1, 0, "" if absolute else "% of peak", "B/s" if absolute else "%", absolute)
             names = " ".join(f"<span style='color:{pal[BANDWIDTH_COLOURS.get(r.label, 7)].name()}'>━</span> "
                              f"{r.label}" for r in rates)
             bw.setTitle(f"{'bandwidth' if absolute else 'bandwidth, % of peak'} (min–max per pixel)  {names}",

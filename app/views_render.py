@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QWidget
 from .render import ensure_gui_app
 from .state import ViewState
 from .stats_panel import StatsPanel
-from .theme import THEMES
+from .theme import THEMES, stylesheet
 from .utilisation_panel import UtilisationPanel
 
 
@@ -52,6 +52,7 @@ def render_stats_png(trace: Trace, out_path: str, window: tuple[float, float] | 
     if window is not None:
         state.set_range((window[0] - state.origin, window[1] - state.origin))
     panel = StatsPanel(state, THEMES.get(theme, THEMES["dark"]))
+    panel.setStyleSheet(stylesheet(panel.theme.name))  # as in the window
 
     def redraw() -> None:
         panel.refresh()
