@@ -13,6 +13,7 @@ from accelview.app.cli.main import main
 from accelview.app.paint import GUTTER_W
 from accelview.app.stats_panel import SORT_ROLE
 from accelview.model.loader import load_trace
+from accelview.model.text.values import format_value
 from PySide6.QtCore import Qt
 from timeline_widgets import shown_window
 
@@ -128,3 +129,22 @@ def test_render_view_writes_a_png(tmp_path, view, qapp):
     assert (img.width(), img.height()) == (900, 500)
     colours = {img.pixelColor(x, y).name() for x in range(0, 900, 37) for y in range(0, 500, 23)}
     assert len(colours) > 4  # drawn, not a blank
+
+
+def test_counter_strips_align_with_the_timeline_and_speak_units(win, qtbot, qtmodeltester):
+    qtmodeltester.check(win.counter_model)
+    charts = win.counters
+    qtbot.waitUntil(lambda: bool(charts._strips))
+    strip = charts._strips[0]
+    vb = strip["plot"].getViewBox()
+    left = charts.mapFromScene(vb.mapToScene(vb.boundingRect().topLeft())).x()
+    assert left == GUTTER_W  # the strips' time axis starts where the timeline's does
+    st = win.state
+    assert vb.viewRange()[0] == pytest.approx([st.scale.r0, st.scale.r1])
+    entry = win.counter_model.entries[strip["row"]]
+    ticks = strip["plot"].getAxis("left")._tickLevels[0]
+    assert ticks == [(strip["vmax"], format_value(strip["vmax"], entry.unit))]  # the maximum, in the counter's unit
+    assert "max in view" in strip["html"]
+    lo, hi = st.trace.time_bounds()
+    st.set_range(((hi - lo) * 0.2, (hi - lo) * 0.4))
+    assert strip["region"].isVisible() and "mean in range" in strip["html"]
