@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from importlib import import_module
 
 from accelview.app.safe_paint import painting
 from accelview.model import Trace
@@ -13,6 +15,7 @@ from PySide6.QtWidgets import QApplication
 from .paint import RULER_H, TimelinePainter
 from .state import ViewState
 from .theme import THEMES
+from .view_table import VIEWS
 
 
 def ensure_gui_app() -> QGuiApplication:
@@ -57,4 +60,10 @@ def render_png(
     return times if timing else []
 
 
-__all__ = ["RULER_H", "ensure_gui_app", "render_png"]
+def view_drawer(view: str) -> Callable[..., list[float]]:
+    """The function that draws one of ``VIEWS`` offscreen (imported on first use)."""
+    module, function = VIEWS[view].split(":")
+    return getattr(import_module(module), function)
+
+
+__all__ = ["RULER_H", "ensure_gui_app", "render_png", "view_drawer"]

@@ -11,6 +11,7 @@ import argparse
 import os
 import shutil
 import tempfile
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,7 @@ def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), prefix: 
     if win.findings.model.rowCount():  # the top finding, chosen: zoomed to, its evidence highlighted, in full
         win.findings.show_finding(0)
         shot("findings-dark.png")
+    paths += _side_views(app, win, trace, out, prefix)
     win.apply_theme("light")
     st.select(-1)
     st.show_window(lo + (hi - lo) * 0.2, lo + (hi - lo) * 0.32, pad=0)
@@ -130,6 +132,44 @@ def take(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), prefix: 
     win.apply_theme("dark")
     win.close()
     shutil.rmtree(scratch, ignore_errors=True)
+    return paths
+
+
+def _side_views(app: Any, win: Any, trace: Trace, out: Path, prefix: str) -> list[Path]:
+    """``statistics-dark.png``: the Statistics dock by phase, the second phase's duration
+    histogram, its fullest bar clicked (its slices highlighted on the timeline);
+    ``utilisation-dark.png``: the Utilisation charts under the timeline over the whole run."""
+    from PySide6.QtCore import Qt
+
+    paths = []
+    st = win.state
+    dock = win.docks["Statistics"]
+    dock.show()
+    dock.raise_()
+    win.resizeDocks([dock], [430], Qt.Orientation.Vertical)
+    app.processEvents()
+    panel = win.stats
+    panel.by.setCurrentIndex(2)  # by phase
+    panel.view.selectRow(min(1, panel.proxy.rowCount() - 1))
+    if panel.hist_ids:
+        panel.select_bin(int(np.argmax([len(b) for b in panel.hist_ids])))
+    app.processEvents()
+    paths.append(out / (prefix + "statistics-dark.png"))
+    win.grab().save(str(paths[-1]))
+    win.docks["Utilisation"].show()
+    win.docks["Utilisation"].raise_()
+    deadline = time.monotonic() + 60
+    while win.utilisation.util is None and time.monotonic() < deadline:  # built on a worker thread
+        app.processEvents()
+        time.sleep(0.01)
+    st.select(-1)
+    lo, hi = trace.time_bounds()
+    st.show_window(lo, hi, pad=0.01)
+    app.processEvents()
+    paths.append(out / (prefix + "utilisation-dark.png"))
+    win.grab().save(str(paths[-1]))
+    for name in ("Statistics", "Utilisation"):
+        win.docks[name].hide()
     return paths
 
 

@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
 
 from .bookmarks import BookmarksPanel
 from .comparing import Comparing
+from .counter_charts import CounterCharts
 from .counter_list import CounterListModel
-from .counters import CounterPanel
 from .details import DetailsPanel
 from .file_choosing import ExportJob, FileChoosing
 from .findings_panel import FindingsPanel
@@ -40,11 +40,14 @@ from .keys_help import KeysDialog
 from .lane_tree import LanePanel, LaneTreeView
 from .legend import BottleneckLegend
 from .loading import LoadJob, progress_dialog
+from .paint import GUTTER_W
 from .profile_dialog import ProfileDialog
 from .search import SearchBar
 from .state import ViewState
+from .stats_panel import StatsPanel
 from .theme import THEMES, stylesheet
 from .timeline import TimelineWidget
+from .utilisation_panel import UtilisationPanel
 
 LEFT_DOCK_W, RIGHT_DOCK_W = 170, 320  # at 1600 px the timeline keeps over two thirds of the width
 LAYOUT_VERSION = 2  # saved dock states of older layouts (wide, untabbed docks) are not restored
@@ -78,7 +81,7 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
         st = self.state
         self.timeline = TimelineWidget(st, self.theme)
         self.counter_model = CounterListModel(st, self)
-        self.counters = CounterPanel(st, self.counter_model, self.theme)
+        self.counters = CounterCharts(st, self.counter_model, self.theme)
         self.counters.wheel_target = self.timeline
         top = QWidget()
         lay = QHBoxLayout(top)
@@ -125,6 +128,12 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
         self.findings = FindingsPanel(st)
         self.bookmarks = BookmarksPanel(st)
         self.bookmarks.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
+        self.stats = StatsPanel(st, self.theme)
+        self.utilisation = UtilisationPanel(st, self.theme)
+        self.utilisation.wheel_target = self.timeline
+        self.utilisation.gutter = (GUTTER_W, self.timeline.vbar.sizeHint().width())
+        self.findings.report_ready.connect(self.stats.set_report)
+        self.findings.report_ready.connect(self.utilisation.set_report)
         self.docks = {}
         for name, w, area in (("Lanes", LanePanel(self.lane_view), Qt.DockWidgetArea.LeftDockWidgetArea),
                               ("Counters", self.counter_list, Qt.DockWidgetArea.LeftDockWidgetArea),
@@ -136,14 +145,22 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
             dock.setWidget(w)
             self.addDockWidget(area, dock)
             self.docks[name] = dock
+        for name, w in (("Statistics", self.stats), ("Utilisation", self.utilisation)):  # tabbed under the timeline,
+            dock = QDockWidget(name, self)  # hidden until opened from the View menu: the timeline keeps its height
+            dock.setObjectName(name)
+            dock.setWidget(w)
+            self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+            self.docks[name] = dock
+        self.tabifyDockWidget(self.docks["Statistics"], self.docks["Utilisation"])
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)  # the bottom docks sit
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)  # under the timeline
         # The timeline gets most of the width: lanes and counters share one narrow tabbed dock;
         # bookmarks get a short strip under the findings (tabbed there, they squeezed Details).
         self.tabifyDockWidget(self.docks["Lanes"], self.docks["Counters"])
         self.docks["Lanes"].raise_()
-        self.resizeDocks([self.docks["Lanes"], self.docks["Details"]], [LEFT_DOCK_W, RIGHT_DOCK_W],
-                         Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["Details"], self.docks["Findings"], self.docks["Bookmarks"]], [480, 260, 120],
-                         Qt.Orientation.Vertical)
+        for name in ("Statistics", "Utilisation"):  # hidden until opened from the View menu
+            self.docks[name].hide()
+        self._sized = False  # the default dock sizes apply at the first show (with bottom docks, not before)
 
     def _build_actions(self) -> None:
         fm = self.menuBar().addMenu("&File")
@@ -267,6 +284,8 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
         self.setStyleSheet(stylesheet(self.theme.name))
         self.timeline.set_theme(self.theme)
         self.counters.set_theme(self.theme)
+        self.stats.set_theme(self.theme)
+        self.utilisation.set_theme(self.theme)
         self.legend.set_theme(self.theme)
         self.settings.setValue("theme", self.theme.name)
         self.theme_action.blockSignals(True)
@@ -275,6 +294,12 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
 
     def showEvent(self, event) -> None:
         self._bar_spacer.setFixedWidth(self.timeline.vbar.sizeHint().width())
+        if not self._sized:
+            self._sized = True
+            self.resizeDocks([self.docks["Lanes"], self.docks["Details"]], [LEFT_DOCK_W, RIGHT_DOCK_W],
+                             Qt.Orientation.Horizontal)
+            self.resizeDocks([self.docks["Details"], self.docks["Findings"], self.docks["Bookmarks"]],
+                             [480, 260, 120], Qt.Orientation.Vertical)
         super().showEvent(event)
 
     # -- files ----------------------------------------------------------------------------------
@@ -361,8 +386,8 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
         geo, dock = self.settings.value("geometry"), self.settings.value("dock_state")
         if geo is not None:
             self.restoreGeometry(geo)
-        if dock is not None:
-            self.restoreState(dock, LAYOUT_VERSION)
+        if dock is not None and self.restoreState(dock, LAYOUT_VERSION):
+            self._sized = True  # the saved sizes, not the defaults
 
     def closeEvent(self, event) -> None:
         self.settings.setValue("geometry", self.saveGeometry())

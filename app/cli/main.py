@@ -47,7 +47,8 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
     "analyze": _lazy("analyze", "find what limits a capture: findings, bottleneck breakdown, phases"),
     "metrics": _lazy("metrics", "list base counters, device constants and derived metrics"),
     "convert": _lazy("convert", "convert between .h5 captures and Chrome trace JSON (Perfetto)"),
-    "render": _lazy("render", "draw the timeline to a PNG, no display needed"),
+    "render": _lazy("render", "draw the timeline (or another view) to a PNG, no display needed"),
+    "stats": _lazy("stats", "statistics of device work by op name, lane or phase (text or CSV)"),
     "profile": _lazy("profile", "run a script (or a built-in workload) under capture into an .h5 file"),
     "diff": _lazy("diff", "compare two runs: what changed beyond run-to-run noise, and why"),
 }

@@ -167,19 +167,14 @@ def _phase_metrics(trace: Trace, registry: MetricRegistry, names: list[str], t0:
     return out
 
 
-def phases(trace: Trace, labels: OpLabels, gaps: Gaps, roles: Roles | None = None) -> list[Phase]:
-    """The run, and each top-level user annotation on a host thread (prefill, decode, a step)."""
-    roles = roles or Roles(trace)
-    breakdown = _Breakdown(trace, labels, gaps, roles.copies, roles.ops_order)
-    registry = MetricRegistry.load()
-    wanted = [m for m in PHASE_METRICS if m in sampled_metrics(trace, registry)]
-    t0, t1 = trace.time_bounds()
-    out = [Phase("whole run", t0, t1, breakdown(t0, t1), _phase_metrics(trace, registry, wanted, t0, t1))]
+def phase_intervals(trace: Trace, limit: int = MAX_PHASES) -> list[tuple[str, int, int]]:
+    """(name, start, end) of each top-level user annotation on a host thread (prefill, decode, a
+    step): a user range, or a slice with children; at most ``limit``, in table order."""
+    out: list[tuple[str, int, int]] = []
     threads = np.flatnonzero(trace.tracks.kind == TrackKind.HOST_THREAD)
     start, end = trace.slices.start_ns, trace.slices.start_ns + trace.slices.dur_ns
     user = [i for i in range(len(trace.strings)) if trace.strings[i] in PHASE_CATEGORIES]
     for track in threads:
-        # A phase is a top-level annotation on a host thread: a user range, or a slice with children.
         runs = {d: (b, e) for d, b, e in trace.runs.of_track(int(track))}
         if 0 not in runs:
             continue
@@ -189,10 +184,21 @@ def phases(trace: Trace, labels: OpLabels, gaps: Gaps, roles: Roles | None = Non
             b1, e1 = runs[1]
             first_child = b1 + np.searchsorted(start[b1:e1], start[b0:e0], "left")
             is_phase |= (first_child < e1) & (start[np.minimum(first_child, e1 - 1)] < end[b0:e0])
-        for i in (b0 + np.flatnonzero(is_phase))[: MAX_PHASES - len(out) + 1].tolist():
-            a, z = int(start[i]), int(end[i])
-            out.append(Phase(trace.strings[trace.slices.name[i]], a, z, breakdown(a, z),
-                             _phase_metrics(trace, registry, wanted, a, z)))
+        for i in (b0 + np.flatnonzero(is_phase))[: limit - len(out)].tolist():
+            out.append((trace.strings[trace.slices.name[i]], int(start[i]), int(end[i])))
+    return out
+
+
+def phases(trace: Trace, labels: OpLabels, gaps: Gaps, roles: Roles | None = None) -> list[Phase]:
+    """The run, and each top-level user annotation on a host thread (prefill, decode, a step)."""
+    roles = roles or Roles(trace)
+    breakdown = _Breakdown(trace, labels, gaps, roles.copies, roles.ops_order)
+    registry = MetricRegistry.load()
+    wanted = [m for m in PHASE_METRICS if m in sampled_metrics(trace, registry)]
+    t0, t1 = trace.time_bounds()
+    out = [Phase("whole run", t0, t1, breakdown(t0, t1), _phase_metrics(trace, registry, wanted, t0, t1))]
+    for name, a, z in phase_intervals(trace, MAX_PHASES):
+        out.append(Phase(name, a, z, breakdown(a, z), _phase_metrics(trace, registry, wanted, a, z)))
     return out
 
 

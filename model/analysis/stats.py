@@ -14,6 +14,7 @@ from . import intervals as iv
 
 DEVICE_WORK = (TrackKind.EXEC_UNIT, TrackKind.GPU_STREAM)
 TRANSFERS = (TrackKind.PCIE, TrackKind.DMA_ENGINE)
+_DUR_BITS = 40  # durations below 2^40 ns (18 min) pack with a group id into one int64 sort key
 
 
 @dataclass(frozen=True)
@@ -41,34 +42,64 @@ def slices_of_kinds(trace: Trace, kinds: Iterable[TrackKind]) -> np.ndarray:
     return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in zip(lo, hi, strict=True)])
 
 
+_FEW_GROUPS = 4096  # up to this many groups, percentiles come from one partition per group
+
+
+def group_percentiles(group: np.ndarray, dur: np.ndarray, qs: tuple[float, ...]
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+    """(distinct groups ascending, each duration's row in them, count, total, percentiles per
+    q) of durations by group id.
+
+    Percentiles interpolate linearly between order statistics (numpy's default method). With
+    few groups the durations are bucketed by group (a radix sort) and each group partitioned
+    around the ranks needed, linear time; with many, one sort of a packed (group, duration) key
+    when both fit, else a lexsort."""
+    group = np.asarray(group)
+    dur = dur.astype(np.int64, copy=False)
+    if not len(dur):
+        e = np.empty(0, np.int64)
+        return e, e, e, e, [np.empty(0) for _ in qs]
+    if group.min() >= 0 and group.max() < 1 << 24:
+        present = np.bincount(group)
+        groups = np.flatnonzero(present)
+        count = present[groups]
+        lut = np.zeros(len(present), np.int64)
+        lut[groups] = np.arange(len(groups))
+        dense = lut[group]
+    else:
+        groups, dense, count = np.unique(group, return_inverse=True, return_counts=True)
+    first = np.concatenate(([0], np.cumsum(count)[:-1]))
+    lo_rank = [np.floor(q * (count - 1)).astype(np.int64) for q in qs]
+    if len(groups) <= _FEW_GROUPS:
+        d = dur[np.argsort(dense.astype(np.uint16 if len(groups) < 1 << 16 else np.int64), kind="stable")]
+        for f, c in zip(first.tolist(), count.tolist(), strict=True):
+            ks = sorted({min(int(np.floor(q * (c - 1))) + k, c - 1) for q in qs for k in (0, 1)})
+            d[f:f + c] = np.partition(d[f:f + c], ks)
+    elif dur.min() >= 0 and dur.max() < 1 << _DUR_BITS and len(groups) < 1 << (62 - _DUR_BITS):
+        d = np.sort((dense << _DUR_BITS) | dur) & ((1 << _DUR_BITS) - 1)
+    else:
+        d = dur[np.lexsort((dur, dense))]
+    totals = np.add.reduceat(d, first)
+    out = []
+    for q, lo in zip(qs, lo_rank, strict=True):
+        pos = q * (count - 1)
+        a, b = d[first + lo], d[first + np.minimum(lo + 1, count - 1)]
+        out.append(a + (b - a) * (pos - lo))
+    return groups, dense, count, totals, out
+
+
 def op_stats(trace: Trace, ids: np.ndarray | None = None) -> list[OpStat]:
     """Per-name statistics of the given slices (default: device work), largest total first."""
     if ids is None:
         ids = slices_of_kinds(trace, DEVICE_WORK)
     if len(ids) == 0:
         return []
-    names = trace.slices.name[ids]
-    dur = trace.slices.dur_ns[ids]
-    if len(dur) and dur.min() >= 0 and dur.max() < 1 << 40:  # one sort on a packed (name, duration) key
-        o = np.argsort((names.astype(np.int64) << 40) | dur, kind="stable")
-    else:
-        o = np.lexsort((dur, names))
-    names, dur = names[o], dur[o]
-    first = np.flatnonzero(np.concatenate(([True], names[1:] != names[:-1])))
-    count = np.diff(np.concatenate((first, [len(names)])))
-    totals = np.add.reduceat(dur, first)
-    grand = max(int(dur.sum()), 1)
-
-    def pct(q: float) -> np.ndarray:  # linear interpolation inside each sorted group
-        pos = first + q * (count - 1)
-        lo = np.floor(pos).astype(np.int64)
-        hi = np.minimum(lo + 1, first + count - 1)
-        return dur[lo] + (dur[hi] - dur[lo]) * (pos - lo)
-
-    p50, p95, p99 = pct(0.5), pct(0.95), pct(0.99)
+    names, _, count, totals, (p50, p95, p99) = group_percentiles(trace.slices.name[ids], trace.slices.dur_ns[ids],
+                                                              (0.5, 0.95, 0.99))
+    grand = max(int(totals.sum()), 1)
     out = [
-        OpStat(trace.strings[names[f]], int(c), int(t), float(t / c), float(a), float(b), float(d), float(t / grand))
-        for f, c, t, a, b, d in zip(first, count, totals, p50, p95, p99, strict=True)
+        OpStat(trace.strings[int(n)], int(c), int(t), float(t / c), float(a), float(b), float(d), float(t / grand))
+        for n, c, t, a, b, d in zip(names, count, totals, p50, p95, p99, strict=True)
     ]
     return sorted(out, key=lambda s: -s.total_ns)
 

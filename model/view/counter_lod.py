@@ -75,3 +75,19 @@ class CounterLOD:
         k = max(int(np.log(n / (4 * width)) / np.log(FACTOR)), 1)
         bts, bmin, bmax = self._level(k)
         return _reduce(bts, bmin, bmax, edges, held)
+
+
+def band_pixels(lo: np.ndarray, hi: np.ndarray, vmax: float, height: int, rgb: int) -> np.ndarray:
+    """A counter strip as (height, width) 0xAARRGGBB pixels, row 0 at the top: each column
+    filled from the baseline to its max translucent and from its min to its max solid, so a
+    spike one pixel wide stays visible; empty where the column has no value (NaN)."""
+    rows = np.arange(height, dtype=np.float32)[:, None]
+    ok = np.isfinite(hi)
+    top = np.where(ok, height - 1 - np.nan_to_num(hi) / vmax * (height - 1), height)
+    bottom = np.where(ok, height - 1 - np.nan_to_num(lo) / vmax * (height - 1), height)
+    band = (rows >= np.floor(top)[None, :]) & (rows <= np.ceil(bottom)[None, :])
+    area = rows >= top[None, :]
+    out = np.zeros((height, len(hi)), np.uint32)
+    out[area] = (0x55 << 24) | (rgb & 0xFFFFFF)
+    out[band] = (0xFF << 24) | (rgb & 0xFFFFFF)
+    return out
