@@ -33,6 +33,7 @@ from .counters import CounterPanel
 from .details import DetailsPanel
 from .file_choosing import ExportJob, FileChoosing
 from .findings_panel import FindingsPanel
+from .graph_panel import GraphPanel
 from .keys_help import KeysDialog
 from .lane_tree import LanePanel, LaneTreeView
 from .legend import BottleneckLegend
@@ -121,13 +122,15 @@ class MainWindow(FileChoosing, QMainWindow):
         self.details = DetailsPanel(st)
         self.findings = FindingsPanel(st)
         self.bookmarks = BookmarksPanel(st)
+        self.graph_panel = GraphPanel(st, self.theme)
         self.bookmarks.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.docks = {}
         for name, w, area in (("Lanes", LanePanel(self.lane_view), Qt.DockWidgetArea.LeftDockWidgetArea),
                               ("Counters", self.counter_list, Qt.DockWidgetArea.LeftDockWidgetArea),
                               ("Details", self.details, Qt.DockWidgetArea.RightDockWidgetArea),
                               ("Findings", self.findings, Qt.DockWidgetArea.RightDockWidgetArea),
-                              ("Bookmarks", self.bookmarks, Qt.DockWidgetArea.RightDockWidgetArea)):
+                              ("Bookmarks", self.bookmarks, Qt.DockWidgetArea.RightDockWidgetArea),
+                              ("Graph", self.graph_panel, Qt.DockWidgetArea.BottomDockWidgetArea)):
             dock = QDockWidget(name, self)
             dock.setObjectName(name)
             dock.setWidget(w)
@@ -135,6 +138,7 @@ class MainWindow(FileChoosing, QMainWindow):
             self.docks[name] = dock
         # The timeline gets most of the width: lanes and counters share one narrow tabbed dock;
         # bookmarks get a short strip under the findings (tabbed there, they squeezed Details).
+        self.docks["Graph"].setVisible(False)  # View → Graph; built when first shown (large captures take a while)
         self.tabifyDockWidget(self.docks["Lanes"], self.docks["Counters"])
         self.docks["Lanes"].raise_()
         self.resizeDocks([self.docks["Lanes"], self.docks["Details"]], [LEFT_DOCK_W, RIGHT_DOCK_W],
@@ -259,6 +263,7 @@ class MainWindow(FileChoosing, QMainWindow):
         self.timeline.set_theme(self.theme)
         self.counters.set_theme(self.theme)
         self.legend.set_theme(self.theme)
+        self.graph_panel.set_theme(self.theme)
         self.settings.setValue("theme", self.theme.name)
         self.theme_action.blockSignals(True)
         self.theme_action.setChecked(self.theme.name == "light")

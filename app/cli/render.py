@@ -26,6 +26,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--size", type=lambda s: _pair(s.lower(), "x", "--size"), default=(1920, 1080), metavar="WxH")
     p.add_argument("--theme", choices=("dark", "light"), default="dark")
     p.add_argument("--timing", action="store_true", help="paint 10 frames and print their paint times")
+    p.add_argument("--view", choices=("timeline", "graph"), default="timeline",
+                   help="what to draw: the timeline, or the dependency graph (of --window, else of the capture)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,6 +47,15 @@ def run(args: argparse.Namespace) -> int:
     if args.window is not None:
         t0 = trace.time_bounds()[0]
         window = (t0 + round(args.window[0]), t0 + round(args.window[1]))  # ints: epoch-ns traces lose nothing
+    if args.view == "graph":
+        from accelview.app.graph_render import render_graph_png
+
+        try:
+            render_graph_png(trace, args.out, window=window, size=(w, h), theme=args.theme)
+        except OSError as e:
+            raise AccelviewError(str(e)) from None
+        print(f"wrote {args.out} ({w}x{h})")
+        return 0
     try:
         times = render_png(trace, args.out, window=window, size=(w, h), timing=args.timing, theme=args.theme)
     except OSError as e:

@@ -59,7 +59,8 @@ class GraphContext:
         cls = np.full(n, HOST_CLASS, np.int8)
         cls[(kind == DMA) | (kind == TRANSFER)] = TRANSFER_CLASS
         labels = classify_ops(roles)
-        cls[labels.slice] = np.searchsorted(np.array(CLASSES[:4]), labels.label).astype(np.int8)
+        for i, name in enumerate(CLASSES[:4]):
+            cls[labels.slice[labels.label == name]] = i
         self.cls = cls
         self.blocking = np.zeros(n, bool)
         self.blocking[roles.blocking_calls] = True

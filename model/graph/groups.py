@@ -161,8 +161,9 @@ def _attach_host(g: OpGraph, innermost: np.ndarray) -> None:
     """Host nodes join the group of the device work they launched (a call through its
     submission) or, for a wake node, of the work that woke it."""
     for _ in range(2):  # submission ← work, then call ← submission
-        m = (g.etype == LAUNCH) & (innermost[g.src] < 0) & (innermost[g.dst] >= 0)
-        # The first work a node launched decides (edges are sorted by destination: take the lowest).
+        m = (g.etype == LAUNCH) & (innermost[g.src] < 0)
+        # The first node it launched decides, grouped or not (a replay's submission launches
+        # the step's first op, outside the layers that follow).
         o = np.lexsort((g.dst[m], g.src[m]))
         s, d = g.src[m][o], g.dst[m][o]
         first = np.ones(len(s), bool)

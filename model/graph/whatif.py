@@ -136,6 +136,9 @@ def replay(g: OpGraph, stage: str | None = None, percent: float = 0.0) -> Schedu
         e_l[v] = s_l[v] + du[v]
         best[v] = src[j_best]
     s_arr, e_arr = np.round(np.array(s_l)).astype(np.int64), np.round(np.array(e_l)).astype(np.int64)
+    wake = np.flatnonzero(g.kind == WAKE)  # a blocked call returns when it wakes
+    calls = np.searchsorted(g.node, g.slice_of[wake], sorter=np.argsort(g.node))
+    e_arr[np.argsort(g.node)[calls]] = s_arr[wake]
     return Schedule(s_arr, e_arr, _path(best, e_arr))
 
 

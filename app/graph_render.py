@@ -1,0 +1,30 @@
+"""Offscreen rendering of the Graph dock to PNG (``accelview render FILE --view graph``)."""
+
+from __future__ import annotations
+
+from accelview.model import Trace
+
+from .graph_panel import GraphPanel
+from .render import ensure_gui_app
+from .state import ViewState
+from .theme import THEMES, stylesheet
+
+
+def render_graph_png(trace: Trace, out_path: str, window: tuple[float, float] | None = None,
+                     size: tuple[int, int] = (1920, 1080), theme: str = "dark", expanded: bool = False) -> None:
+    """Draw the graph panel of ``trace`` (of ``window``, absolute ns, when given) to a PNG;
+    ``expanded``: with every repeated group unfolded."""
+    ensure_gui_app()
+    state = ViewState()
+    panel = GraphPanel(state, THEMES.get(theme, THEMES["dark"]))
+    panel.setStyleSheet(stylesheet(panel.canvas.theme.name))
+    panel.resize(int(size[0]), int(size[1]))
+    panel.show()  # the panel builds its graph once shown
+    state.set_trace(trace)
+    if window is not None:
+        state.set_range((window[0] - state.origin, window[1] - state.origin))
+    if expanded:
+        panel.expand_all()
+    panel.canvas.readable(panel.first_work())
+    if not panel.grab().save(str(out_path)):
+        raise OSError(f"{out_path}: could not write the PNG")
