@@ -5,7 +5,7 @@ a *wake* node for each host call that blocked on the device: the moment the host
 
 Edges are typed:
 - ``launch``: a call or submission started the work (flows from the runtime API or a queue);
-- ``dependency``: stream order, host program order, device lane order;
+- ``dependency``: stream order, events between streams, host program order, device lane order;
 - ``sync``: device work a blocked call waited for (into the call's wake node);
 - ``data``: the data a transfer moved (DMA → PCIe) or the copy an op waited on.
 
@@ -178,8 +178,10 @@ def build_graph(ctx: GraphContext, ids: np.ndarray) -> OpGraph:
     hit = (w >= 0) & in_set[np.maximum(w, 0)]
     parts.append((pos[w[hit]], wpos[blocking[hit]], SYNC, end[w[hit]]))
     parts.append((pos[blocking], wpos[blocking], DEPENDENCY, start[blocking]))
-    data = ok & ~launch
-    parts.append((pos[fs[data]], pos[fd[data]], DATA, arr[data]))
+    moved = ok & ~launch & ((kind[fs] == DMA) | (kind[fs] == TRANSFER) | (kind[fd] == DMA) | (kind[fd] == TRANSFER))
+    parts.append((pos[fs[moved]], pos[fd[moved]], DATA, arr[moved]))
+    event = ok & ~launch & ~moved  # device work waiting on other device work (events)
+    parts.append((pos[fs[event]], pos[fd[event]], DEPENDENCY, arr[event]))
     # Host program order (from the previous call's wake when it blocked), stream order, and lane
     # order for device work no queue flow orders (imported GPU streams).
     prev = ids - 1
