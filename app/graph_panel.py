@@ -168,7 +168,9 @@ class GraphPanel(QWidget):
     def _show_lifecycle(self, sid: int) -> None:
         stages = lifecycle(self.ctx, sid) if sid >= 0 and self.ctx is not None else []
         if not stages:
-            self.lifecycle_label.setText("Select an op, copy or call to see its lifecycle." if sid < 0 else "")
+            name = self.state.trace.strings[self.state.trace.slices.name[sid]] if sid >= 0 else ""
+            self.lifecycle_label.setText(f"{name}: no device work to follow" if sid >= 0 else
+                                         "Select an op, copy or call to see its lifecycle.")
             return
         parts = " → ".join(f"{s.name} {format_duration(float(s.latency_ns))}" for s in stages)
         total = format_duration(float(stages[-1].end_ns - stages[0].start_ns))

@@ -3,6 +3,7 @@ request lifecycles and what-if replays, on the demo capture and on small built t
 
 from __future__ import annotations
 
+import itertools
 from importlib import resources
 
 import networkx as nx
@@ -85,7 +86,7 @@ def test_the_demo_graph_is_a_dag_with_graph_replays_launched_and_on_the_critical
 
 
 def test_nodes_are_coloured_by_the_ops_bottleneck_class(demo):
-    ctx, g = demo
+    _ctx, g = demo
     names = [g.name(i) for i in range(len(g))]
     head = names.index("decode.lm_head")
     assert g.cls[head] == 1  # a batch-1 decode GEMM streams weights: memory-bound
@@ -151,14 +152,14 @@ def test_barycentre_sweeps_remove_crossings():
 
 
 def test_a_copys_lifecycle_runs_from_the_call_to_the_hosts_wake_up(demo):
-    ctx, g = demo
+    ctx, _g = demo
     t = ctx.trace
     dma = int(np.flatnonzero(t.tracks.kind[t.slices.track] == TrackKind.DMA_ENGINE)[0])
     stages = lifecycle(ctx, dma)
     names = [s.name for s in stages]
     assert names == ["api", "driver", "queue", "doorbell", "dma", "wake"]
     assert all(s.latency_ns >= 0 for s in stages)
-    assert all(a.end_ns == b.start_ns for a, b in zip(stages, stages[1:], strict=False)
+    assert all(a.end_ns == b.start_ns for a, b in itertools.pairwise(stages)
                if a.name not in ("api",))  # contiguous from the submission on
     assert stages[4].latency_ns == int(t.slices.dur_ns[dma])
     calls = np.flatnonzero(ctx.blocking)
