@@ -103,7 +103,7 @@ class OpGraph:
         """Each edge's latency: from when its source let go to its destination's start."""
         return self.start_ns[self.dst] - self.arrive_ns
 
-    @property
+    @cached_property
     def slice_of(self) -> np.ndarray:
         """The slice each node stands for (a wake node: its call)."""
         return np.where(self.node >= 0, self.node, -self.node - 1)
