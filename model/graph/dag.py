@@ -20,6 +20,7 @@ transfer, op); an edge that would go backwards in that order is dropped, so the 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -27,7 +28,7 @@ import networkx as nx
 import numpy as np
 from accelview.model.analysis.critical_path import Dependencies, critical_path
 from accelview.model.analysis.ops import classify_ops
-from accelview.model.analysis.roles import Roles
+from accelview.model.analysis.roles import SYNC_NAME, Roles
 from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
@@ -38,6 +39,7 @@ LAUNCH, SYNC, DATA, DEPENDENCY = range(len(EDGE_TYPES))
 # Colour classes: device ops by bottleneck (analysis.ops), everything else by what it is.
 CLASSES = ("compute", "memory", "latency", "unknown", "host", "transfer")
 HOST_CLASS, TRANSFER_CLASS = CLASSES.index("host"), CLASSES.index("transfer")
+RUNTIME_CATEGORY = re.compile(r"runtime|driver", re.IGNORECASE)
 
 
 class GraphContext:
@@ -55,6 +57,7 @@ class GraphContext:
         kind[roles.transfers] = TRANSFER
         kind[roles.device_ops] = OP
         kind[roles.api_calls] = API
+        kind[self._host_runtime_calls(trace, roles, kind)] = API
         self.kind = kind
         cls = np.full(n, HOST_CLASS, np.int8)
         cls[(kind == DMA) | (kind == TRANSFER)] = TRANSFER_CLASS
@@ -64,8 +67,24 @@ class GraphContext:
         self.cls = cls
         self.blocking = np.zeros(n, bool)
         self.blocking[roles.blocking_calls] = True
+        # Synchronising calls on host threads (Kineto's cudaDeviceSynchronize) block like those
+        # of a runtime API lane: the walk and the wake nodes treat them alike.
+        self.blocking[roles.named(np.flatnonzero(kind == API), SYNC_NAME)] = True
+        self.deps.blocking |= self.blocking
         self.start = trace.slices.start_ns
         self.end = trace.slices.start_ns + trace.slices.dur_ns
+
+    @staticmethod
+    def _host_runtime_calls(trace: Trace, roles: Roles, kind: np.ndarray) -> np.ndarray:
+        """Runtime calls that profilers record on host threads (Kineto's ``cuda_runtime``,
+        ``cuda_driver``, ``mtia_runtime``), and any host-thread slice a flow leads from into
+        device work: the launches of traces without a runtime API lane."""
+        host = np.flatnonzero(roles.kinds == TrackKind.HOST_THREAD)
+        cats = np.unique(trace.slices.category[host])
+        runtime = [c for c in cats.tolist() if RUNTIME_CATEGORY.search(trace.strings[c])]
+        fl = trace.flows
+        launches = fl.src[(roles.kinds[fl.src] == TrackKind.HOST_THREAD) & (kind[fl.dst] >= DMA)]
+        return np.union1d(host[np.isin(trace.slices.category[host], runtime)], launches)
 
     def nodes_in(self, t0: int, t1: int) -> np.ndarray:
         """Ids of the graph's kinds of slice that overlap [t0, t1)."""

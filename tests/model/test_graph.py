@@ -205,3 +205,30 @@ def test_bad_what_if_is_a_one_line_error(text):
     with pytest.raises(AccelviewError):
         parse_what_if(text)
     assert parse_what_if("Execution=12.5") == ("execution", 12.5)
+
+
+def test_a_pytorch_trace_gets_launches_from_host_thread_runtime_calls_and_sync_wakes(shared_traces):
+    t = load_trace(str(shared_traces / "kineto" / "a100_alexnet.json.gz"))
+    ctx = GraphContext(t)
+    g = build_graph(ctx, np.flatnonzero(ctx.kind >= 0))
+    assert nx.is_directed_acyclic_graph(g.graph)
+    names = [g.name(i) for i in range(len(g))]
+    launched = {names[d] for s, d, e in zip(g.src, g.dst, g.etype, strict=True)
+                if EDGE_TYPES[e] == "launch" and names[s] == "cudaLaunchKernel"}
+    assert any(n.startswith("void") for n in launched)  # kernels, launched from the runtime calls
+    assert (g.etype == EDGE_TYPES.index("launch")).sum() == int((g.kind == OP).sum())
+    wakes = [n for n, k in zip(names, g.kind, strict=True) if k == WAKE]
+    assert wakes and all("ynchronize" in n for n in wakes)
+
+
+def test_a_replays_many_launches_draw_as_one_but_the_model_keeps_them(demo):
+    _, g = demo
+    groups = find_groups(g)
+    opened = display_graph(g, groups, set(range(len(groups.groups))))
+    names = [g.name(i) for i in range(len(g))]
+    sub = names.index("submit decode step")
+    model_launches = int(((g.src == sub) & (g.etype == 0)).sum())
+    drawn = opened.node_of[sub]
+    drawn_launches = int(((opened.src == drawn) & (opened.etype == 0)).sum())
+    assert model_launches == 291 and drawn_launches == 1
+    assert opened.labels[int(opened.dst[(opened.src == drawn) & (opened.etype == 0)][0])] == "decode.embed"
