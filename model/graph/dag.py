@@ -91,9 +91,11 @@ class GraphContext:
         hit = (self.kind >= 0) & (self.start < t1) & ((self.end > t0) | (self.start >= t0))
         return np.flatnonzero(hit)
 
-    def waited_for(self, calls: np.ndarray) -> np.ndarray:
-        """For each blocking call, the device work it waited for (-1: none)."""
-        return np.array([self.deps.waited_for(int(c), int(self.end[c])) for c in calls], np.int64)
+    @cached_property
+    def woken(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every blocking call and the device work it waited for (-1: none)."""
+        calls = np.flatnonzero(self.blocking)
+        return calls, np.array([self.deps.waited_for(int(c), int(self.end[c])) for c in calls], np.int64)
 
 
 @dataclass
@@ -193,7 +195,8 @@ def build_graph(ctx: GraphContext, ids: np.ndarray) -> OpGraph:
     parts.append((pos[fs[launch]], pos[fd[launch]], LAUNCH, arr[launch]))
     parts.append((pos[fs[to_call]], wpos[fd[to_call]], SYNC, end[fs[to_call]]))
     # Blocked calls: the work each waited for wakes it; the call's own start leads to its wake.
-    w = ctx.waited_for(blocking)
+    calls, waited = ctx.woken
+    w = waited[np.searchsorted(calls, blocking)]
     hit = (w >= 0) & in_set[np.maximum(w, 0)]
     parts.append((pos[w[hit]], wpos[blocking[hit]], SYNC, end[w[hit]]))
     parts.append((pos[blocking], wpos[blocking], DEPENDENCY, start[blocking]))

@@ -3,7 +3,8 @@ driver, the queue, the doorbell, DMA or execution, to the host waking up, each w
 and each stage's latency distribution across a run.
 
 Stages (ns; a stage a request did not go through is absent):
-- ``api``: the runtime call's own time until it handed the command to the driver;
+- ``api``: the runtime call's own time until it handed the command to the driver (without a
+  driver lane, as in PyTorch traces: the launching call, start to end);
 - ``driver``: the submission (ring write and doorbell write);
 - ``queue``: waiting behind earlier work of its stream or unit after it was submitted;
 - ``doorbell``: from when it could go (submitted, and what it waited for done) to its start on
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dag import DMA, OP, SUBMIT, GraphContext
+from .dag import API, DMA, OP, SUBMIT, GraphContext
 
 STAGES = ("api", "driver", "queue", "doorbell", "dma", "execution", "wake")
 
@@ -58,12 +59,18 @@ def _bounds(ctx: GraphContext, work: np.ndarray) -> dict[str, tuple[np.ndarray, 
     root, parent = ctx.roles.chain
     nan = np.full(len(work), np.nan)
     sub = parent[work]
-    sub = np.where((sub >= 0) & (ctx.kind[np.maximum(sub, 0)] == SUBMIT), sub, -1)
-    api = root[work]
-    has_sub, has_api = sub >= 0, (api >= 0) & (sub >= 0)
-    s_sub = np.where(has_sub, start[np.maximum(sub, 0)], np.nan)
-    e_sub = np.where(has_sub, end[np.maximum(sub, 0)], np.nan)
+    is_sub = (sub >= 0) & (ctx.kind[np.maximum(sub, 0)] == SUBMIT)
+    is_call = (sub >= 0) & (ctx.kind[np.maximum(sub, 0)] == API)  # launched by a call, no driver lane (Kineto)
+    api = np.where(is_call, sub, root[work])
+    sub = np.where(is_sub, sub, -1)
+    # The hand-off to the device: the submission, else the launching call's end.
+    handoff = np.where(is_sub, sub, np.where(is_call, api, -1))
+    has_sub = handoff >= 0
+    has_api = (api >= 0) & has_sub
+    s_sub = np.where(is_sub, start[np.maximum(sub, 0)], np.nan)
+    e_sub = np.where(has_sub, end[np.maximum(handoff, 0)], np.nan)
     s_api = np.where(has_api, start[np.maximum(api, 0)], np.nan)
+    e_api = np.where(is_sub, s_sub, np.where(is_call, e_sub, np.nan))
     # Ready: the end of the work before it on its stream and on its unit.
     ready = np.full(len(work), -np.inf)
     sp = deps.stream_pred[work]
@@ -75,16 +82,15 @@ def _bounds(ctx: GraphContext, work: np.ndarray) -> dict[str, tuple[np.ndarray, 
     q_end = np.minimum(np.maximum(ready, e_sub), s)
     is_op = ctx.kind[work] == OP
     out = {
-        "api": (s_api, np.where(has_api, s_sub, np.nan)),
-        "driver": (s_sub, e_sub),
+        "api": (s_api, np.where(has_api, e_api, np.nan)),
+        "driver": (s_sub, np.where(is_sub, e_sub, np.nan)),
         "queue": (np.where(has_sub, e_sub, np.nan), np.where(has_sub, q_end, np.nan)),
         "doorbell": (go, np.where(has_sub, s, np.nan)),
         "dma": (np.where(~is_op, s, nan), np.where(~is_op, end[work], nan)),
         "execution": (np.where(is_op, s, nan), np.where(is_op, end[work], nan)),
     }
     # Wake: the calls that blocked on this work.
-    calls = np.flatnonzero(ctx.blocking)
-    waited = ctx.waited_for(calls)
+    calls, waited = ctx.woken
     wake_s, wake_e = nan.copy(), nan.copy()
     at = np.full(len(ctx.kind), -1, np.int64)
     at[work] = np.arange(len(work))

@@ -162,8 +162,7 @@ def test_a_copys_lifecycle_runs_from_the_call_to_the_hosts_wake_up(demo):
     assert all(a.end_ns == b.start_ns for a, b in itertools.pairwise(stages)
                if a.name not in ("api",))  # contiguous from the submission on
     assert stages[4].latency_ns == int(t.slices.dur_ns[dma])
-    calls = np.flatnonzero(ctx.blocking)
-    waited = ctx.waited_for(calls)
+    calls, waited = ctx.woken
     call = int(calls[waited == dma][0])
     assert stages[-1].end_ns == int(ctx.end[call])  # the copy call returned when the host woke
     assert lifecycle(ctx, call) == [] or lifecycle(ctx, call)[0].name == "api"
@@ -219,6 +218,9 @@ def test_a_pytorch_trace_gets_launches_from_host_thread_runtime_calls_and_sync_w
     assert (g.etype == EDGE_TYPES.index("launch")).sum() == int((g.kind == OP).sum())
     wakes = [n for n, k in zip(names, g.kind, strict=True) if k == WAKE]
     assert wakes and all("ynchronize" in n for n in wakes)
+    kernel = int(g.node[names.index(sorted(n for n in launched if n.startswith("void"))[0])])
+    stages = [s.name for s in lifecycle(ctx, kernel)]
+    assert stages[:1] == ["api"] and "execution" in stages and "driver" not in stages  # no driver lane
 
 
 def test_a_replays_many_launches_draw_as_one_but_the_model_keeps_them(demo):
