@@ -21,7 +21,7 @@ import numpy as np
 from .dag import DMA, LAUNCH, OP, SYNC, TRANSFER, OpGraph
 
 DIGITS = re.compile(r"\d+")
-WORD = re.compile(r"[^.\s:/]*")
+WORD = re.compile(r"[\w-]+(?=\.)")
 MAX_PERIOD = 4096
 
 
@@ -69,10 +69,10 @@ def _labels(g: OpGraph, work: np.ndarray) -> np.ndarray:
 
 
 def _label_text(g: OpGraph, nodes: np.ndarray) -> str:
-    """A group's name: what its first copy's names have in common; else the first word most of
-    them start with; else its first and last."""
+    """A group's name: what its first copy's names have in common; else the first part of a
+    dotted name most of them share; else its first and last."""
     names = [DIGITS.sub("#", g.name(int(i))) for i in nodes]
-    words = [WORD.match(nm).group(0) for nm in names]
+    words = [m.group(0) if (m := WORD.match(nm)) else "" for nm in names]  # "decode" of "decode.embed"
     top = max(set(words), key=lambda w: (words.count(w), w))
     common = names[0]
     for nm in names[1:]:
@@ -83,7 +83,7 @@ def _label_text(g: OpGraph, nodes: np.ndarray) -> str:
     common = common.rstrip(". _-")
     if len(common) >= 3:
         return common
-    if len(top) >= 3 and words.count(top) * 2 >= len(words):
+    if len(top) >= 2 and words.count(top) * 2 >= len(words):
         return f"{top} …"
     return names[0] if len(names) == 1 else f"{names[0]} … {names[-1]}"
 
