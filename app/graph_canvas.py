@@ -60,8 +60,9 @@ class GraphCanvas(QWidget):
         self.setMinimumSize(200, 120)
 
     # -- data ------------------------------------------------------------------------------------
-    def set_graph(self, disp: DisplayGraph, layout: Layout) -> None:
-        """Show a new drawn graph (the view is left where it was; call ``fit`` or ``centre_on``)."""
+    def set_graph(self, disp: DisplayGraph | None, layout: Layout | None) -> None:
+        """Show a new drawn graph, or none (the view is left where it was; call ``fit`` or
+        ``centre_on``)."""
         self.disp, self.layout = disp, layout
         self.selected = -1
         self._build_chunks()

@@ -6,6 +6,7 @@ its slice in the timeline; a slice selected in the timeline is selected here."""
 from __future__ import annotations
 
 import numpy as np
+from accelview.model import Trace
 from accelview.model.errors import AccelviewError
 from accelview.model.graph.dag import GraphContext, OpGraph, build_graph
 from accelview.model.graph.display import GROUP, DisplayGraph, display_graph
@@ -14,6 +15,7 @@ from accelview.model.graph.layout import layered_layout
 from accelview.model.graph.lifecycle import lifecycle
 from accelview.model.graph.scope import capped, phase_of
 from accelview.model.text.values import format_count, format_duration
+from PySide6.QtCore import QObject, QThread, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from .graph_canvas import GraphCanvas
@@ -22,6 +24,23 @@ from .theme import Theme
 
 LEGEND = ("compute red · memory blue · latency yellow · host grey · transfer teal · "
           "<span style='color:#ff9f1c'>critical path orange</span> · dashed box: a folded group")
+
+
+class _ContextWorker(QObject):
+    done = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, trace: Trace) -> None:
+        super().__init__()
+        self.trace = trace
+
+    def run(self) -> None:
+        try:
+            self.done.emit(GraphContext(self.trace))
+        except AccelviewError as e:  # a capture whose device spec is unusable
+            self.failed.emit(str(e))
+        except Exception as e:  # a bug here must not take the window down
+            self.failed.emit(f"graph failed: {type(e).__name__}: {e}")
 
 
 class GraphPanel(QWidget):
@@ -36,6 +55,8 @@ class GraphPanel(QWidget):
         self.disp: DisplayGraph | None = None
         self.expanded: set[int] = set()
         self._pending = False  # a trace arrived while hidden: build it when shown
+        self._thread: QThread | None = None
+        self._worker: _ContextWorker | None = None
         self.canvas = GraphCanvas(theme)
         self.scope_label = QLabel("No capture open")
         self.lifecycle_label = QLabel("")
@@ -71,19 +92,40 @@ class GraphPanel(QWidget):
             self.trace_changed()
 
     def trace_changed(self) -> None:
-        """A new trace: the whole capture (its first nodes if it is large). Built when the panel
-        is shown: the dependency model of a 10M-slice capture takes seconds."""
+        """A new trace: its dependency model is built in a worker thread (seconds for a large
+        capture) once the panel is shown; then the graph of the whole capture (its first nodes
+        if it is large)."""
         self.ctx = self.graph = self.disp = None
+        self.canvas.set_graph(None, None)
         trace = self.state.trace
         self._pending = trace is not None and not self.isVisible()
         if trace is None or self._pending:
             return
-        try:
-            self.ctx = GraphContext(trace)
-        except AccelviewError as e:  # a capture whose device spec is unusable
-            self.scope_label.setText(str(e))
+        self.scope_label.setText("Building the dependency graph…")
+        self.shutdown()
+        self._thread = QThread(self)
+        self._worker = _ContextWorker(trace)
+        self._worker.moveToThread(self._thread)
+        self._thread.started.connect(self._worker.run)
+        self._worker.done.connect(self.set_context)
+        self._worker.failed.connect(self.scope_label.setText)
+        self._worker.done.connect(self._thread.quit)
+        self._worker.failed.connect(self._thread.quit)
+        self._thread.start()
+
+    def shutdown(self) -> None:
+        """Wait for a running build to finish (before the window goes)."""
+        if self._thread is not None:
+            self._thread.quit()
+            self._thread.wait()
+            self._thread = None
+
+    def set_context(self, ctx: GraphContext) -> None:
+        """Show the graph of the whole capture of ``ctx`` (ignored when another trace is open)."""
+        if ctx.trace is not self.state.trace:
             return
-        self.show_ids(np.flatnonzero(self.ctx.kind >= 0), "the whole capture")
+        self.ctx, self._pending = ctx, False
+        self.show_ids(np.flatnonzero(ctx.kind >= 0), "the whole capture")
 
     def _range_changed(self) -> None:
         r = self.state.range

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from accelview.model import Trace
+from accelview.model.graph.dag import GraphContext
 
 from .graph_panel import GraphPanel
 from .render import ensure_gui_app
@@ -19,8 +20,9 @@ def render_graph_png(trace: Trace, out_path: str, window: tuple[float, float] | 
     panel = GraphPanel(state, THEMES.get(theme, THEMES["dark"]))
     panel.setStyleSheet(stylesheet(panel.canvas.theme.name))
     panel.resize(int(size[0]), int(size[1]))
-    panel.show()  # the panel builds its graph once shown
-    state.set_trace(trace)
+    state.set_trace(trace)  # hidden: the panel waits for its context, made here without a thread
+    panel.set_context(GraphContext(trace))
+    panel.show()
     if window is not None:
         state.set_range((window[0] - state.origin, window[1] - state.origin))
     if expanded:

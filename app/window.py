@@ -367,4 +367,5 @@ class MainWindow(FileChoosing, QMainWindow):
         if self.export_job is not None and self.export_job.isRunning():
             self.export_job.wait()  # finish the file rather than leave half of it (Qt aborts on a live thread)
         self.findings.shutdown()
+        self.graph_panel.shutdown()
         super().closeEvent(event)

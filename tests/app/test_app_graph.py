@@ -34,6 +34,7 @@ def panel(qtbot, demo_trace):
     p.resize(1200, 500)
     p.show()
     state.set_trace(demo_trace)
+    qtbot.waitUntil(lambda: p.graph is not None, timeout=20_000)  # built in a worker thread
     return p
 
 
@@ -128,7 +129,9 @@ def test_window_has_a_graph_dock_built_when_shown(qtbot, demo_trace):
     w.set_trace(demo_trace)
     assert w.graph_panel.graph is None  # hidden: not built yet
     w.docks["Graph"].show()
-    assert w.graph_panel.graph is not None and len(w.graph_panel.graph) == 3299
+    qtbot.waitUntil(lambda: w.graph_panel.graph is not None, timeout=20_000)
+    assert len(w.graph_panel.graph) == 3299
+    w.close()
 
 
 def test_render_view_graph_writes_a_png(tmp_path, capsys):
