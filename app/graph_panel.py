@@ -1,7 +1,8 @@
 """The Graph dock: the dependency graph of the selected range (else of the phase the selected
-slice is in, else of the whole capture), its critical path highlighted, repeated work folded
-into groups that a click expands, and the selected op's lifecycle. A click on a node selects
-its slice in the timeline; a slice selected in the timeline is selected here."""
+slice is in, else of the whole capture; Request: of the selected slice's request alone), its
+critical path highlighted, repeated work folded into groups that a click expands, and the
+selected op's lifecycle. A click on a node selects its slice in the timeline; a slice selected
+in the timeline is selected here."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from accelview.model.graph.layout import layered_layout
 from accelview.model.graph.lifecycle import lifecycle
 from accelview.model.graph.scope import capped, phase_of
 from accelview.model.text.values import format_count, format_duration
+from accelview.model.view.navigate import chain_of
 from PySide6.QtCore import QObject, QThread, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -65,7 +67,8 @@ class GraphPanel(QWidget):
         legend.setWordWrap(True)
         buttons = QHBoxLayout()
         buttons.addWidget(self.scope_label, 1)
-        for text, slot in (("Expand all", self.expand_all), ("Fold all", self.fold_all), ("Fit", self.canvas.fit)):
+        for text, slot in (("Request", self.show_request), ("Expand all", self.expand_all), ("Fold all", self.fold_all),
+                           ("Fit", self.canvas.fit)):
             b = QPushButton(text)
             b.clicked.connect(slot)
             buttons.addWidget(b)
@@ -156,6 +159,16 @@ class GraphPanel(QWidget):
         self.canvas.set_graph(d, layout)
         if keep >= 0:
             self.canvas.centre_on(int(d.node_of[keep]))
+
+    def show_request(self) -> None:
+        """The graph of the selected slice's request alone: its chain of calls, submissions,
+        transfers and device work (flows both ways)."""
+        sid = self.state.selected
+        if self.ctx is None or sid < 0:
+            self.scope_label.setText("Select a slice first: Request shows its call, submission and work alone")
+            return
+        chain, _ = chain_of(self.state.trace, sid)
+        self.show_ids(chain, f"request of {self.state.trace.strings[self.state.trace.slices.name[sid]]}")
 
     def first_work(self) -> int:
         """The first drawn node that is device work or a group (where a reader starts), else 0."""

@@ -7,10 +7,11 @@ import json
 
 from accelview.model.analysis.report import Report, analyze
 from accelview.model.graph.dag import GraphContext, build_graph
+from accelview.model.graph.lifecycle import stage_distributions
 from accelview.model.graph.whatif import parse_what_if, what_if
 from accelview.model.loader import load_trace
 from accelview.model.text.report import format_report
-from accelview.model.text.whatif import format_what_if
+from accelview.model.text.whatif import format_stages, format_what_if
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -19,8 +20,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the documented JSON object instead of text")
     p.add_argument("--top", type=int, default=10, metavar="N", help="findings and ops to list (default 10)")
     p.add_argument("--what-if", metavar="STAGE=PCT", type=parse_what_if,
-                   help="replay the run with one lifecycle stage (api, driver, doorbell, dma, execution, wake) "
-                        "PCT%% faster and print the time saved, per phase too")
+                   help="print each request lifecycle stage's latency distribution, then replay the run with one "
+                        "stage (api, driver, doorbell, dma, execution, wake) PCT%% faster and print the time "
+                        "saved, per phase too")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,4 +46,6 @@ def _what_if(report: Report, stage: str, percent: float) -> str:
     ctx = GraphContext(report.trace)
     g = build_graph(ctx, (ctx.kind >= 0).nonzero()[0])
     phases = [(p.name, p.start_ns, p.end_ns) for p in report.phases if p.name != "whole run"]
-    return format_what_if(g, what_if(g, stage, percent, phases))
+    stages = format_stages(stage_distributions(ctx))
+    replayed = format_what_if(g, what_if(g, stage, percent, phases))
+    return f"Request lifecycle stages over the run:\n{stages}\n\n{replayed}"

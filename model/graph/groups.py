@@ -55,6 +55,8 @@ class Groups:
             elif gi not in expanded:
                 rep[gi] = gi
         inner = self.innermost
+        if not len(rep):
+            return np.full(len(inner), -1, np.int64)
         return np.where(inner >= 0, rep[np.maximum(inner, 0)], -1)
 
 

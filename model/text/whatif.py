@@ -1,9 +1,11 @@
-"""The text of a what-if replay (``accelview analyze --what-if STAGE=PCT``)."""
+"""The text of a what-if replay and of the lifecycle stages' distributions
+(``accelview analyze --what-if STAGE=PCT``)."""
 
 from __future__ import annotations
 
 import numpy as np
 from accelview.model.graph.dag import NODE_KINDS, OpGraph
+from accelview.model.graph.lifecycle import StageStats
 from accelview.model.graph.whatif import WhatIf
 
 from .values import format_duration
@@ -14,6 +16,16 @@ def _path_mix(g: OpGraph, path: np.ndarray, start: np.ndarray, end: np.ndarray) 
     took = np.bincount(g.kind[path], weights=(end[path] - start[path]).astype(np.float64), minlength=len(NODE_KINDS))
     parts = [(took[k], NODE_KINDS[k]) for k in range(len(NODE_KINDS)) if took[k] > 0]
     return ", ".join(f"{name} {format_duration(t)}" for t, name in sorted(parts, reverse=True))
+
+
+def format_stages(stats: list[StageStats]) -> str:
+    """Each lifecycle stage's latency distribution over the run, as a table."""
+    lines = [f"{'stage':<10} {'requests':>9} " + " ".join(f"{h:>10}" for h in ("total", "mean", "p50", "p95", "p99",
+                                                                           "max"))]
+    for s in stats:
+        lines.append(f"{s.stage:<10} {s.count:>9,} " + " ".join(
+            f"{format_duration(v):>10}" for v in (s.total_ns, s.mean_ns, s.p50_ns, s.p95_ns, s.p99_ns, s.max_ns)))
+    return "\n".join(lines)
 
 
 def format_what_if(g: OpGraph, w: WhatIf) -> str:
@@ -30,7 +42,7 @@ def format_what_if(g: OpGraph, w: WhatIf) -> str:
         lines.append(f"  per phase ({len(w.phases)}): median saving {format_duration(float(np.median(saved)))}, "
                      f"most {format_duration(float(saved.max()))}")
         for name, before, after in w.phases[:12]:
-            lines.append(f"    {name:<24} {format_duration(before):>10} → {format_duration(after):>10}")
+            lines.append(f"    {name[:40]:<40} {format_duration(before):>10} → {format_duration(after):>10}")
         if len(w.phases) > 12:
             lines.append(f"    … {len(w.phases) - 12} more")
     return "\n".join(lines)

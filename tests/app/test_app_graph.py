@@ -140,3 +140,22 @@ def test_render_view_graph_writes_a_png(tmp_path, capsys):
     img = QImage(str(out))
     colours = {img.pixel(x, y) for x in range(0, 900, 5) for y in range(0, 400, 5)}
     assert img.width() == 900 and len(colours) > 6  # boxes of several classes, edges, text
+
+
+def test_request_shows_the_selected_ops_chain_alone(panel, demo_trace):
+    t = demo_trace
+    dma = int(np.flatnonzero(t.slices.name == t.strings.lookup("D2H 513024 B"))[0])
+    panel.state.select(dma)
+    panel.show_request()
+    names = {panel.graph.name(i) for i in range(len(panel.graph))}
+    assert {"copy", "submit D2H 513024 B", "D2H 513024 B", "wake: copy"} <= names
+    assert len(panel.graph) <= 6 and "request of D2H" in panel.scope_label.text()
+
+
+def test_analyze_what_if_prints_the_stages_and_the_time_saved(capsys):
+    assert main(["analyze", DEMO, "--what-if", "execution=20"]) == 0
+    out = capsys.readouterr().out
+    assert "wake " in out and "execution" in out.split("What if")[0]
+    assert "What if execution were 20% faster" in out and "saves" in out and "decode 7" in out
+    assert main(["analyze", DEMO, "--what-if", "queue=20"]) == 2
+    assert "queue is waiting" in capsys.readouterr().err

@@ -234,3 +234,14 @@ def test_a_replays_many_launches_draw_as_one_but_the_model_keeps_them(demo):
     drawn_launches = int(((opened.src == drawn) & (opened.etype == 0)).sum())
     assert model_launches == 291 and drawn_launches == 1
     assert opened.labels[int(opened.dst[(opened.src == drawn) & (opened.etype == 0)][0])] == "decode.embed"
+
+
+def test_a_graph_without_repeats_has_no_groups_and_draws_every_node():
+    t = sync_trace()
+    ctx = GraphContext(t)
+    g = build_graph(ctx, np.arange(len(t.slices)))
+    groups = find_groups(g)
+    assert groups.groups == []
+    assert len(display_graph(g, groups, set())) == len(g)
+    empty = build_graph(ctx, np.empty(0, np.int64))
+    assert len(display_graph(empty, find_groups(empty), set())) == 0
