@@ -123,7 +123,7 @@ class GraphCanvas(QWidget):
             return
         x, y = float(self.layout.x[i]), float(self.layout.y[i])
         sx, sy = (x - self.ox) * self.zoom, (y - self.oy) * self.zoom
-        if not (0 <= sx <= self.width() - NODE_W * self.zoom and 0 <= sy <= self.height()):
+        if not (0 <= sx <= self.width() - NODE_W * self.zoom and 0 <= sy <= self.height() - NODE_H * self.zoom):
             self.ox = x + NODE_W / 2 - self.width() / 2 / self.zoom
             self.oy = y + NODE_H / 2 - self.height() / 2 / self.zoom
         self.update()

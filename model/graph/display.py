@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dag import CLASSES, EDGE_TYPES, LAUNCH, NODE_KINDS, OpGraph
+from .dag import CLASSES, DMA, EDGE_TYPES, LAUNCH, NODE_KINDS, OpGraph
 from .groups import Groups
 
 GROUP = len(NODE_KINDS)  # the kind of a drawn group node
@@ -67,7 +67,8 @@ def display_graph(g: OpGraph, groups: Groups, expanded: set[int]) -> DisplayGrap
         k = n_single + j
         start[k], end[k] = g.start_ns[m].min(), g.end_ns[m].max()
         crit[k] = bool(g.critical[m].any())
-        weight = np.bincount(g.cls[m], weights=dur[m], minlength=len(CLASSES))  # the class with the most time
+        work = m[g.kind[m] >= DMA] if (g.kind[m] >= DMA).any() else m  # coloured by its device work
+        weight = np.bincount(g.cls[work], weights=dur[work], minlength=len(CLASSES))  # the class with the most time
         cls[k] = int(np.argmax(weight))
     order = np.lexsort((np.arange(len(source)), kind, start))
     source, start, end, kind, cls, crit = source[order], start[order], end[order], kind[order], cls[order], crit[order]

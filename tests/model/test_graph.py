@@ -13,7 +13,7 @@ from accelview.capture.synthetic_graph import graph_trace
 from accelview.model import TraceBuilder, TrackKind
 from accelview.model.analysis.critical_path import critical_path
 from accelview.model.errors import AccelviewError
-from accelview.model.graph.dag import API, EDGE_TYPES, OP, WAKE, GraphContext, build_graph
+from accelview.model.graph.dag import API, CLASSES, EDGE_TYPES, OP, WAKE, GraphContext, build_graph
 from accelview.model.graph.display import GROUP, display_graph
 from accelview.model.graph.groups import find_groups
 from accelview.model.graph.layout import layered_layout, time_layers
@@ -108,6 +108,8 @@ def test_repeated_layers_and_steps_fold_into_groups_that_expand(demo):
     one = display_graph(g, groups, {groups.groups.index(steps[0])})
     assert one.labels.count("decode.layers.# ×32") == 8
     assert (one.kind == GROUP).sum() == 8 + 1  # eight steps' layers, and the prefill's
+    step = folded.labels.index(f"{steps[0].label} ×8")
+    assert CLASSES[folded.cls[step]] == "memory"  # decode steps: their device work, not their host calls
     # Every node is drawn by exactly one drawn node; edges join drawn nodes only.
     assert len(one.node_of) == len(g) and one.node_of.max() < len(one)
 
