@@ -134,8 +134,13 @@ def find_groups(g: OpGraph, max_period: int = MAX_PERIOD) -> Groups:
         free = innermost[nodes] < 0
         innermost[nodes[free]] = gi
     _attach_host(g, innermost)
+    members: list[list[int]] = [[] for _ in groups]
+    for v, gi in enumerate(innermost.tolist()):  # a node belongs to its group and every one around it
+        while gi >= 0:
+            members[gi].append(v)
+            gi = groups[gi].parent
     for gi, grp in enumerate(groups):
-        grp.members = np.flatnonzero(_within(groups, innermost, gi))
+        grp.members = np.array(members[gi], np.int64)
         span = (grp.last - grp.first) // grp.count
         grp.label = _label_text(g, work[grp.first:grp.first + span])
     return Groups(groups, innermost)
@@ -173,14 +178,3 @@ def _attach_host(g: OpGraph, innermost: np.ndarray) -> None:
         innermost[s[first]] = innermost[d[first]]
     m = (g.etype == SYNC) & (innermost[g.dst] < 0) & (innermost[g.src] >= 0)
     innermost[g.dst[m]] = innermost[g.src[m]]
-
-
-def _within(groups: list[Group], innermost: np.ndarray, gi: int) -> np.ndarray:
-    """Nodes whose innermost group is ``gi`` or one inside it."""
-    inside = np.zeros(len(groups) + 1, bool)
-    for j in range(gi + 1):  # children come before parents
-        k = j
-        while k >= 0 and k != gi:
-            k = groups[k].parent
-        inside[j] = k == gi
-    return inside[innermost] & (innermost >= 0)
