@@ -36,6 +36,7 @@ from .counter_list import CounterListModel
 from .details import DetailsPanel
 from .file_choosing import ExportJob, FileChoosing
 from .findings_panel import FindingsPanel
+from .graph_panel import GraphPanel
 from .keys_help import KeysDialog
 from .lane_tree import LanePanel, LaneTreeView
 from .legend import BottleneckLegend
@@ -127,6 +128,7 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
         self.details = DetailsPanel(st)
         self.findings = FindingsPanel(st)
         self.bookmarks = BookmarksPanel(st)
+        self.graph_panel = GraphPanel(st, self.theme)
         self.bookmarks.message.connect(lambda text: self.statusBar().showMessage(text, 10000))
         self.stats = StatsPanel(st, self.theme)
         self.utilisation = UtilisationPanel(st, self.theme)
@@ -139,7 +141,8 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
                               ("Counters", self.counter_list, Qt.DockWidgetArea.LeftDockWidgetArea),
                               ("Details", self.details, Qt.DockWidgetArea.RightDockWidgetArea),
                               ("Findings", self.findings, Qt.DockWidgetArea.RightDockWidgetArea),
-                              ("Bookmarks", self.bookmarks, Qt.DockWidgetArea.RightDockWidgetArea)):
+                              ("Bookmarks", self.bookmarks, Qt.DockWidgetArea.RightDockWidgetArea),
+                              ("Graph", self.graph_panel, Qt.DockWidgetArea.BottomDockWidgetArea)):
             dock = QDockWidget(name, self)
             dock.setObjectName(name)
             dock.setWidget(w)
@@ -156,6 +159,7 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
         self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)  # under the timeline
         # The timeline gets most of the width: lanes and counters share one narrow tabbed dock;
         # bookmarks get a short strip under the findings (tabbed there, they squeezed Details).
+        self.docks["Graph"].setVisible(False)  # View → Graph; built when first shown (large captures take a while)
         self.tabifyDockWidget(self.docks["Lanes"], self.docks["Counters"])
         self.docks["Lanes"].raise_()
         for name in ("Statistics", "Utilisation"):  # hidden until opened from the View menu
@@ -287,6 +291,7 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
         self.stats.set_theme(self.theme)
         self.utilisation.set_theme(self.theme)
         self.legend.set_theme(self.theme)
+        self.graph_panel.set_theme(self.theme)
         self.settings.setValue("theme", self.theme.name)
         self.theme_action.blockSignals(True)
         self.theme_action.setChecked(self.theme.name == "light")
@@ -398,4 +403,5 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
         if self.export_job is not None and self.export_job.isRunning():
             self.export_job.wait()  # finish the file rather than leave half of it (Qt aborts on a live thread)
         self.findings.shutdown()
+        self.graph_panel.shutdown()
         super().closeEvent(event)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from accelview.model.analysis.report import analyze
+from accelview.model.analysis.report import Report, analyze
+from accelview.model.graph.dag import GraphContext, build_graph
+from accelview.model.graph.lifecycle import stage_distributions
+from accelview.model.graph.whatif import parse_what_if, what_if
 from accelview.model.loader import load_trace
 from accelview.model.text.report import format_report
+from accelview.model.text.whatif import format_stages, format_what_if
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -15,15 +19,33 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="capture (.h5) or trace (.json, .json.gz)")
     p.add_argument("--json", action="store_true", help="print the documented JSON object instead of text")
     p.add_argument("--top", type=int, default=10, metavar="N", help="findings and ops to list (default 10)")
+    p.add_argument("--what-if", metavar="STAGE=PCT", type=parse_what_if,
+                   help="print each request lifecycle stage's latency distribution, then replay the run with one "
+                        "stage (api, driver, doorbell, dma, execution, wake) PCT%% faster and print the time "
+                        "saved, per phase too")
 
 
 def run(args: argparse.Namespace) -> int:
     """Analyse one file and print the report."""
     if args.top < 1:
         raise SystemExit("accelview analyze: --top must be at least 1")
-    report = analyze(load_trace(args.file))
+    trace = load_trace(args.file)
+    report = analyze(trace)
+    if args.what_if is not None:
+        print(_what_if(report, *args.what_if))
+        return 0
     if args.json:
         print(json.dumps(report.to_json(), default=str))
     else:
         print(format_report(report, args.top))
     return 0
+
+
+def _what_if(report: Report, stage: str, percent: float) -> str:
+    """The what-if replay of the whole run, with its phases."""
+    ctx = GraphContext(report.trace)
+    g = build_graph(ctx, (ctx.kind >= 0).nonzero()[0])
+    phases = [(p.name, p.start_ns, p.end_ns) for p in report.phases if p.name != "whole run"]
+    stages = format_stages(stage_distributions(ctx))
+    replayed = format_what_if(g, what_if(g, stage, percent, phases))
+    return f"Request lifecycle stages over the run:\n{stages}\n\n{replayed}"

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise AccelviewError(str(e)) from None
     print(f"wrote {args.out} ({w}x{h})")
-    if args.timing:
+    if args.timing and times:
         print("paint ms per frame: " + " ".join(f"{t:.1f}" for t in times))
         median = statistics.median(times[1:] or times)
         print(f"median {median:.1f} ms (first frame {times[0]:.1f} ms, builds the index)")

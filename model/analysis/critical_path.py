@@ -81,7 +81,7 @@ class _Steps:
             self.chunks.append(tuple(np.asarray(c, dtype=np.int64) for c in cols))
             self.buf = []
 
-    def add_chain(self, deps: _Deps, hi: int, lo: int) -> None:
+    def add_chain(self, deps: Dependencies, hi: int, lo: int) -> None:
         """Slices hi, hi-1, ..., lo+1 of one run, each with the wait before it (if any)."""
         self._flush()
         js = np.arange(hi, lo, -1)
@@ -104,7 +104,7 @@ class _Steps:
         return p
 
 
-class _Deps:
+class Dependencies:
     """Predecessors of every slice, precomputed with numpy: the flow source that arrived last,
     the previous slice of its (track, depth) run, its parent (enclosing slice), the copy a
     device op waited on, and the previous work of its stream."""
@@ -255,11 +255,12 @@ class _Deps:
 
 
 def critical_path(trace: Trace, end_slice: int | None = None, max_steps: int = 10_000_000,
-                  roles: Roles | None = None) -> CriticalPath:
-    """Walk back from ``end_slice`` (default: the slice that ends last) to the path's start."""
+                  roles: Roles | None = None, deps: Dependencies | None = None) -> CriticalPath:
+    """Walk back from ``end_slice`` (default: the slice that ends last) to the path's start.
+    ``deps``: the trace's dependencies, when the caller has them already (the graph view)."""
     if len(trace.slices) == 0:
         return CriticalPath()
-    deps = _Deps(trace, roles)
+    deps = deps or Dependencies(trace, roles)
     start, end = deps.start.item, deps.end.item  # Python ints: the walk is a scalar loop
     if end_slice is None:  # the last work to finish: device ops, copies or host API calls, not annotations
         work = np.concatenate((deps.work_ids, deps.api_calls))
@@ -308,7 +309,7 @@ def _by_resource(trace: Trace, path: CriticalPath) -> dict[str, int]:
 def dependency_graph(trace: Trace, ids: np.ndarray) -> nx.DiGraph:
     """The DAG of the given slices: nodes (slice, "B"|"E"), an edge B→E weighted by duration,
     and zero-weight dependency edges for flows, queue order, stream order and nesting among them."""
-    deps = _Deps(trace)
+    deps = Dependencies(trace)
     keep = {int(i) for i in ids}
     g = nx.DiGraph()
     for x in keep:

@@ -158,7 +158,7 @@ def test_queue_chains_taken_in_bulk_give_the_same_path_as_one_step_at_a_time(mon
 
     trace = synthetic_trace(SyntheticSpec(n_slices=40_000, n_lanes=16, args_every=50))
     bulk = cp_module.critical_path(trace)
-    monkeypatch.setattr(cp_module._Deps, "chain_start", lambda self, x: x)
+    monkeypatch.setattr(cp_module.Dependencies, "chain_start", lambda self, x: x)
     one_by_one = cp_module.critical_path(trace)
     assert len(bulk.steps) > 1000
     assert bulk.steps == one_by_one.steps
