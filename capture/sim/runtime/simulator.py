@@ -32,6 +32,7 @@ from ..device.command import Command, EventState
 from ..device.costs import CostTerms, cost, cost_terms
 from ..device.engine import DeviceEngine
 from ..device.ops import OpWork, op_work
+from ..cluster.timebase import ClockModel, IdentityClock
 from ..device.specs import DeviceSpec, load_spec
 from . import copies
 from .buffers import DeviceBuffer, HostBuffer, device_buffer, host_buffer
@@ -42,6 +43,9 @@ from .hostlog import HostLog
 
 if TYPE_CHECKING:
     from accelview.model import Trace
+
+    from ..cluster.communicator import Communicator
+    from ..cluster.rendezvous import Fabric
 
 
 class Simulator:
@@ -66,6 +70,10 @@ class Simulator:
         self.shapes = itertools.count()  # numbers the devices' caches give the op shapes they cost (OpCost.shape)
         clock_rng = np.random.default_rng([seed, 1])
         self.devices = [Device(self, i, clock_rng) for i in range(devices)]
+        # a host of a cluster: its index and name, and its clock (raw host ns <-> the cluster's true time)
+        self.host_index, self.host_name = 0, ""
+        self.clock_model: ClockModel = IdentityClock()
+        self.fabric: Fabric | None = None  # the links between devices (made on first use when not in a cluster)
 
     def next_cid(self) -> int:
         """A fresh correlation id."""
@@ -77,6 +85,16 @@ class Simulator:
         if not 0 <= index < len(self.devices):
             raise ValueError(f"no device {index}: this session has {len(self.devices)}")
         return self.devices[index]
+
+    def communicator(self, devices: list[Device] | None = None, algorithm: str = "ring") -> Communicator:
+        """Collectives over ``devices`` of this host (default: all of them), see :mod:`..cluster.communicator`."""
+        from ..cluster.communicator import Communicator
+        from ..cluster.rendezvous import Fabric
+        from ..cluster.topology import Topology
+
+        if self.fabric is None:
+            self.fabric = Fabric(Topology(1, len(self.devices)))
+        return Communicator(self.fabric, devices if devices is not None else self.devices, algorithm)
 
     def host_buffer(self, shape: int | tuple[int, ...], dtype: Any = "bf16",
                     pinned: bool = True) -> HostBuffer:
@@ -244,15 +262,18 @@ class Device:
         (nothing runs); ``graph.launch(stream, **updates)`` then replays them with one API call."""
         return graph_capture(self, name)
 
-    def launch_graph(self, graph: Graph, stream: Stream | None, updates: dict[str, Any]) -> None:
-        """One replay of ``graph`` (what ``Graph.launch`` calls)."""
+    def launch_graph(self, graph: Graph, stream: Stream | None, updates: dict[str, Any],
+                     rendezvous: Any = None) -> Command:
+        """One replay of ``graph`` (what ``Graph.launch`` calls); ``rendezvous``: where the replay's
+        collective nodes meet the other participants' (a graph captured by a communicator)."""
         if self.capturing is not None:
             raise RuntimeError("a graph cannot be launched while another is being captured")
         run = graph.plan(updates, self.sim.rng)
         stream = stream or self.default_stream
         args = {"nodes": len(run), **updates}
-        self.submit("graph", stream, graph.name, self.spec.host.launch_api_ns, api_name=f"launch graph {graph.name}",
-                    call_args={"stream": stream.index, **args}, graph=run, args=args)
+        return self.submit("graph", stream, graph.name, self.spec.host.launch_api_ns,
+                           api_name=f"launch graph {graph.name}", call_args={"stream": stream.index, **args},
+                           graph=run, args=args, rendezvous=rendezvous)
 
     def copy(self, dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer,
              stream: Stream | None = None, nbytes: int | None = None) -> None:

@@ -1,0 +1,194 @@
+"""Where a collective's participants meet: each participant's command arrives on its device's
+collective unit; once the last has arrived the transfers are booked on the links and every
+participant's command learns its end.
+
+A participant arrives when its device reaches the collective (its stream's earlier work done,
+its collective unit free, the kernel launched). The transfers start at the last arrival (later
+when a link they need is busy: contention) and take the collective's planned duration; every
+participant ends then. A participant's time between its own arrival and the last one is *skew*
+(waiting for the others), the time from the last arrival to the end is *transfer*.
+
+:class:`Rendezvous` is one collective (or send/recv) issued op by op; :class:`ReplayRendezvous`
+one replay of a graph captured on every participant, whose collective nodes meet in order.
+A device's engine does not run past a collective it holds until that collective is resolved
+(:meth:`Rendezvous.resolve` runs the other participants' engines up to their arrival).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .algorithms import Plan
+from .links import common_start
+from .topology import Rank, Topology
+
+if TYPE_CHECKING:
+    from ..device.command import Command
+    from ..runtime.simulator import Device
+
+
+@dataclass
+class CollectiveTruth:
+    """What happened to one collective: per participant arrival, and when transfers began and
+    ended (true ns)."""
+
+    seq: int
+    name: str
+    kind: str
+    algorithm: str
+    nbytes: int
+    ranks: tuple[Rank, ...]
+    arrivals: tuple[float, ...]
+    start_ns: float
+    end_ns: float
+
+    @property
+    def last_arrival_ns(self) -> float:
+        """When the last participant arrived."""
+        return max(self.arrivals)
+
+
+class Meeting:
+    """What both kinds of rendezvous share: the participants' devices and commands, and running
+    the others' engines until they arrive."""
+
+    def __init__(self, fabric: Fabric, devices: Sequence[Device]) -> None:
+        self.fabric, self.devices = fabric, list(devices)
+        self.cmds: list[Command | None] = [None] * len(devices)
+        self.starts = [math.nan] * len(devices)  # raw host ns on each participant's host
+        self.resolved = False
+        self._resolving = False
+        self._index: dict[int, int] = {}
+
+    def join(self, i: int, cmd: Command) -> None:
+        """Participant ``i`` has submitted ``cmd``."""
+        self.cmds[i] = cmd
+        self._index[id(cmd)] = i
+        cmd.rendezvous = self
+
+    def arrive(self, cmd: Command, t: float) -> None:
+        """``cmd`` started on its device at ``t`` (its host's raw ns); the last arrival resolves."""
+        self.starts[self._index[id(cmd)]] = t
+        if not any(math.isnan(s) for s in self.starts):
+            self.resolved = True
+            self.complete()
+
+    def complete(self) -> None:  # pragma: no cover - every kind of meeting defines it
+        """Compute every participant's end once all have arrived."""
+        raise NotImplementedError
+
+    def resolve(self) -> bool:
+        """Run the other participants' engines until they arrive; False when one has not been
+        submitted yet (or is itself held by a collective that cannot resolve)."""
+        if self.resolved:
+            return True
+        if self._resolving:
+            return False
+        self._resolving = True
+        try:
+            for dev, cmd, start in zip(self.devices, self.cmds, self.starts, strict=True):
+                if cmd is None:
+                    return False
+                if math.isnan(start) and not dev.engine.run_to_start(cmd):
+                    return False
+        finally:
+            self._resolving = False
+        return self.resolved
+
+
+class Fabric:
+    """The links of a cluster (``topology``) with the transfers booked on them, and the truth of
+    every collective run over them."""
+
+    def __init__(self, topology: Topology) -> None:
+        self.topology = topology
+        self.truth: list[CollectiveTruth] = []
+
+    def run(self, plan: Plan, arrivals: Sequence[float], name: str, kind: str, algorithm: str, nbytes: int,
+            ranks: tuple[Rank, ...]) -> float:
+        """Book ``plan`` from the last of ``arrivals`` (true ns); returns its end (true ns)."""
+        last = max(arrivals)
+        start = common_start(plan.links, last, plan.duration_ns) if plan.links else last
+        end = start + plan.duration_ns
+        label = f"{name} #{len(self.truth)}"
+        for link, moved in zip(plan.links, plan.link_bytes, strict=True):
+            link.book(start, end, moved, label)
+        self.truth.append(CollectiveTruth(len(self.truth), name, kind, algorithm, nbytes, ranks, tuple(arrivals),
+                                          start, end))
+        return end
+
+
+class Rendezvous(Meeting):
+    """One collective issued op by op: one command per participant on its collective unit."""
+
+    def __init__(self, fabric: Fabric, devices: Sequence[Device], ranks: tuple[Rank, ...], plan: Plan, name: str,
+                 kind: str, algorithm: str, nbytes: int) -> None:
+        super().__init__(fabric, devices)
+        self.ranks, self.plan, self.name = ranks, plan, name
+        self.kind, self.algorithm, self.nbytes = kind, algorithm, nbytes
+
+    def complete(self) -> None:
+        """Every participant ends when the transfers after the last arrival end."""
+        arrivals = [dev.sim.clock_model.to_true(s + (c.cost.launch_ns if c.cost else 0.0))
+                    for dev, c, s in zip(self.devices, self.cmds, self.starts, strict=True)]
+        end = self.fabric.run(self.plan, arrivals, self.name, self.kind, self.algorithm, self.nbytes, self.ranks)
+        for dev, cmd in zip(self.devices, self.cmds, strict=True):
+            dev.engine.settled(cmd, dev.sim.clock_model.to_raw(end))
+
+
+@dataclass(frozen=True)
+class NodeCollective:
+    """A collective node of a graph captured on every participant: its place and what it does."""
+
+    node: tuple[int, ...]  # its index in each participant's graph
+    name: str
+    kind: str
+    algorithm: str
+    nbytes: int
+    plan: Plan
+
+
+class ReplayRendezvous(Meeting):
+    """One replay of a graph on every participant: each replay arrives when it starts; then its
+    collective nodes meet in order, each participant's node taking from its own arrival to the
+    collective's end, and every later node moving by what that changed."""
+
+    def __init__(self, fabric: Fabric, devices: Sequence[Device], ranks: tuple[Rank, ...],
+                 nodes: Sequence[NodeCollective]) -> None:
+        super().__init__(fabric, devices)
+        self.ranks, self.nodes = ranks, nodes
+
+    def complete(self) -> None:
+        """Every participant's node times, collective by collective."""
+        runs = [c.graph for c in self.cmds]
+        clocks = [dev.sim.clock_model for dev in self.devices]
+        starts = np.array(self.starts)
+        bodies = np.array([r.body for r in runs])  # a copy: a replay without jitter shares its layout's
+        launch = np.array([r.launch for r in runs])
+        before = np.add.accumulate(bodies + launch, axis=1) - bodies  # where each body begins, unshifted
+        shift = np.zeros(len(runs))
+        rows = np.arange(len(runs))
+        for n in self.nodes:
+            j = np.array(n.node)
+            arrive = starts + before[rows, j] + shift
+            true = arrive.tolist() if _identity(clocks) else [c.to_true(a) for c, a in zip(clocks, arrive.tolist())]
+            end = self.fabric.run(n.plan, true, n.name, n.kind, n.algorithm, n.nbytes, self.ranks)
+            ends = np.full(len(runs), end) if _identity(clocks) else np.array([c.to_raw(end) for c in clocks])
+            new = ends - arrive
+            shift += new - bodies[rows, j]
+            bodies[rows, j] = new
+        ends_off = np.add.accumulate(bodies + launch, axis=1)
+        for dev, cmd, run, body, off in zip(self.devices, self.cmds, runs, bodies, ends_off, strict=True):
+            run.body, run.end_off = body, off
+            dev.engine.settled(cmd, cmd.start_ns + float(off[-1]))
+
+
+def _identity(clocks: Sequence[object]) -> bool:
+    from .timebase import IdentityClock
+
+    return all(type(c) is IdentityClock for c in clocks)
