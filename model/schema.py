@@ -113,6 +113,11 @@ TRUTH_IDLE = TableSchema(
     "truth_idle", (("track", "i4"), ("start_ns", "i8"), ("end_ns", "i8"), ("cause", "i4"))
 )
 TRUTH_CLOCKS = TableSchema("truth_clocks", (("clock", "i4"), ("offset_ns", "f8"), ("drift_ppm", "f8")))
+# Per collective and participant (its device's top track): when it arrived, when the last one did, the end.
+TRUTH_COLLECTIVES = TableSchema(
+    "truth_collectives", (("collective", "i8"), ("track", "i4"), ("name", "i4"), ("arrival_ns", "i8"),
+                          ("last_arrival_ns", "i8"), ("end_ns", "i8"))
+)
 
 # Tables every trace has, in file order. Truth tables live apart (HDF5 group /truth).
 TABLES: tuple[TableSchema, ...] = (
@@ -120,5 +125,7 @@ TABLES: tuple[TableSchema, ...] = (
 )
 # Tables a file of an older format version may lack (read as empty): the version that added them.
 ADDED_IN_VERSION: dict[str, int] = {"op_counters": 3}
-TRUTH_TABLES: tuple[TableSchema, ...] = (TRUTH_OPS, TRUTH_IDLE, TRUTH_CLOCKS)
+TRUTH_TABLES: tuple[TableSchema, ...] = (TRUTH_OPS, TRUTH_IDLE, TRUTH_CLOCKS, TRUTH_COLLECTIVES)
+# Truth tables written only when they have rows (captures without collectives stay as they were).
+SPARSE_TRUTH = frozenset({"truth_collectives"})
 SCHEMAS: dict[str, TableSchema] = {s.name: s for s in (*TABLES, *TRUTH_TABLES)}

@@ -99,7 +99,7 @@ class IdleTruth:
                 self.busy_until = end
                 continue
             if start > self.busy_until:
-                cause = cause if cause in ("host", "pcie", "sync") else "sync"
+                cause = cause if cause in ("host", "pcie", "sync", "communication") else "sync"
                 if cause == "host" and waited(self.busy_until, start):
                     cause = "sync"
                 out.append((self.busy_until, start, cause))

@@ -22,6 +22,7 @@ from ..sim.device.window_sums import window_edges
 from . import counter_rows as sampled
 from .batch import TraceBatch
 from .clocksync import estimate, take_samples, true_alignment
+from .clusterrows import add_collective_truth, add_link_rows, compute_runs, host_links
 from .deviceslices import DeviceTracks, Flow, OpShapes, add_records
 from .graphrows import replay_counters
 from .hostslices import add_calls, add_submissions
@@ -43,10 +44,11 @@ def build_trace(sim: Simulator) -> Trace:
     batch = TraceBatch(b)
     b.metadata.update(session_metadata(sim))
     b.add_clock("host monotonic", reference=True)
-    host = b.add_track(HOST_NAME, TrackKind.HOST, host=HOST_NAME)
-    proc = b.add_track("python (simulated)", TrackKind.PROCESS, parent=host, host=HOST_NAME)
-    thread = b.add_track("main thread", TrackKind.HOST_THREAD, parent=proc, host=HOST_NAME)
-    api = b.add_track("runtime API", TrackKind.RUNTIME_API, parent=thread, host=HOST_NAME)
+    name = sim.host_name or HOST_NAME  # a host of a cluster: host0 …
+    host = b.add_track(name, TrackKind.HOST, host=name)
+    proc = b.add_track("python (simulated)", TrackKind.PROCESS, parent=host, host=name)
+    thread = b.add_track("main thread", TrackKind.HOST_THREAD, parent=proc, host=name)
+    api = b.add_track("runtime API", TrackKind.RUNTIME_API, parent=thread, host=name)
     end = max([sim.clock.now, *(c.end_ns for d in sim.devices for c in d.engine.finished)])
     edges = window_edges(sim.clock.start_ns, end, sim.counter_period_ns)
     # What the sampled counters and the ops' counters need (clock estimates, replays as
@@ -68,19 +70,25 @@ def build_trace(sim: Simulator) -> Trace:
 
         def queue(device: int, stream: int) -> int:
             track = queues[(device, stream)] = b.add_track(f"device {device} queue {stream}", TrackKind.DRIVER_QUEUE,
-                                                           parent=proc, host=HOST_NAME, device=device)
+                                                           parent=proc, host=name, device=device)
             return track
 
         first = add_submissions(batch, log.submission_ints, log.submission_names, queue, api_ids, batch.flows, 0)
         sub_ids = {(s.device, s.cid, s.chunk): first + i for i, s in enumerate(subs)}
-        track_ids, nodes = [], []
+        track_ids, nodes, tops, clock_ids = [], [], [], []
         for dev, r, clock, columns in zip(sim.devices, recs, clocks, replays, strict=True):
             top, clock_id, local = _device(b, batch, sim, dev, r, sub_ids, clock, columns)
             nodes.append(local)
+            tops.append(top)
+            clock_ids.append(clock_id)
             for t in tracks:
                 if t.device == dev.index:
-                    track_ids.append(_counter_track(b, t, top, clock_id, queues))
+                    track_ids.append(_counter_track(b, t, top, clock_id, queues, name))
         batch.flush()
+        if host_links(sim):
+            to_refs = [c.to_ref for c in clocks]
+            add_link_rows(b, sim, host, tops, clock_ids, to_refs, edges)
+            add_collective_truth(b, sim, tops, to_refs)
         trace = b.build(source="simulator")
         made = helper.result()
     finally:
@@ -98,11 +106,11 @@ def build_trace(sim: Simulator) -> Trace:
 
 
 def _counter_track(b: TraceBuilder, t: sampled.CounterTrack, top: int, clock: int,
-                   queues: dict[tuple[int, int], int]) -> int:
+                   queues: dict[tuple[int, int], int], host: str) -> int:
     """The track of a sampled counter: under its device, on its clock; a queue's depth under
     its queue, on the host's clock."""
     if t.stream >= 0:
-        return b.add_counter_track(t.name, t.unit, t.block, t.description, queues[(t.device, t.stream)], HOST_NAME,
+        return b.add_counter_track(t.name, t.unit, t.block, t.description, queues[(t.device, t.stream)], host,
                                    t.device)
     return b.add_counter_track(t.name, t.unit, t.block, t.description, top, "", t.device, clock)
 
@@ -203,7 +211,9 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, rec
                         lambda cid, chunk: sub_ids.get((d, cid, chunk), -1), _flow_to(batch), 0, OpShapes(),
                         counters=False, replays=columns)
     # every gap between ops (no unit busy), with the cause of the op that ends it: the service's rule, at once
-    add_idle_rows(b, tracks.top, IdleTruth().gaps(recs.runs(), sim.log.waits, math.inf), to_ref)
+    # (with collectives: the compute around them, so that waiting on communication is idle time)
+    runs = compute_runs(recs) if tracks.units.get("collective") is not None else recs.runs()
+    add_idle_rows(b, tracks.top, IdleTruth().gaps(runs, sim.log.waits, math.inf), to_ref)
     return tracks.top, clock, local
 
 

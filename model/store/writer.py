@@ -92,6 +92,8 @@ def _write_final(f: H5File, trace: Trace) -> None:
     f.create("strings/offsets", offsets, CHUNK_ROWS)
     for group, tables in (("", trace.tables), ("truth/", trace.truth)):
         for name, table in tables.items():
+            if name in S.SPARSE_TRUTH and not len(table):
+                continue
             for col in table.schema.names:
                 if (name, col) in DERIVED_COLUMNS:
                     continue

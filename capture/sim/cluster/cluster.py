@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..runtime.simulator import Device, Simulator
 from ..device.specs import DeviceSpec
+from ..runtime.simulator import Device, Simulator
 from .communicator import Communicator
 from .rendezvous import Fabric
 from .timebase import ClockModel

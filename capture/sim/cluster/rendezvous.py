@@ -176,9 +176,10 @@ class ReplayRendezvous(Meeting):
         for n in self.nodes:
             j = np.array(n.node)
             arrive = starts + before[rows, j] + shift
-            true = arrive.tolist() if _identity(clocks) else [c.to_true(a) for c, a in zip(clocks, arrive.tolist())]
+            same = _identity(clocks)
+            true = arrive.tolist() if same else [c.to_true(a) for c, a in zip(clocks, arrive.tolist(), strict=True)]
             end = self.fabric.run(n.plan, true, n.name, n.kind, n.algorithm, n.nbytes, self.ranks)
-            ends = np.full(len(runs), end) if _identity(clocks) else np.array([c.to_raw(end) for c in clocks])
+            ends = np.full(len(runs), end) if same else np.array([c.to_raw(end) for c in clocks])
             new = ends - arrive
             shift += new - bodies[rows, j]
             bodies[rows, j] = new

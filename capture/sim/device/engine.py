@@ -119,10 +119,7 @@ class DeviceEngine:
 
     def _settle(self) -> bool:
         """Resolve the collectives this device holds; False when one cannot be yet."""
-        for cmd in list(self.waiting):
-            if cmd in self.waiting and not cmd.rendezvous.resolve():
-                return False
-        return True
+        return all(cmd not in self.waiting or cmd.rendezvous.resolve() for cmd in list(self.waiting))
 
     def settled(self, cmd: Command, end: float) -> None:
         """Collective ``cmd`` (started, held in ``waiting``) ends at ``end``."""

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..cluster.timebase import ClockModel, IdentityClock
 from ..device.clock import DeviceClock
 from ..device.command import Command, EventState
 from ..device.costs import CostTerms, cost, cost_terms
 from ..device.engine import DeviceEngine
 from ..device.ops import OpWork, op_work
-from ..cluster.timebase import ClockModel, IdentityClock
 from ..device.specs import DeviceSpec, load_spec
 from . import copies
 from .buffers import DeviceBuffer, HostBuffer, device_buffer, host_buffer
