@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from accelview.model import TraceBuilder, TrackKind
 
+from ..sim.cluster.timebase import IdentityClock
 from ..sim.device.replay import UNITS
 from .records import DeviceRecords
 
@@ -33,26 +34,34 @@ def host_links(sim: Simulator) -> list[Link]:
     return [x for x in sim.fabric.topology.links() if x.host == h and x.transfers]
 
 
+def _raw(sim: Simulator) -> ToRef:
+    """True ns → ``sim``'s host raw ns, over arrays."""
+    model = sim.clock_model
+    if type(model) is IdentityClock:
+        return lambda t: np.asarray(t, dtype=np.float64)
+    return lambda t: np.array([model.to_raw(x) for x in np.asarray(t, dtype=np.float64).tolist()])
+
+
 def add_link_rows(b: TraceBuilder, sim: Simulator, host_track: int, device_tops: Sequence[int],
                   device_clocks: Sequence[int], to_refs: Sequence[ToRef], edges: np.ndarray) -> None:
     """A lane per link of this host that carried something (a device's ports under the device, on
     its clock; the network interface under the host), its transfers as slices and a counter of the
     bytes it moved per window of ``edges`` (true ns)."""
-    raw = sim.clock_model.to_raw
-    host_ref: ToRef = lambda t: np.array([raw(x) for x in np.asarray(t, dtype=np.float64).tolist()])  # noqa: E731
+    raw = _raw(sim)
+    intern = b.strings.intern
+    arg_sets: dict[int, int] = {}
     for link in host_links(sim):
         on_device = link.device >= 0
         parent = device_tops[link.device] if on_device else host_track
         clock = device_clocks[link.device] if on_device else -1
-        to_ref = (lambda t, f=to_refs[link.device]: f(np.array([raw(x) for x in np.asarray(t).tolist()]))) \
-            if on_device else host_ref
+        to_ref = (lambda t, f=to_refs[link.device]: f(raw(t))) if on_device else raw
         track = b.add_track(link.name, TrackKind.NETWORK_LINK, parent=parent, host=sim.host_name,
                             device=link.device, clock=clock)
         starts, ends, nbytes, names = (list(x) for x in zip(*sorted(link.transfers), strict=True))
         t0 = np.rint(to_ref(np.array(starts))).astype(np.int64)
         t1 = np.maximum(np.rint(to_ref(np.array(ends))).astype(np.int64), t0)
-        intern = b.strings.intern
-        args = np.array([b.add_args({"bytes": n}) for n in nbytes], dtype=np.int64)
+        args = np.array([arg_sets[n] if n in arg_sets else arg_sets.setdefault(n, b.add_args({"bytes": n}))
+                         for n in nbytes], dtype=np.int64)
         b.add_slices(track, t0, t1 - t0, np.array([intern(n.rsplit(" #", 1)[0]) for n in names], dtype=np.int32),
                      intern(link.kind), -1, args)
         counter = b.add_counter_track(f"{link.name} bytes", "B", link.kind,
@@ -64,17 +73,15 @@ def add_link_rows(b: TraceBuilder, sim: Simulator, host_track: int, device_tops:
 
 
 def window_bytes(starts: np.ndarray, ends: np.ndarray, nbytes: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Bytes moved in each window [edges[k], edges[k+1]) by transfers that move ``nbytes`` evenly
-    over [start, end) (a transfer of no duration counts in the window that holds it)."""
-    cum_edges = np.zeros(len(edges))
-    for s, e, n in zip(starts.tolist(), ends.tolist(), nbytes.tolist(), strict=True):
-        if e <= s:
-            k = int(np.searchsorted(edges, s, side="right")) - 1
-            if 0 <= k < len(edges) - 1:
-                cum_edges[k + 1:] += n
-            continue
-        cum_edges += n * np.clip((edges - s) / (e - s), 0.0, 1.0)
-    return np.diff(cum_edges)
+    """Bytes moved in each window [edges[k], edges[k+1]) by transfers that do not overlap (one
+    link's, sorted by start), each moving ``nbytes`` evenly over [start, end)."""
+    done = np.concatenate([[0.0], np.cumsum(nbytes)])  # bytes of the transfers before each one
+    i = np.searchsorted(starts, edges, side="right") - 1  # the last transfer begun by each edge
+    k = np.maximum(i, 0)
+    span = ends[k] - starts[k]
+    part = np.where(span > 0, np.clip((edges - starts[k]) / np.where(span > 0, span, 1.0), 0.0, 1.0), 1.0)
+    moved = np.where(i >= 0, done[k] + nbytes[k] * part, 0.0)
+    return np.diff(moved)
 
 
 def add_collective_truth(b: TraceBuilder, sim: Simulator, device_tops: Sequence[int], to_refs: Sequence[ToRef]) -> None:
@@ -82,22 +89,28 @@ def add_collective_truth(b: TraceBuilder, sim: Simulator, device_tops: Sequence[
     the last participant's arrival and the end (in the participant's device timebase)."""
     if sim.fabric is None:
         return
-    h, raw = sim.host_index, sim.clock_model.to_raw
-    rows: dict[str, list] = {"collective": [], "track": [], "name": [], "arrival_ns": [], "last_arrival_ns": [],
-                             "end_ns": []}
+    h, raw = sim.host_index, _raw(sim)
+    picked: list[tuple[int, int, str, float, float, float]] = []  # (seq, device, name, arrival, last, end)
     for t in sim.fabric.truth:
         last = t.last_arrival_ns
-        for (host, dev), arrival in zip(t.ranks, t.arrivals, strict=True):
-            if host != h:
-                continue
-            ref = to_refs[dev](np.array([raw(arrival), raw(last), raw(t.end_ns)]))
-            rows["collective"].append(t.seq)
-            rows["track"].append(device_tops[dev])
-            rows["name"].append(b.strings.intern(t.name))
-            for col, v in zip(("arrival_ns", "last_arrival_ns", "end_ns"), ref.tolist(), strict=True):
-                rows[col].append(round(v))
-    if rows["collective"]:
-        b.add_rows("truth_collectives", {k: np.array(v) for k, v in rows.items()})
+        picked += [(t.seq, dev, t.name, a, last, t.end_ns) for (host, dev), a in zip(t.ranks, t.arrivals, strict=True)
+                   if host == h]
+    if not picked:
+        return
+    dev = np.array([p[1] for p in picked])
+    times = raw(np.array([p[3:] for p in picked], dtype=np.float64).reshape(-1))
+    times = times.reshape(-1, 3)
+    ref = np.empty_like(times)
+    for d in np.unique(dev).tolist():
+        rows = np.flatnonzero(dev == d)
+        ref[rows] = to_refs[d](times[rows].reshape(-1)).reshape(-1, 3)
+    ref = np.rint(ref).astype(np.int64)
+    intern = b.strings.intern
+    b.add_rows("truth_collectives", {
+        "collective": np.array([p[0] for p in picked], dtype=np.int64),
+        "track": np.array(device_tops, dtype=np.int32)[dev],
+        "name": np.array([intern(p[2]) for p in picked], dtype=np.int32),
+        "arrival_ns": ref[:, 0], "last_arrival_ns": ref[:, 1], "end_ns": ref[:, 2]})
 
 
 def compute_runs(recs: DeviceRecords) -> list[tuple[float, float, str]]:

@@ -21,7 +21,8 @@ from one thread: each call costs time on its own host's clock, so hosts run side
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..device.specs import DeviceSpec
@@ -69,6 +70,22 @@ class Cluster:
     def communicator(self, devices: Sequence[Device] | None = None, algorithm: str = "ring") -> Communicator:
         """A communicator over ``devices`` (default: every device, host by host)."""
         return Communicator(self.fabric, list(devices) if devices is not None else self.devices(), algorithm)
+
+    @contextmanager
+    def annotate(self, name: str, hosts: Sequence[int] | None = None) -> Iterator[None]:
+        """Mark a phase (like ``sim.annotate``) on the host thread of every host in ``hosts``
+        (default: all), each on its own clock."""
+        sims = [self.host(h) for h in hosts] if hosts is not None else self.hosts
+        starts = [sim.clock.enter_call() for sim in sims]
+        for sim in sims:
+            sim.clock.exit_call()
+        try:
+            yield
+        finally:
+            for sim, start in zip(sims, starts, strict=True):
+                end = sim.clock.enter_call()
+                sim.clock.exit_call()
+                sim.log.annotate(start, end, name)
 
     def synchronize(self) -> None:
         """Every host waits for all of its devices' work."""

@@ -4,10 +4,11 @@ transfer between two devices takes over them.
 
 Within a host a transfer leaves its device's ``c2c tx`` port and enters the other's ``c2c rx``
 (through a non-blocking switch, as NVLink/NVSwitch or a torus of chip-to-chip links behaves for
-the patterns collectives use). Between hosts it leaves through its host's ``net tx`` and enters
-the other host's ``net rx``: all devices of a host share one network interface, so traffic of
-several devices leaving a host at once contends for it. Latency is per hop, bandwidth that of the
-slowest link on the path.
+the patterns collectives use). Between hosts it leaves through a network interface of its host
+and enters one of the other host's: device ``d`` uses interface ``d % nics`` (``nics`` 0: one
+per device, "rail-optimised" as in DGX-class servers; 1: every device of a host shares one, so
+traffic of several devices leaving a host at once contends for it). Latency is per hop,
+bandwidth that of the slowest link on the path.
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ class LinkSpec:
     c2c_latency_ns: float = 800.0
     net_gb_per_s: float = 50.0
     net_latency_ns: float = 3000.0
+    nics: int = 0  # network interfaces per host; 0: one per device
 
     def __post_init__(self) -> None:
+        if self.nics < 0:
+            raise ValueError(f"nics must be 0 (one per device) or more, got {self.nics}")
         for name in ("c2c_gb_per_s", "c2c_latency_ns", "net_gb_per_s", "net_latency_ns"):
             value = getattr(self, name)
             if not value >= 0 or (name.endswith("gb_per_s") and value == 0):
@@ -55,8 +59,10 @@ class Topology:
         self.hosts, self.devices, self.spec = hosts, devices, spec
         self.c2c = {(h, d, x): Link(f"C2C {x.upper()}", "c2c", h, d, x, spec.c2c_gb_per_s, spec.c2c_latency_ns)
                     for h in range(hosts) for d in range(devices) for x in ("tx", "rx")}
-        self.net = {(h, x): Link(f"network {x.upper()}", "network", h, -1, x, spec.net_gb_per_s,
-                                 spec.net_latency_ns) for h in range(hosts) for x in ("tx", "rx")}
+        self.nics = spec.nics or devices
+        self.net = {(h, n, x): Link(f"NIC {n} {x.upper()}", "network", h, -1, x, spec.net_gb_per_s,
+                                    spec.net_latency_ns) for h in range(hosts) for n in range(self.nics)
+                    for x in ("tx", "rx")}
         self._paths: dict[tuple[Rank, Rank], Path] = {}
 
     def path(self, src: Rank, dst: Rank) -> Path:
@@ -69,7 +75,7 @@ class Topology:
             if src[0] == dst[0]:
                 links = (self.c2c[(*src, "tx")], self.c2c[(*dst, "rx")])
             else:
-                links = (self.net[(src[0], "tx")], self.net[(dst[0], "rx")])
+                links = (self.net[(src[0], src[1] % self.nics, "tx")], self.net[(dst[0], dst[1] % self.nics, "rx")])
             p = self._paths[key] = Path(links, max(x.latency_ns for x in links), min(x.bandwidth for x in links))
         return p
 

@@ -63,6 +63,10 @@ class DeviceEngine:
         self.prev_end: list[float] = [-math.inf] * n_streams
         self.prev_tag: list[str] = ["host"] * n_streams
         self.units: dict[str, Command | None] = dict.fromkeys(EXEC_UNITS)
+        # each unit kind's slots: the collective engines run that many collectives at once
+        self.slots = {u: [u] for u in EXEC_UNITS}
+        self.slots["collective"] += [f"collective {i}" for i in range(1, spec.compute.collective_engines)]
+        self.units.update(dict.fromkeys(self.slots["collective"][1:]))
         self.dma: list[Command | None] = [None] * spec.pcie.dma_engines
         self.active: dict[str, list[Command]] = {"h2d": [], "d2h": []}
         self.graph: Command | None = None  # the graph replay running (it holds every execution unit)
@@ -371,7 +375,8 @@ class DeviceEngine:
             self._finish(cmd)
             return True
         if cmd.kind == "graph":
-            if self.graph is not None or any(u is not None for u in self.units.values()):
+            # a collective already running (a send on another stream) goes on beside it
+            if self.graph is not None or any(c is not None and c.rendezvous is None for c in self.units.values()):
                 return False
             cmd.start_ns, cmd.cause = self.now, cause
             self.graph = cmd
@@ -383,8 +388,9 @@ class DeviceEngine:
                 cmd.end_ns = self.now + (cmd.graph.total_ns if cmd.graph is not None else 0.0)
             return True
         if cmd.kind == "op":
-            unit = cmd.cost.unit if cmd.cost else "vector"
-            if self.units[unit] is not None or self.graph is not None:
+            unit = next((u for u in self.slots[cmd.cost.unit if cmd.cost else "vector"] if self.units[u] is None),
+                        None)
+            if unit is None or self.graph is not None:
                 return False
             cmd.start_ns, cmd.cause = self.now, cause
             cmd.phase = "launch"

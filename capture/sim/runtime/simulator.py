@@ -101,6 +101,14 @@ class Simulator:
         """Host memory for copies (no data is allocated)."""
         return host_buffer(shape, dtype, pinned)
 
+    def host_work(self, name: str, ns: float) -> None:
+        """The script's own work on the host thread for ``ns`` (a data loader, a sampler): a phase
+        ``name`` on the thread during which it launches nothing."""
+        start = self.clock.enter_call()
+        end = self.clock.spend(ns)
+        self.clock.exit_call()
+        self.log.annotate(start, end, name)
+
     def finish(self) -> int:
         """Let every device drain its queues; returns the host time at the end."""
         for dev in self.devices:
