@@ -21,7 +21,7 @@ from accelview.capture.sim.runtime.simulator import Device, Stream
 CAUSES = ("compute", "host", "pcie", "network")
 
 
-def run(cluster: Cluster, steps: int = 6, slow_host: int = 1, slow_device: int = 3, delay_us: float = 300.0,
+def run(cluster: Cluster, steps: int = 6, slow_host: int = 1, slow_device: int = 1, delay_us: float = 300.0,
         cause: str = "compute", hidden: int = 4096, tokens: int = 8192, layers: int = 4,
         grad_mb: float = 64.0, input_kb: float = 256.0) -> None:
     """``steps`` data-parallel steps: input in (a PCIe copy, or for ``cause=network`` a receive
