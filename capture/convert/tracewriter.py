@@ -22,7 +22,14 @@ from ..sim.device.window_sums import window_edges
 from . import counter_rows as sampled
 from .batch import TraceBatch
 from .clocksync import estimate, take_samples, true_alignment
-from .clusterrows import add_collective_truth, add_link_rows, compute_runs, host_links
+from .clusterrows import (
+    add_collective_truth,
+    add_communication_idle,
+    add_link_rows,
+    compute_runs,
+    host_links,
+    link_counters,
+)
 from .deviceslices import DeviceTracks, Flow, OpShapes, add_records
 from .graphrows import replay_counters
 from .hostslices import add_calls, add_submissions
@@ -33,6 +40,7 @@ from .session import session_metadata
 from .summaries import IdleTruth, add_idle_rows
 
 if TYPE_CHECKING:
+    from ..sim.cluster.rendezvous import LinkTransfers
     from ..sim.runtime.simulator import Device, Simulator
 
 HOST_NAME = "sim-host"
@@ -59,7 +67,8 @@ def build_trace(sim: Simulator) -> Trace:
     subs = sim.log.submissions
     tracks = sampled.plan(sim, list(dict.fromkeys((s.device, s.stream) for s in subs)))
     prepared: dict[str, list] = {}  # the records, made after the fork: the helper makes its own
-    helper = _offload(sim, prepared, edges, clocks, tracks)
+    links = host_links(sim)  # a host of a cluster: its links' transfers (their counters by the helper too)
+    helper = _offload(sim, prepared, edges, clocks, tracks, links)
     recs = prepared["recs"] = [records_of(dev.engine.finished) for dev in sim.devices]  # the one adapter
     replays = prepared["replays"] = [_replays(r) for r in recs]
     try:
@@ -85,9 +94,9 @@ def build_trace(sim: Simulator) -> Trace:
                 if t.device == dev.index:
                     track_ids.append(_counter_track(b, t, top, clock_id, queues, name))
         batch.flush()
-        if host_links(sim):
+        if links:
             to_refs = [c.to_ref for c in clocks]
-            add_link_rows(b, sim, host, tops, clock_ids, to_refs, edges)
+            track_ids += add_link_rows(b, sim, links, host, tops, clock_ids, to_refs)
             add_collective_truth(b, sim, tops, to_refs)
         trace = b.build(source="simulator")
         made = helper.result()
@@ -116,11 +125,13 @@ def _counter_track(b: TraceBuilder, t: sampled.CounterTrack, top: int, clock: in
 
 
 def _offload(sim: Simulator, prepared: dict[str, list], edges: np.ndarray, clocks: list[_DeviceClock],
-             tracks: list[sampled.CounterTrack]) -> Offload:
-    """The columns a helper makes: the sampled counters' samples, and per device with ops the
-    counters of its ops and its replays' nodes (``device D <counter>``, see :func:`_op_rows`).
-    Forked first, the helper makes the devices' records itself (``prepared`` is still empty there)."""
-    rows = len(tracks) * (len(edges) - 1)
+             tracks: list[sampled.CounterTrack], links: list[LinkTransfers]) -> Offload:
+    """The columns a helper makes: the sampled counters' samples (then the ``links``' byte
+    counters', on tracks made after the others), and per device with ops the counters of its ops
+    and its replays' nodes (``device D <counter>``, see :func:`_op_rows`). Forked first, the helper
+    makes the devices' records itself (``prepared`` is still empty there)."""
+    base = len(tracks) * (len(edges) - 1)
+    rows = base + len(links) * (len(edges) - 1)
     shapes: dict[str, tuple[Any, int]] = {"ts_ns": (np.int64, rows), "value": (np.float64, rows)}
     for d, dev in enumerate(sim.devices):
         n = _counted_rows(dev.engine.finished)
@@ -137,8 +148,10 @@ def _offload(sim: Simulator, prepared: dict[str, list], edges: np.ndarray, clock
             if f"device {d} order" in out:
                 _op_rows(recs[d], columns, {k[len(f"device {d} "):]: v for k, v in out.items()
                                            if k.startswith(f"device {d} ")})
-        sampled.compute(sim, recs, edges, [c.to_ref for c in clocks], replays, tracks, out["ts_ns"],
-                        out["value"])
+        sampled.compute(sim, recs, edges, [c.to_ref for c in clocks], replays, tracks, out["ts_ns"][:base],
+                        out["value"][:base])
+        if links:
+            link_counters(sim, links, [c.to_ref for c in clocks], edges, out["ts_ns"][base:], out["value"][base:])
 
     return Offload(shapes, make)
 
@@ -212,8 +225,12 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, rec
                         counters=False, replays=columns)
     # every gap between ops (no unit busy), with the cause of the op that ends it: the service's rule, at once
     # (with collectives: the compute around them, so that waiting on communication is idle time)
-    runs = compute_runs(recs) if tracks.units.get("collective") is not None else recs.runs()
-    add_idle_rows(b, tracks.top, IdleTruth().gaps(runs, sim.log.waits, math.inf), to_ref)
+    if tracks.units.get("collective") is None:
+        add_idle_rows(b, tracks.top, IdleTruth().gaps(recs.runs(), sim.log.waits, math.inf), to_ref)
+    else:  # the compute around the collectives: waiting on communication is idle time
+        runs, inner = compute_runs(recs)
+        add_idle_rows(b, tracks.top, IdleTruth().gaps(runs, sim.log.waits, math.inf), to_ref)
+        add_communication_idle(b, tracks.top, inner, to_ref)
     return tracks.top, clock, local
 
 

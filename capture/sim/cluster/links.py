@@ -5,8 +5,8 @@ A link serves the transfers booked on it one after the other at its full bandwid
 takes the earliest free interval at or after the time it is ready (transfers may be booked out of
 time order, as collectives resolve, and fill gaps between earlier bookings). Two transfers that
 want the same link at once therefore take, together, as long as both back to back: that is the
-contention a shared link adds. The ledger keeps the most recent ``KEEP`` bookings; older ones are
-long finished by the time anything is booked again.
+contention a shared link adds. The ledger keeps at least the most recent ``KEEP`` bookings; older
+ones are long finished by the time anything is booked again.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ class Link:
     latency_ns: float
     starts: list[float] = field(default_factory=list)  # bookings, sorted by start
     ends: list[float] = field(default_factory=list)
-    transfers: list[tuple[float, float, int, str]] = field(default_factory=list)  # (start, end, bytes, name), all
 
     def free_at(self, t: float, duration: float) -> float:
         """The earliest start ≥ ``t`` of a free interval of ``duration`` on this link."""
@@ -44,14 +43,17 @@ class Link:
             i += 1
         return t
 
-    def book(self, start: float, end: float, nbytes: int, name: str) -> None:
-        """Occupy [start, end) for a transfer of ``nbytes`` called ``name``."""
-        i = bisect.bisect_left(self.starts, start)
-        self.starts.insert(i, start)
-        self.ends.insert(i, end)
-        if len(self.starts) > KEEP:
-            del self.starts[0], self.ends[0]
-        self.transfers.append((start, end, nbytes, name))
+    def book(self, start: float, end: float) -> None:
+        """Occupy [start, end) (what moves then is kept by the fabric, see ``Fabric.booked``)."""
+        if not self.starts or start >= self.starts[-1]:  # the usual case: after everything booked
+            self.starts.append(start)
+            self.ends.append(end)
+        else:
+            i = bisect.bisect_left(self.starts, start)
+            self.starts.insert(i, start)
+            self.ends.insert(i, end)
+        if len(self.starts) > 2 * KEEP:
+            del self.starts[:KEEP], self.ends[:KEEP]
 
 
 def common_start(links: Sequence[Link], t: float, duration: float) -> float:

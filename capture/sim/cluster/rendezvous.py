@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .algorithms import Plan
-from .links import common_start
+from .links import KEEP, Link, common_start
 from .topology import Rank, Topology
 
 if TYPE_CHECKING:
@@ -108,6 +108,8 @@ class Fabric:
     def __init__(self, topology: Topology) -> None:
         self.topology = topology
         self.truth: list[CollectiveTruth] = []
+        self.booked: list[tuple[float, float, str, Plan]] = []  # (start, end, name, plan) of every collective
+        self._by_link: tuple[int, list[LinkTransfers]] | None = None
 
     def run(self, plan: Plan, arrivals: Sequence[float], name: str, kind: str, algorithm: str, nbytes: int,
             ranks: tuple[Rank, ...]) -> float:
@@ -115,12 +117,62 @@ class Fabric:
         last = max(arrivals)
         start = common_start(plan.links, last, plan.duration_ns) if plan.links else last
         end = start + plan.duration_ns
-        label = f"{name} #{len(self.truth)}"
-        for link, moved in zip(plan.links, plan.link_bytes, strict=True):
-            link.book(start, end, moved, label)
+        for link in plan.links:
+            starts = link.starts
+            if (starts and start < starts[-1]) or len(starts) >= 2 * KEEP:
+                link.book(start, end)
+            else:  # after everything booked on it (Link.book's usual case, inline: many links per collective)
+                starts.append(start)
+                link.ends.append(end)
+        self.booked.append((start, end, name, plan))
         self.truth.append(CollectiveTruth(len(self.truth), name, kind, algorithm, nbytes, ranks, tuple(arrivals),
                                           start, end))
         return end
+
+
+    def link_transfers(self) -> list[LinkTransfers]:
+        """Every link that carried something, in the topology's order, with its transfers as
+        columns sorted by start (one per collective that crossed it)."""
+        if self._by_link is not None and self._by_link[0] == len(self.booked):
+            return self._by_link[1]
+        groups: dict[int, tuple[Plan, list[float], list[float], list[str]]] = {}
+        for start, end, name, plan in self.booked:
+            g = groups.get(id(plan))
+            if g is None:
+                g = groups[id(plan)] = (plan, [], [], [])
+            g[1].append(start)
+            g[2].append(end)
+            g[3].append(name)
+        names = list(dict.fromkeys(n for g in groups.values() for n in g[3]))
+        index = {n: i for i, n in enumerate(names)}
+        parts: dict[int, list[tuple[np.ndarray, ...]]] = {}
+        for plan, starts, ends, labels in groups.values():
+            cols = (np.array(starts), np.array(ends), np.array([index[n] for n in labels], dtype=np.int64))
+            for link, moved in zip(plan.links, plan.link_bytes, strict=True):
+                parts.setdefault(id(link), []).append((*cols, np.full(len(starts), moved, dtype=np.int64)))
+        out = []
+        for link in self.topology.links():
+            got = parts.get(id(link))
+            if got is None:
+                continue
+            start, end, name, nbytes = (np.concatenate(c) for c in zip(*got, strict=True))
+            order = np.argsort(start, kind="stable")
+            out.append(LinkTransfers(link, start[order], end[order], nbytes[order], name[order], names))
+        self._by_link = (len(self.booked), out)
+        return out
+
+
+@dataclass
+class LinkTransfers:
+    """What one link carried: per transfer its start and end (true ns), bytes and name (an index
+    into ``names``), sorted by start."""
+
+    link: Link
+    start: np.ndarray
+    end: np.ndarray
+    nbytes: np.ndarray
+    name: np.ndarray
+    names: list[str]
 
 
 class Rendezvous(Meeting):
