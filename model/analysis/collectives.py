@@ -76,8 +76,7 @@ def find_collectives(traces: Sequence[Trace]) -> list[Collective]:
         host, launch = host_name(trace), _launch_ns(trace)
         tracks = trace.tracks
         lanes = np.flatnonzero((tracks.kind == int(TrackKind.EXEC_UNIT)) &
-                               np.isin(tracks.name, [i for i in range(len(trace.strings))
-                                                     if trace.strings[i] == "collective"] or [-1]))
+                               (tracks.name == trace.strings.lookup("collective")))
         sl = trace.slices
         args_of: dict[int, dict] = {}
         for lane in lanes.tolist():

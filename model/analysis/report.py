@@ -11,8 +11,10 @@ from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
 from . import intervals as iv
+from .collectives import find_collectives
 from .critical_path import critical_path
 from .device_passes import fusion_candidates, host_sync, launch_bound, low_hbm_efficiency
+from .distributed import distributed_findings, summary
 from .findings import Finding, ranked
 from .gaps import Gaps, device_gaps
 from .gpu import report_section
@@ -61,6 +63,7 @@ class Report:
     gpu: dict[str, Any] | None = None  # GPU-trace analyses (imported traces with GPU streams)
     lane_busy: dict[int, float] = field(default_factory=dict)  # device lane → busy share of the run
     transfer_overlap: dict[str, float] = field(default_factory=dict)  # copies vs device work
+    communication: dict[str, Any] | None = None  # compute vs communication, with collectives (distributed.py)
 
     def to_json(self) -> dict[str, Any]:
         """The documented, stable JSON object of ``accelview analyze --json``."""
@@ -84,6 +87,7 @@ class Report:
                       for t, b in self.lane_busy.items()],
             "transfer_overlap": self.transfer_overlap,
             **({"gpu": self.gpu} if self.gpu is not None else {}),
+            **({"communication": self.communication} if self.communication is not None else {}),
         }
 
 
@@ -204,7 +208,10 @@ def analyze(trace: Trace) -> Report:
               low_hbm_efficiency(roles, labels, span), fusion_candidates(roles, labels, span)):
         if f is not None:
             found.append(f)
+    collectives = find_collectives([trace])
+    found += distributed_findings([trace], collectives, span)
     cp = critical_path(trace, roles=roles)
     return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found),
                   op_stats(trace, roles.device_ops), cp.by_resource_ns, report_section(trace),
-                  lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1, roles.device_busy))
+                  lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1, roles.device_busy),
+                  summary([trace], collectives) if collectives else None)

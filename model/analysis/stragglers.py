@@ -37,8 +37,7 @@ class _Timelines:
             host = host_name(trace)
             tracks, sl = trace.tracks, trace.slices
             kind, dev = tracks.kind[sl.track], tracks.device[sl.track]
-            coll_name = [i for i in range(len(trace.strings)) if trace.strings[i] == "collective"]
-            on_coll = np.isin(tracks.name[sl.track], coll_name) & (kind == int(TrackKind.EXEC_UNIT))
+            on_coll = (tracks.name[sl.track] == trace.strings.lookup("collective")) & (kind == int(TrackKind.EXEC_UNIT))
             p2p = np.zeros(len(sl), dtype=bool)
             for a in np.unique(sl.args[on_coll]).tolist():
                 if a >= 0 and trace.args(a).get("op") in ("send", "recv"):
