@@ -2,9 +2,10 @@
 and the likely cause; named from arrivals, so even when a barrier makes every participant's
 phases equally long.
 
-At each collective, participants arriving later than the median by more than half of the
-last one's lateness are *late*. The culprit is who is late at most collectives (at least a
-third of those with a spread over ``MIN_SPREAD_NS``): every device of one host late together
+At each collective whose last arrival is later than the median by at least ``MIN_SPREAD_NS`` and
+``MIN_SHARE`` of the phase before it (since the same participants' previous collective), the
+participants later than the median by more than half of that are *late*. The culprit is who is
+late at most collectives (at least a third of those): every device of one host late together
 names the host (``"device": None``), else the device most often late. The cause compares what
 the culprit did since the previous collective with its peers (the median): more time in
 compute ops → ``compute``, in PCIe copies (DMA) → ``pcie``, in receiving over the network
@@ -25,6 +26,7 @@ from .collectives import Collective, Participant, host_name
 from .findings import Finding, severity
 
 MIN_SPREAD_NS = 1_000.0
+MIN_SHARE = 0.03  # of the phase since the same participants' previous collective
 CATEGORIES = ("compute", "pcie", "network")
 
 
@@ -66,10 +68,14 @@ class _Timelines:
 def straggler_finding(traces: Sequence[Trace], collectives: Sequence[Collective], span_ns: float) -> Finding | None:
     """The ``straggler`` finding of ``collectives`` (from ``traces``), or None when nobody is late."""
     late_at: list[tuple[Collective, frozenset[Participant], float]] = []
+    previous: dict[tuple[Participant, ...], float] = {}  # the last end of each set of participants
+    begin = float(min(t.time_bounds()[0] for t in traces)) if traces else 0.0
     for c in collectives:
         med = float(np.median(c.arrivals))
         spread = c.last_arrival_ns - med
-        if spread < MIN_SPREAD_NS:
+        phase = med - previous.get(c.participants, begin)
+        previous[c.participants] = float(np.median(c.ends))
+        if spread < max(MIN_SPREAD_NS, MIN_SHARE * phase):
             continue
         late = frozenset(p for p, a in zip(c.participants, c.arrivals.tolist(), strict=True) if a - med > spread / 2)
         late_at.append((c, late, spread))
