@@ -210,3 +210,19 @@ def test_profile_writes_one_complete_capture_per_host(tmp_path):
         counted = trace.counters.value[np.isin(trace.counters.track, link_counters)].sum()
         assert counted == pytest.approx(moved, rel=1e-6)
         assert len(trace.truth["truth_collectives"]) == 2 * 2  # two all-reduces, two participants on each host
+
+
+def test_cluster_captures_are_the_same_bytes_whatever_the_hash_seed(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        r = subprocess.run([sys.executable, "-m", "accelview.app.cli", "profile", "--workload", "dp-straggler",
+                            "--param", "hosts=2", "--param", "devices=2", "--param", "steps=2", "--param",
+                            "cause=network", "-o", str(tmp_path / seed)], env=env, capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr
+    for name in ("host0.h5", "host1.h5"):
+        assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes()
