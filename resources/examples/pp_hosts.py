@@ -12,6 +12,7 @@ also tensor-parallel over its host's devices (all-reduces on the chip-to-chip li
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 from accelview.capture.sim.cluster.cluster import Cluster
 from accelview.capture.sim.device.ops import DTYPE_BYTES
@@ -33,7 +34,7 @@ def run(cluster: Cluster, model: str = "8b", microbatches: int = 8, batch: int =
     tp = [cluster.communicator(sim.devices) for sim in stages]
     width = len(stages[0].devices)
     links = [[cluster.communicator([a.devices[d], b.devices[d]]) for d in range(width)]
-             for a, b in zip(stages, stages[1:], strict=False)]
+             for a, b in itertools.pairwise(stages)]
     sends = [{d: dev.stream() for d, dev in enumerate(sim.devices)} for sim in stages]
     act = batch * prompt * cfg.hidden * DTYPE_BYTES[dtype]
     for m in range(microbatches):

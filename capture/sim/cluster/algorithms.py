@@ -50,7 +50,9 @@ def rounds(kind: str, algorithm: str, p: int, nbytes: int) -> list[Round]:
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; known: {', '.join(ALGORITHMS)}")
     if kind == "send_recv":
-        return [Round(((0, 1),), nbytes)] if p == 2 else _bad(kind, p)
+        if p != 2:
+            raise ValueError(f"{kind} takes exactly 2 ranks, got {p}")
+        return [Round(((0, 1),), nbytes)]
     if p == 1:
         return []
     chunk = math.ceil(nbytes / p)
@@ -70,10 +72,6 @@ def rounds(kind: str, algorithm: str, p: int, nbytes: int) -> list[Round]:
 def _pairs(p: int, distance: int) -> tuple[Edge, ...]:
     """Both directions between each rank and its partner at ``distance`` (rank XOR distance)."""
     return tuple((r, r ^ distance) for r in range(p) if (r ^ distance) < p)
-
-
-def _bad(kind: str, p: int) -> list[Round]:
-    raise ValueError(f"{kind} takes exactly 2 ranks, got {p}")
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..device.specs import DeviceSpec
 from ..runtime.simulator import Device, Simulator
@@ -104,8 +104,3 @@ class Cluster:
 
         self.finish()
         return [build_trace(sim) for sim in self.hosts]
-
-    def metadata(self) -> dict[str, Any]:
-        """What every host's capture records of the cluster."""
-        t = self.fabric.topology
-        return {"cluster_hosts": t.hosts, "cluster_devices": t.devices}

@@ -52,9 +52,6 @@ class Communicator:
         self._plans: dict[tuple, Plan] = {}
         self._capture: CommGraph | None = None
 
-    def __len__(self) -> int:
-        return len(self.devices)
-
     def all_reduce(self, buf: Buffer, algorithm: str | None = None, streams: Sequence[Stream] | None = None,
                    name: str | None = None) -> None:
         """Sum ``buf`` (bytes, or buffers) over every participant."""

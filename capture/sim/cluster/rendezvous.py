@@ -25,6 +25,7 @@ import numpy as np
 
 from .algorithms import Plan
 from .links import KEEP, Link, common_start
+from .timebase import IdentityClock
 from .topology import Rank, Topology
 
 if TYPE_CHECKING:
@@ -242,6 +243,4 @@ class ReplayRendezvous(Meeting):
 
 
 def _identity(clocks: Sequence[object]) -> bool:
-    from .timebase import IdentityClock
-
     return all(type(c) is IdentityClock for c in clocks)
