@@ -26,7 +26,8 @@ from .roles import Roles
 from .stats import OpStat, compute_transfer_overlap, lane_utilization, op_stats
 from .transfer_passes import transfer_findings
 
-LABELS = ("compute", "memory", "latency", "unknown")  # op labels; "transfer" marks copies with no op
+# op labels ("communication": collectives, on a device's collective lane); "transfer" marks copies with no op
+LABELS = ("compute", "memory", "latency", "communication", "unknown")
 CAUSES = ("host", "pcie", "sync", "communication")
 MAX_PHASES = 500
 PHASE_METRICS = ("hbm_utilization", "pcie_h2d_utilization")
@@ -117,6 +118,8 @@ class _Breakdown:
         dev = trace.tracks.device[trace.slices.track[ids]][o]
         self.devices, self.dev = np.unique(dev, return_inverse=True)
         self.code = _codes(labels.label[o], LABELS)
+        lane = trace.tracks.name[trace.slices.track[ids]][o]
+        self.code[lane == trace.strings.lookup("collective")] = LABELS.index("communication")
         self.max_dur = int((self.e - self.s).max()) if len(o) else 0
         g = np.argsort(gaps.start_ns, kind="stable")
         self.g0, self.g1 = gaps.start_ns[g], gaps.end_ns[g]
