@@ -226,3 +226,18 @@ def test_cluster_captures_are_the_same_bytes_whatever_the_hash_seed(tmp_path):
         assert r.returncode == 0, r.stderr
     for name in ("host0.h5", "host1.h5"):
         assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes()
+
+
+@pytest.mark.parametrize(("params", "out", "says"), [
+    (["slow_host=9"], "run", "slow_host 9 is not a host of 4"),
+    ([], "run.h5", "writes one capture per host: give a directory"),
+    (["cause=cosmic"], "run", "cause must be one of"),
+])
+def test_profile_of_a_cluster_refuses_bad_arguments_in_one_line(tmp_path, capsys, params, out, says):
+    from accelview.app.cli.main import main
+
+    args = [a for p in params for a in ("--param", p)]
+    assert main(["profile", "--workload", "dp-straggler", *args, "-o", str(tmp_path / out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and "\n" not in err and "Traceback" not in err
+    assert not (tmp_path / out).exists()
