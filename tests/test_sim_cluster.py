@@ -241,3 +241,47 @@ def test_profile_of_a_cluster_refuses_bad_arguments_in_one_line(tmp_path, capsys
     err = capsys.readouterr().err.strip()
     assert says in err and "\n" not in err and "Traceback" not in err
     assert not (tmp_path / out).exists()
+
+
+@pytest.mark.parametrize("trial", range(12))
+def test_random_collectives_on_random_streams_never_deadlock_and_end_together(trial):
+    """Collectives over random subsets, on random streams, among random work, events and waits:
+    a device whose collective cannot resolve yet goes on with its other streams (the others wait
+    on them), every participant ends at once after the last arrival, and each host's capture is
+    valid."""
+    rng = np.random.default_rng([7, trial])
+    c = Cluster(hosts=int(rng.integers(1, 4)), devices=int(rng.integers(2, 5)), seed=trial)
+    devs = c.devices()
+    streams = {id(d): [d.default_stream, d.stream()] for d in devs}
+    comms = [c.communicator([devs[i] for i in sorted(rng.choice(len(devs), int(rng.integers(2, len(devs) + 1)),
+                                                                 replace=False))], str(rng.choice(["ring", "tree"])))
+             for _ in range(3)]
+    for _ in range(5):
+        for d in devs:
+            if rng.random() < 0.7:
+                d.launch("gemm", m=int(rng.integers(1, 512)), n=2048, k=2048,
+                         stream=streams[id(d)][int(rng.integers(0, 2))])
+        comm = comms[int(rng.integers(0, 3))]
+        ss = [streams[id(d)][int(rng.integers(0, 2))] for d in comm.devices]
+        kind = str(rng.choice(["all_reduce", "all_gather", "reduce_scatter", "send"]))
+        if kind == "send":
+            a, b = (int(x) for x in rng.choice(len(comm.devices), 2, replace=False))
+            comm.send(a, b, int(rng.integers(1, 1 << 22)), streams=[ss[a], ss[b]])
+        else:
+            getattr(comm, kind)(int(rng.integers(1, 1 << 24)), streams=ss)
+        if rng.random() < 0.3:
+            d = devs[int(rng.integers(0, len(devs)))]
+            streams[id(d)][0].wait_event(streams[id(d)][1].record_event())
+        if rng.random() < 0.2:
+            devs[int(rng.integers(0, len(devs)))].synchronize()
+    c.synchronize()
+    for t in c.fabric.truth:
+        assert t.end_ns >= t.last_arrival_ns >= min(t.arrivals)
+    ends: dict[int, set[float]] = {}
+    for d in devs:
+        for cmd in d.engine.finished:
+            if cmd.rendezvous is not None:
+                ends.setdefault(id(cmd.rendezvous), set()).add(cmd.end_ns)
+    assert all(len(e) == 1 for e in ends.values())
+    for trace in c.traces():
+        assert check_trace(trace) == []

@@ -122,16 +122,27 @@ class DeviceEngine:
         self._progress(max(self.now, until))
 
     def _settle(self) -> bool:
-        """Resolve the collectives this device holds; False when one cannot be yet."""
-        return all(cmd not in self.waiting or cmd.rendezvous.resolve() for cmd in list(self.waiting))
+        """Resolve the collectives this device holds (every one: one that cannot be yet may wait on
+        another that can); False when one cannot be yet."""
+        done = [cmd not in self.waiting or cmd.rendezvous.resolve() for cmd in list(self.waiting)]
+        return all(done)
 
     def settled(self, cmd: Command, end: float) -> None:
-        """Collective ``cmd`` (started, held in ``waiting``) ends at ``end``."""
+        """Collective ``cmd`` (started, held in ``waiting``) ends at ``end``. When this engine has
+        already run past ``end`` (it went on while the collective could not resolve), it ends now,
+        at ``end``."""
         self.waiting.remove(cmd)
         if cmd.kind == "graph":
             cmd.end_ns = end
-        else:
+        elif end > self.now:
             cmd.remaining = max(0.0, end - (self.now if cmd.phase == "body" else cmd.phase_end))
+        else:
+            slot = next(u for u, c in self.units.items() if c is cmd)
+            self.units[slot] = None
+            self._ops -= 1
+            self._rates = None
+            cmd.end_ns = end
+            self._finish(cmd)
 
     def run_to_start(self, cmd: Command) -> bool:
         """Run until ``cmd`` has started; False when it cannot yet (it waits on something no
@@ -141,8 +152,9 @@ class DeviceEngine:
             self._dispatch()
             if not math.isnan(cmd.start_ns):
                 break
-            if self.waiting and not self._settle():
-                return False
+            # a collective this device holds that cannot resolve yet (its other participants wait on
+            # this device's other streams): the rest of the device goes on; it ends when it resolves
+            self._settle()
             t = self._next_time()
             if t == math.inf:
                 return False
@@ -165,7 +177,7 @@ class DeviceEngine:
             self._dispatch()
             if cmd.done:
                 break
-            if self.waiting and not self._settle():
+            if self.waiting and not self._settle() and self._next_time() == math.inf:
                 raise RuntimeError(f"device deadlock: {self.waiting[0].name!r} waits for a participant that has "
                                    "not submitted its part (issue every participant's part before waiting)")
             t = self._next_time()
