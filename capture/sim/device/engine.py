@@ -19,8 +19,9 @@ A collective (an op with a ``rendezvous``, or a graph replay with collective nod
 other participants on their devices: it starts like an op, but its end is known only once every
 participant has arrived (``cluster/rendezvous.py``). Until then the engine does not run past
 it: before moving time on it resolves the collectives it holds, running the other participants'
-engines up to their arrival (``waiting``, :meth:`settled`); a stream that waits on a collective
-marks the work after it with the cause ``communication``.
+engines up to their arrival (``waiting``, :meth:`settled`); when that cannot succeed yet (the
+others wait on this device's other streams) the rest of the device goes on. A stream that waits
+on a collective marks the work after it with the cause ``communication``.
 """
 
 from __future__ import annotations
