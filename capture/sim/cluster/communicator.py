@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ..device.costs import cost
 from ..runtime.buffers import DeviceBuffer
 from .algorithms import ALGORITHMS, Plan, plan
+from .links import Link
 from .rendezvous import Fabric, NodeCollective, Rendezvous, ReplayRendezvous
 from .topology import Rank
 
@@ -140,6 +141,7 @@ class CommGraph:
     def __init__(self, comm: Communicator, name: str, graphs: list[Graph]) -> None:
         self.comm, self.name, self.graphs = comm, name, graphs
         self.nodes: list[NodeCollective] = []
+        self._links: tuple[int, list[Link]] | None = None  # every node's links, once (for how many nodes)
 
     def add(self, label: str, kind: str, dims: dict[str, Any], algorithm: str, nbytes: int, p: Plan) -> None:
         """A collective node on every participant's graph (called while capturing)."""
@@ -153,7 +155,9 @@ class CommGraph:
             for i, (dev, g) in enumerate(zip(self.comm.devices, self.graphs, strict=True)):
                 dev.launch_graph(g, _stream(streams, i, dev), updates)
             return
-        rv = ReplayRendezvous(self.comm.fabric, self.comm.devices, self.comm.ranks, self.nodes)
+        if self._links is None or self._links[0] != len(self.nodes):
+            self._links = (len(self.nodes), list({id(x): x for n in self.nodes for x in n.plan.links}.values()))
+        rv = ReplayRendezvous(self.comm.fabric, self.comm.devices, self.comm.ranks, self.nodes, self._links[1])
         for i, (dev, g) in enumerate(zip(self.comm.devices, self.graphs, strict=True)):
             rv.join(i, dev.launch_graph(g, _stream(streams, i, dev), updates, rendezvous=rv))
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from .algorithms import Plan
 from .links import KEEP, Link, common_start
-from .timebase import IdentityClock
+from .timebase import ClockModel, IdentityClock
 from .topology import Rank, Topology
 
 if TYPE_CHECKING:
@@ -114,9 +114,15 @@ class Fabric:
 
     def run(self, plan: Plan, arrivals: Sequence[float], name: str, kind: str, algorithm: str, nbytes: int,
             ranks: tuple[Rank, ...]) -> float:
-        """Book ``plan`` from the last of ``arrivals`` (true ns); returns its end (true ns)."""
+        """Book ``plan`` from the last of ``arrivals`` (true ns), or later when its links are busy;
+        returns its end (true ns)."""
         last = max(arrivals)
         start = common_start(plan.links, last, plan.duration_ns) if plan.links else last
+        return self.book_at(plan, start, arrivals, name, kind, algorithm, nbytes, ranks)
+
+    def book_at(self, plan: Plan, start: float, arrivals: Sequence[float], name: str, kind: str, algorithm: str,
+                nbytes: int, ranks: tuple[Rank, ...]) -> float:
+        """Book ``plan``'s links from ``start`` (free then) and keep its truth; returns its end."""
         end = start + plan.duration_ns
         for link in plan.links:
             starts = link.starts
@@ -130,6 +136,27 @@ class Fabric:
                                           start, end))
         return end
 
+    def book_in_order(self, nodes: Sequence[NodeCollective], starts: list[float], ends: list[float],
+                      arrivals: list[list[float]], ranks: tuple[Rank, ...]) -> None:
+        """Book collectives one after the other on links free from the first ``starts`` on (what
+        :meth:`book_at` does for each, at once)."""
+        per_link: dict[int, tuple[Link, list[float], list[float]]] = {}
+        for n, s, e in zip(nodes, starts, ends, strict=True):
+            for link in n.plan.links:
+                got = per_link.get(id(link))
+                if got is None:
+                    got = per_link[id(link)] = (link, [], [])
+                got[1].append(s)
+                got[2].append(e)
+        for link, s, e in per_link.values():
+            link.starts += s
+            link.ends += e
+            if len(link.starts) > 2 * KEEP:
+                del link.starts[:-KEEP], link.ends[:-KEEP]
+        first = len(self.truth)
+        self.booked += [(s, e, n.name, n.plan) for n, s, e in zip(nodes, starts, ends, strict=True)]
+        self.truth += [CollectiveTruth(first + i, n.name, n.kind, n.algorithm, n.nbytes, ranks, tuple(a), s, e)
+                       for i, (n, s, e, a) in enumerate(zip(nodes, starts, ends, arrivals, strict=True))]
 
     def link_transfers(self) -> list[LinkTransfers]:
         """Every link that carried something, in the topology's order, with its transfers as
@@ -212,9 +239,9 @@ class ReplayRendezvous(Meeting):
     collective's end, and every later node moving by what that changed."""
 
     def __init__(self, fabric: Fabric, devices: Sequence[Device], ranks: tuple[Rank, ...],
-                 nodes: Sequence[NodeCollective]) -> None:
+                 nodes: Sequence[NodeCollective], links: Sequence[Link]) -> None:
         super().__init__(fabric, devices)
-        self.ranks, self.nodes = ranks, nodes
+        self.ranks, self.nodes, self.links = ranks, nodes, links  # links: every node's, once
 
     def complete(self) -> None:
         """Every participant's node times, collective by collective."""
@@ -224,22 +251,49 @@ class ReplayRendezvous(Meeting):
         bodies = np.array([r.body for r in runs])  # a copy: a replay without jitter shares its layout's
         launch = np.array([r.launch for r in runs])
         before = np.add.accumulate(bodies + launch, axis=1) - bodies  # where each body begins, unshifted
-        shift = np.zeros(len(runs))
-        rows = np.arange(len(runs))
+        t0 = float(starts.min())
+        if _identity(clocks) and all(not x.ends or x.ends[-1] <= t0 for x in self.links):
+            self._closed_form(starts, bodies, before)
+        else:
+            self._node_by_node(clocks, starts, bodies, before)
+        ends_off = np.add.accumulate(bodies + launch, axis=1)
+        for dev, cmd, run, body, off in zip(self.devices, self.cmds, runs, bodies, ends_off, strict=True):
+            run.body, run.end_off = body, off
+            dev.engine.settled(cmd, cmd.start_ns + float(off[-1]))
+
+    def _closed_form(self, starts: np.ndarray, bodies: np.ndarray, before: np.ndarray) -> None:
+        """Nothing else uses the links from the replays' start on (on one timebase): each
+        collective starts at its last arrival, every participant leaves it at its end, so the
+        ends are a cumulative sum over the collectives of the slowest participant's compute
+        before each plus its duration; ``bodies`` of the collective nodes are set in place."""
+        rows = np.arange(len(starts))[:, None]
+        nodes = np.array([n.node for n in self.nodes]).T  # (participants, collectives)
+        arrive_off = before[rows, nodes]
+        seg = arrive_off.copy()
+        seg[:, 1:] -= arrive_off[:, :-1] + bodies[rows, nodes[:, :-1]]  # compute since the previous one's end
+        dur = np.array([n.plan.duration_ns for n in self.nodes])
+        first = float((starts + seg[:, 0]).max())
+        ends = first + np.cumsum(np.concatenate([[dur[0]], seg[:, 1:].max(axis=0) + dur[1:]]))
+        base = np.concatenate([starts[:, None], np.broadcast_to(ends[:-1], (len(starts), len(ends) - 1))], axis=1)
+        arrivals = base + seg
+        bodies[rows, nodes] = ends[None, :] - arrivals
+        self.fabric.book_in_order(self.nodes, (ends - dur).tolist(), ends.tolist(), arrivals.T.tolist(), self.ranks)
+
+    def _node_by_node(self, clocks: Sequence[ClockModel], starts: np.ndarray, bodies: np.ndarray,
+                      before: np.ndarray) -> None:
+        """The general case: collective by collective, through each host's clock and the links' bookings."""
+        shift = np.zeros(len(starts))
+        rows = np.arange(len(starts))
         for n in self.nodes:
             j = np.array(n.node)
             arrive = starts + before[rows, j] + shift
             same = _identity(clocks)
             true = arrive.tolist() if same else [c.to_true(a) for c, a in zip(clocks, arrive.tolist(), strict=True)]
             end = self.fabric.run(n.plan, true, n.name, n.kind, n.algorithm, n.nbytes, self.ranks)
-            ends = np.full(len(runs), end) if same else np.array([c.to_raw(end) for c in clocks])
+            ends = np.full(len(starts), end) if same else np.array([c.to_raw(end) for c in clocks])
             new = ends - arrive
             shift += new - bodies[rows, j]
             bodies[rows, j] = new
-        ends_off = np.add.accumulate(bodies + launch, axis=1)
-        for dev, cmd, run, body, off in zip(self.devices, self.cmds, runs, bodies, ends_off, strict=True):
-            run.body, run.end_off = body, off
-            dev.engine.settled(cmd, cmd.start_ns + float(off[-1]))
 
 
 def _identity(clocks: Sequence[object]) -> bool:
