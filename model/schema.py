@@ -121,6 +121,11 @@ TRUTH_IDLE = TableSchema(
 )
 TRUTH_CLOCKS = TableSchema("truth_clocks", (("clock", "i4"), ("offset_ns", "f8"), ("drift_ppm", "f8")))
 TRUTH_CLOCK_SEGMENTS = TableSchema("truth_clock_segments", CLOCK_SEGMENT_COLUMNS)
+# Per collective and participant (its device's top track): when it arrived, when the last one did, the end.
+TRUTH_COLLECTIVES = TableSchema(
+    "truth_collectives", (("collective", "i8"), ("track", "i4"), ("name", "i4"), ("arrival_ns", "i8"),
+                          ("last_arrival_ns", "i8"), ("end_ns", "i8"))
+)
 
 # Tables every trace has, in file order. Truth tables live apart (HDF5 group /truth).
 TABLES: tuple[TableSchema, ...] = (
@@ -131,6 +136,6 @@ TABLES: tuple[TableSchema, ...] = (
 ADDED_IN_VERSION: dict[str, int] = {"op_counters": 3}
 # Tables written only when they have rows (any version may lack them; absent reads as empty), so
 # captures that have no use for them stay byte-for-byte what they were before the table existed.
-OPTIONAL_TABLES = frozenset({"clock_segments", "truth_clock_segments"})
-TRUTH_TABLES: tuple[TableSchema, ...] = (TRUTH_OPS, TRUTH_IDLE, TRUTH_CLOCKS, TRUTH_CLOCK_SEGMENTS)
+OPTIONAL_TABLES = frozenset({"clock_segments", "truth_clock_segments", "truth_collectives"})
+TRUTH_TABLES: tuple[TableSchema, ...] = (TRUTH_OPS, TRUTH_IDLE, TRUTH_CLOCKS, TRUTH_CLOCK_SEGMENTS, TRUTH_COLLECTIVES)
 SCHEMAS: dict[str, TableSchema] = {s.name: s for s in (*TABLES, *TRUTH_TABLES)}

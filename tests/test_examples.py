@@ -15,8 +15,8 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "resources" / "examples"
 
 def test_every_workload_is_an_example_script():
     scripts = {p.stem.replace("_", "-") for p in EXAMPLES.glob("*.py") if p.stem != "__init__"}
-    assert scripts == set(workloads.WORKLOADS)
-    for name, fn in workloads.WORKLOADS.items():
+    assert scripts == set(workloads.WORKLOADS) | set(workloads.CLUSTER_WORKLOADS)
+    for name, fn in {**workloads.WORKLOADS, **workloads.CLUSTER_WORKLOADS}.items():
         assert fn.__module__.endswith(name.replace("-", "_")) and fn.__doc__
 
 

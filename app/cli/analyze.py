@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
+from accelview.app.cli import analyze_cluster
 from accelview.model.analysis.report import Report, analyze
 from accelview.model.graph.dag import GraphContext, build_graph
 from accelview.model.graph.lifecycle import stage_distributions
@@ -16,7 +18,7 @@ from accelview.model.text.whatif import format_stages, format_what_if
 
 def configure(p: argparse.ArgumentParser) -> None:
     """Arguments of the analyze command."""
-    p.add_argument("file", help="capture (.h5) or trace (.json, .json.gz)")
+    p.add_argument("file", help="capture (.h5), trace (.json, .json.gz), or a folder of one capture per host")
     p.add_argument("--json", action="store_true", help="print the documented JSON object instead of text")
     p.add_argument("--top", type=int, default=10, metavar="N", help="findings and ops to list (default 10)")
     p.add_argument("--what-if", metavar="STAGE=PCT", type=parse_what_if,
@@ -29,6 +31,9 @@ def run(args: argparse.Namespace) -> int:
     """Analyse one file and print the report."""
     if args.top < 1:
         raise SystemExit("accelview analyze: --top must be at least 1")
+    hosts = analyze_cluster.host_captures(Path(args.file))
+    if hosts:  # one capture per host of a cluster: read together
+        return analyze_cluster.run(hosts, args.json, args.top)
     trace = load_trace(args.file)
     report = analyze(trace)
     if args.what_if is not None:

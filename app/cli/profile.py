@@ -121,6 +121,10 @@ def run(args: argparse.Namespace) -> int:
     if args.workload is not None:
         from accelview.capture.sim import workloads
 
+        if args.workload in workloads.CLUSTER_WORKLOADS:  # one capture per host, made in this process
+            from accelview.app.cli import profile_cluster
+
+            return profile_cluster.run(args)
         try:
             workloads.parse_params(args.workload, args.param)
         except ValueError as e:

@@ -59,7 +59,7 @@ def add_graph_slices(batch: TraceBatch, cmds: Sequence[Rare], unit_track: Callab
         first_run = runs[int(idx[0])]
         ids = np.tile(np.array([template(a, lim) for a, lim in zip(
             first_run.template_args, first_run.limiters, strict=True)], dtype=np.int64), (len(idx), 1))
-        if len(layout.touched):  # later replays differ only in their patched templates
+        if len(layout.touched) and len(idx) > 1:  # later replays differ only in their patched templates
             ids[1:, layout.touched] = [[template(a, lim) for a, lim in zip(
                 runs[i].patch_args, runs[i].patch_limiters, strict=True)] for i in idx[1:].tolist()]
         node_which = ids[:, layout.which].ravel()

@@ -16,7 +16,7 @@ def session_metadata(sim: Simulator) -> dict[str, Any]:
     how it was simulated (the whole run and the service write the same)."""
     spec = sim.spec
     link = Link.from_spec(spec)
-    return {
+    out = {
         "device_spec": {
             **dataclasses.asdict(spec),
             "peak_flops": {d: spec.matrix_flops(d) for d in ("bf16", "fp8", "fp32")},
@@ -27,3 +27,9 @@ def session_metadata(sim: Simulator) -> dict[str, Any]:
         "capture": {"simulator": True, "seed": sim.seed, "deterministic": sim.clock.deterministic,
                     "devices": len(sim.devices), "counter_period_ns": sim.counter_period_ns},
     }
+    if sim.host_name and sim.fabric is not None:  # a host of a cluster: which, and the cluster's shape and links
+        topo = sim.fabric.topology
+        out["capture"].update(host=sim.host_name, host_index=sim.host_index,
+                              cluster={"hosts": topo.hosts, "devices": topo.devices,
+                                       "links": dataclasses.asdict(topo.spec)})
+    return out

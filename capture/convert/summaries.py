@@ -99,7 +99,7 @@ class IdleTruth:
                 self.busy_until = end
                 continue
             if start > self.busy_until:
-                cause = cause if cause in ("host", "pcie", "sync") else "sync"
+                cause = cause if cause in ("host", "pcie", "sync", "communication") else "sync"
                 if cause == "host" and waited(self.busy_until, start):
                     cause = "sync"
                 out.append((self.busy_until, start, cause))
@@ -120,10 +120,10 @@ def add_idle_rows(b: TraceBuilder, track: int, gaps: Sequence[tuple[float, float
     keep = np.flatnonzero(g1 > g0)
     if not len(keep):
         return
-    intern = b.strings.intern
+    causes = [gaps[i][2] for i in keep.tolist()]
+    ids = {c: b.strings.intern(c) for c in dict.fromkeys(causes)}  # in order of first appearance
     b.add_rows("truth_idle", {"track": np.full(len(keep), track, np.int32), "start_ns": g0[keep],
-                              "end_ns": g1[keep], "cause": np.array([intern(gaps[i][2]) for i in keep.tolist()],
-                                                                    dtype=np.int32)})
+                              "end_ns": g1[keep], "cause": np.array([ids[c] for c in causes], dtype=np.int32)})
 
 
 def wait_cover(waits: Sequence[tuple[int, int]]) -> Callable[[float, float], bool]:

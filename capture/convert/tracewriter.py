@@ -22,6 +22,14 @@ from ..sim.device.window_sums import window_edges
 from . import counter_rows as sampled
 from .batch import TraceBatch
 from .clocksync import estimate, take_samples, true_alignment
+from .clusterrows import (
+    add_collective_truth,
+    add_communication_idle,
+    add_link_rows,
+    compute_runs,
+    host_links,
+    link_counters,
+)
 from .deviceslices import DeviceTracks, Flow, OpShapes, add_records
 from .graphrows import replay_counters
 from .hostslices import add_calls, add_submissions
@@ -32,6 +40,7 @@ from .session import session_metadata
 from .summaries import IdleTruth, add_idle_rows
 
 if TYPE_CHECKING:
+    from ..sim.cluster.rendezvous import LinkTransfers
     from ..sim.runtime.simulator import Device, Simulator
 
 HOST_NAME = "sim-host"
@@ -43,10 +52,11 @@ def build_trace(sim: Simulator) -> Trace:
     batch = TraceBatch(b)
     b.metadata.update(session_metadata(sim))
     b.add_clock("host monotonic", reference=True)
-    host = b.add_track(HOST_NAME, TrackKind.HOST, host=HOST_NAME)
-    proc = b.add_track("python (simulated)", TrackKind.PROCESS, parent=host, host=HOST_NAME)
-    thread = b.add_track("main thread", TrackKind.HOST_THREAD, parent=proc, host=HOST_NAME)
-    api = b.add_track("runtime API", TrackKind.RUNTIME_API, parent=thread, host=HOST_NAME)
+    name = sim.host_name or HOST_NAME  # a host of a cluster: host0 …
+    host = b.add_track(name, TrackKind.HOST, host=name)
+    proc = b.add_track("python (simulated)", TrackKind.PROCESS, parent=host, host=name)
+    thread = b.add_track("main thread", TrackKind.HOST_THREAD, parent=proc, host=name)
+    api = b.add_track("runtime API", TrackKind.RUNTIME_API, parent=thread, host=name)
     end = max([sim.clock.now, *(c.end_ns for d in sim.devices for c in d.engine.finished)])
     edges = window_edges(sim.clock.start_ns, end, sim.counter_period_ns)
     # What the sampled counters and the ops' counters need (clock estimates, replays as
@@ -57,7 +67,8 @@ def build_trace(sim: Simulator) -> Trace:
     subs = sim.log.submissions
     tracks = sampled.plan(sim, list(dict.fromkeys((s.device, s.stream) for s in subs)))
     prepared: dict[str, list] = {}  # the records, made after the fork: the helper makes its own
-    helper = _offload(sim, prepared, edges, clocks, tracks)
+    links = host_links(sim)  # a host of a cluster: its links' transfers (their counters by the helper too)
+    helper = _offload(sim, prepared, edges, clocks, tracks, links)
     recs = prepared["recs"] = [records_of(dev.engine.finished) for dev in sim.devices]  # the one adapter
     replays = prepared["replays"] = [_replays(r) for r in recs]
     try:
@@ -68,19 +79,25 @@ def build_trace(sim: Simulator) -> Trace:
 
         def queue(device: int, stream: int) -> int:
             track = queues[(device, stream)] = b.add_track(f"device {device} queue {stream}", TrackKind.DRIVER_QUEUE,
-                                                           parent=proc, host=HOST_NAME, device=device)
+                                                           parent=proc, host=name, device=device)
             return track
 
         first = add_submissions(batch, log.submission_ints, log.submission_names, queue, api_ids, batch.flows, 0)
         sub_ids = {(s.device, s.cid, s.chunk): first + i for i, s in enumerate(subs)}
-        track_ids, nodes = [], []
+        track_ids, nodes, tops, clock_ids = [], [], [], []
         for dev, r, clock, columns in zip(sim.devices, recs, clocks, replays, strict=True):
             top, clock_id, local = _device(b, batch, sim, dev, r, sub_ids, clock, columns)
             nodes.append(local)
+            tops.append(top)
+            clock_ids.append(clock_id)
             for t in tracks:
                 if t.device == dev.index:
-                    track_ids.append(_counter_track(b, t, top, clock_id, queues))
+                    track_ids.append(_counter_track(b, t, top, clock_id, queues, name))
         batch.flush()
+        if links:
+            to_refs = [c.to_ref for c in clocks]
+            track_ids += add_link_rows(b, sim, links, host, tops, clock_ids, to_refs)
+            add_collective_truth(b, sim, tops, to_refs)
         trace = b.build(source="simulator")
         made = helper.result()
     finally:
@@ -98,21 +115,23 @@ def build_trace(sim: Simulator) -> Trace:
 
 
 def _counter_track(b: TraceBuilder, t: sampled.CounterTrack, top: int, clock: int,
-                   queues: dict[tuple[int, int], int]) -> int:
+                   queues: dict[tuple[int, int], int], host: str) -> int:
     """The track of a sampled counter: under its device, on its clock; a queue's depth under
     its queue, on the host's clock."""
     if t.stream >= 0:
-        return b.add_counter_track(t.name, t.unit, t.block, t.description, queues[(t.device, t.stream)], HOST_NAME,
+        return b.add_counter_track(t.name, t.unit, t.block, t.description, queues[(t.device, t.stream)], host,
                                    t.device)
     return b.add_counter_track(t.name, t.unit, t.block, t.description, top, "", t.device, clock)
 
 
 def _offload(sim: Simulator, prepared: dict[str, list], edges: np.ndarray, clocks: list[_DeviceClock],
-             tracks: list[sampled.CounterTrack]) -> Offload:
-    """The columns a helper makes: the sampled counters' samples, and per device with ops the
-    counters of its ops and its replays' nodes (``device D <counter>``, see :func:`_op_rows`).
-    Forked first, the helper makes the devices' records itself (``prepared`` is still empty there)."""
-    rows = len(tracks) * (len(edges) - 1)
+             tracks: list[sampled.CounterTrack], links: list[LinkTransfers]) -> Offload:
+    """The columns a helper makes: the sampled counters' samples (then the ``links``' byte
+    counters', on tracks made after the others), and per device with ops the counters of its ops
+    and its replays' nodes (``device D <counter>``, see :func:`_op_rows`). Forked first, the helper
+    makes the devices' records itself (``prepared`` is still empty there)."""
+    base = len(tracks) * (len(edges) - 1)
+    rows = base + len(links) * (len(edges) - 1)
     shapes: dict[str, tuple[Any, int]] = {"ts_ns": (np.int64, rows), "value": (np.float64, rows)}
     for d, dev in enumerate(sim.devices):
         n = _counted_rows(dev.engine.finished)
@@ -129,8 +148,10 @@ def _offload(sim: Simulator, prepared: dict[str, list], edges: np.ndarray, clock
             if f"device {d} order" in out:
                 _op_rows(recs[d], columns, {k[len(f"device {d} "):]: v for k, v in out.items()
                                            if k.startswith(f"device {d} ")})
-        sampled.compute(sim, recs, edges, [c.to_ref for c in clocks], replays, tracks, out["ts_ns"],
-                        out["value"])
+        sampled.compute(sim, recs, edges, [c.to_ref for c in clocks], replays, tracks, out["ts_ns"][:base],
+                        out["value"][:base])
+        if links:
+            link_counters(sim, links, [c.to_ref for c in clocks], edges, out["ts_ns"][base:], out["value"][base:])
 
     return Offload(shapes, make)
 
@@ -203,7 +224,13 @@ def _device(b: TraceBuilder, batch: TraceBatch, sim: Simulator, dev: Device, rec
                         lambda cid, chunk: sub_ids.get((d, cid, chunk), -1), _flow_to(batch), 0, OpShapes(),
                         counters=False, replays=columns)
     # every gap between ops (no unit busy), with the cause of the op that ends it: the service's rule, at once
-    add_idle_rows(b, tracks.top, IdleTruth().gaps(recs.runs(), sim.log.waits, math.inf), to_ref)
+    # (with collectives: the compute around them, so that waiting on communication is idle time)
+    if tracks.units.get("collective") is None:
+        add_idle_rows(b, tracks.top, IdleTruth().gaps(recs.runs(), sim.log.waits, math.inf), to_ref)
+    else:  # the compute around the collectives: waiting on communication is idle time
+        runs, inner = compute_runs(recs)
+        add_idle_rows(b, tracks.top, IdleTruth().gaps(runs, sim.log.waits, math.inf), to_ref)
+        add_communication_idle(b, tracks.top, inner, to_ref)
     return tracks.top, clock, local
 
 

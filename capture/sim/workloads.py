@@ -15,6 +15,15 @@ name and converts ``KEY=VALUE`` strings to the defaults' types, as ``accelview p
 ``strided-memory`` kernels walking HBM with poor access patterns
 ``sync-heavy``     a host synchronize after every op
 =================  ===========================================================================
+
+Cluster workloads run on a :class:`~.cluster.cluster.Cluster` of ``hosts`` × ``devices`` (two
+more parameters, defaults below) that :func:`run_cluster` makes; their ``run`` takes it first:
+
+=================  ===========================================================================
+``tp-decode``      tensor-parallel decode over a host's devices (1 × 8)
+``pp-hosts``       pipeline-parallel prefill over hosts, send/recv between stages (4 × 1)
+``dp-straggler``   data-parallel replicas, one device or host late (4 × 8)
+=================  ===========================================================================
 """
 
 from __future__ import annotations
@@ -22,7 +31,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .cluster.cluster import Cluster
 
 
 def _load() -> dict[str, Callable[..., None]]:
@@ -32,6 +44,9 @@ def _load() -> dict[str, Callable[..., None]]:
 
 NAMES = ("llm", "gemm", "pageable-small", "pcie-saturate", "launch-bound", "strided-memory", "sync-heavy")
 WORKLOADS: dict[str, Callable[..., None]] = _load()
+CLUSTER_SHAPES = {"tp-decode": (1, 8), "pp-hosts": (4, 1), "dp-straggler": (4, 8)}  # default (hosts, devices)
+CLUSTER_WORKLOADS: dict[str, Callable[..., None]] = {
+    name: import_module(f"accelview.resources.examples.{name.replace('-', '_')}").run for name in CLUSTER_SHAPES}
 
 
 def _convert(workload: str, key: str, value: str, default: Any) -> Any:
@@ -49,25 +64,55 @@ def _convert(workload: str, key: str, value: str, default: Any) -> Any:
         raise ValueError(f"{workload}: {key}={value!r} is not a valid {type(default).__name__}") from None
 
 
+def _defaults(name: str) -> dict[str, Any]:
+    """Workload ``name``'s parameters and their defaults (a cluster workload's with its shape)."""
+    if name in CLUSTER_WORKLOADS:
+        hosts, devices = CLUSTER_SHAPES[name]
+        sig = inspect.signature(CLUSTER_WORKLOADS[name])
+        return {"hosts": hosts, "devices": devices,
+                **{k: p.default for k, p in sig.parameters.items() if k != "cluster"}}
+    if name not in WORKLOADS:
+        raise ValueError(f"unknown workload {name!r}; known: {', '.join([*WORKLOADS, *CLUSTER_WORKLOADS])}")
+    return {k: p.default for k, p in inspect.signature(WORKLOADS[name]).parameters.items()}
+
+
 def parse_params(name: str, params: Sequence[str]) -> dict[str, Any]:
     """``["KEY=VALUE", ...]`` to keyword arguments of workload ``name``, typed like its defaults."""
-    if name not in WORKLOADS:
-        raise ValueError(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}")
-    sig = inspect.signature(WORKLOADS[name])
+    defaults = _defaults(name)
     out: dict[str, Any] = {}
     for item in params:
         key, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"{name}: parameter {item!r} must look like KEY=VALUE")
         key = key.strip().replace("-", "_")
-        if key not in sig.parameters:
-            raise ValueError(f"{name}: unknown parameter {key!r}; known: {', '.join(sig.parameters)}")
-        out[key] = _convert(name, key, value.strip(), sig.parameters[key].default)
+        if key not in defaults:
+            raise ValueError(f"{name}: unknown parameter {key!r}; known: {', '.join(defaults)}")
+        out[key] = _convert(name, key, value.strip(), defaults[key])
     return out
+
+
+def run_cluster(name: str, params: Sequence[str] | dict[str, Any] = (), spec: str = "gen5x16-141g", seed: int = 0,
+                counter_period_ns: int = 10_000) -> Cluster:
+    """Run cluster workload ``name`` with ``params`` (``hosts`` and ``devices`` among them) on a new
+    :class:`~.cluster.cluster.Cluster`, finished; its ``traces()`` are the captures, one per host."""
+    from .cluster.cluster import Cluster
+
+    if name not in CLUSTER_WORKLOADS:
+        raise ValueError(f"{name!r} is not a cluster workload; those are: {', '.join(CLUSTER_WORKLOADS)}")
+    kwargs = dict(params) if isinstance(params, dict) else parse_params(name, params)
+    hosts, devices = CLUSTER_SHAPES[name]
+    hosts, devices = kwargs.pop("hosts", hosts), kwargs.pop("devices", devices)
+    cluster = Cluster(hosts, devices, spec, seed, counter_period_ns=counter_period_ns)
+    CLUSTER_WORKLOADS[name](cluster, **kwargs)
+    cluster.finish()
+    return cluster
 
 
 def run(name: str, params: Sequence[str] | dict[str, Any] = ()) -> None:
     """Run workload ``name`` on the current session with ``params`` (strings or keyword values)."""
+    if name in CLUSTER_WORKLOADS:
+        raise ValueError(f"{name} is a cluster workload: run it with run_cluster (accelview profile --workload "
+                         f"{name} -o DIR/)")
     kwargs = dict(params) if isinstance(params, dict) else parse_params(name, params)
     if name not in WORKLOADS:
         raise ValueError(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}")

@@ -33,6 +33,8 @@ class Finding:
         d = asdict(self)
         d["slices"] = [int(s) for s in self.slices[:1000]]
         d["tracks"] = [int(t) for t in self.tracks]
+        if "culprit" in self.evidence:  # a straggler names who holds the others back at the top level
+            d["culprit"] = self.evidence["culprit"]
         return d
 
 

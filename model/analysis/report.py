@@ -11,8 +11,10 @@ from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
 from . import intervals as iv
+from .collectives import find_collectives
 from .critical_path import CriticalPath, critical_path
 from .device_passes import fusion_candidates, host_sync, launch_bound, low_hbm_efficiency
+from .distributed import distributed_findings, summary
 from .findings import Finding, ranked
 from .gaps import Gaps, device_gaps
 from .gpu import report_section
@@ -64,6 +66,7 @@ class Report:
     lane_busy: dict[int, float] = field(default_factory=dict)  # device lane → busy share of the run
     transfer_overlap: dict[str, float] = field(default_factory=dict)  # copies vs device work
     critical_path: CriticalPath | None = None  # the path itself (``accelview diff`` splits it by iteration)
+    communication: dict[str, Any] | None = None  # compute vs communication, with collectives (distributed.py)
 
     def to_json(self) -> dict[str, Any]:
         """The documented, stable JSON object of ``accelview analyze --json``."""
@@ -88,6 +91,7 @@ class Report:
                       for t, b in self.lane_busy.items()],
             "transfer_overlap": self.transfer_overlap,
             **({"gpu": self.gpu} if self.gpu is not None else {}),
+            **({"communication": self.communication} if self.communication is not None else {}),
         }
 
 
@@ -117,6 +121,8 @@ class _Breakdown:
         dev = trace.tracks.device[trace.slices.track[ids]][o]
         self.devices, self.dev = np.unique(dev, return_inverse=True)
         self.code = _codes(labels.label[o], LABELS)
+        lane = trace.tracks.name[trace.slices.track[ids]][o]
+        self.code[lane == trace.strings.lookup("collective")] = LABELS.index("communication")
         self.max_dur = int((self.e - self.s).max()) if len(o) else 0
         g = np.argsort(gaps.start_ns, kind="stable")
         self.g0, self.g1 = gaps.start_ns[g], gaps.end_ns[g]
@@ -215,10 +221,13 @@ def analyze(trace: Trace, roles: Roles | None = None) -> Report:
         if f is not None:
             found.append(f)
     found += trace_findings(roles, labels, gaps, span)
+    collectives = find_collectives([trace])
+    found += distributed_findings([trace], collectives, span)
     idle = gpu_idle(roles, gaps, ranked(found), span)
     if idle is not None:
         found.append(idle)
     cp = critical_path(trace, roles=roles)
     return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found),
                   op_stats(trace, roles.device_ops), cp.by_resource_ns, report_section(trace),
-                  lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1, roles.device_busy), cp)
+                  lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1, roles.device_busy), cp,
+                  summary([trace], collectives) if collectives else None)

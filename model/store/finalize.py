@@ -185,6 +185,8 @@ class _Finalizer:
         ids = self._slices()
         for sch in (*S.TABLES, *S.TRUTH_TABLES):
             group = "truth/" if sch in S.TRUTH_TABLES else ""
+            if sch.name in S.OPTIONAL_TABLES and not self.rows[sch.name]:
+                continue
             if sch is S.FLOWS:
                 self._remapped_flows(ids)
             elif sch in (S.TRUTH_OPS, S.OP_COUNTERS):

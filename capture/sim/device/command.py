@@ -37,6 +37,7 @@ class Command:
     fixed_ns: float = 0.0  # d2d copies: whole duration
     event: EventState | None = None
     graph: GraphRun | None = None  # a graph replay's nodes
+    rendezvous: Any = None  # a collective's (or a replay with collectives'): where it meets the other participants
     args: dict[str, Any] = field(default_factory=dict)
     start_ns: float = math.nan
     end_ns: float = math.nan

@@ -14,6 +14,14 @@ bandwidth is shared max-min fairly and their bodies stretch.
 Every finished command keeps the constraint that bound its start (``cause``): ``host``
 (not yet submitted), ``pcie`` (after a transfer), ``sync`` (an event or another unit's op),
 ``resource`` (its unit or engine was busy). The recorder derives idle-time truth from it.
+
+A collective (an op with a ``rendezvous``, or a graph replay with collective nodes) meets the
+other participants on their devices: it starts like an op, but its end is known only once every
+participant has arrived (``cluster/rendezvous.py``). Until then the engine does not run past
+it: before moving time on it resolves the collectives it holds, running the other participants'
+engines up to their arrival (``waiting``, :meth:`settled`); when that cannot succeed yet (the
+others wait on this device's other streams) the rest of the device goes on. A stream that waits
+on a collective marks the work after it with the cause ``communication``.
 """
 
 from __future__ import annotations
@@ -56,6 +64,10 @@ class DeviceEngine:
         self.prev_end: list[float] = [-math.inf] * n_streams
         self.prev_tag: list[str] = ["host"] * n_streams
         self.units: dict[str, Command | None] = dict.fromkeys(EXEC_UNITS)
+        # each unit kind's slots: the collective engines run that many collectives at once
+        self.slots = {u: [u] for u in EXEC_UNITS}
+        self.slots["collective"] += [f"collective {i}" for i in range(1, spec.compute.collective_engines)]
+        self.units.update(dict.fromkeys(self.slots["collective"][1:]))
         self.dma: list[Command | None] = [None] * spec.pcie.dma_engines
         self.active: dict[str, list[Command]] = {"h2d": [], "d2h": []}
         self.graph: Command | None = None  # the graph replay running (it holds every execution unit)
@@ -66,6 +78,7 @@ class DeviceEngine:
         self._copies = 0  # DMA engines running a copy
         self._moving = 0  # copies in their data phase
         self._links = [(act, self.bandwidth[d]) for d, act in self.active.items()]  # each direction's data phases
+        self.waiting: list[Command] = []  # collectives started whose end is not known yet
 
     def dma_job(self, nbytes: int, direction: Direction) -> DmaJob:
         """The DMA job that moves ``nbytes`` in ``direction`` (made once per size: copies repeat)."""
@@ -100,12 +113,55 @@ class DeviceEngine:
         stuck = 0
         while True:
             self._dispatch()
+            if self.waiting and not self._settle():
+                return  # time cannot pass a collective until every participant has arrived
             t = self._next_time()
             if t > until:
                 break
             stuck = self._check_progress(t, stuck)
             self._step(t)
         self._progress(max(self.now, until))
+
+    def _settle(self) -> bool:
+        """Resolve the collectives this device holds (every one: one that cannot be yet may wait on
+        another that can); False when one cannot be yet."""
+        done = [cmd not in self.waiting or cmd.rendezvous.resolve() for cmd in list(self.waiting)]
+        return all(done)
+
+    def settled(self, cmd: Command, end: float) -> None:
+        """Collective ``cmd`` (started, held in ``waiting``) ends at ``end``. When this engine has
+        already run past ``end`` (it went on while the collective could not resolve), it ends now,
+        at ``end``."""
+        self.waiting.remove(cmd)
+        if cmd.kind == "graph":
+            cmd.end_ns = end
+        elif end > self.now:
+            cmd.remaining = max(0.0, end - (self.now if cmd.phase == "body" else cmd.phase_end))
+        else:
+            slot = next(u for u, c in self.units.items() if c is cmd)
+            self.units[slot] = None
+            self._ops -= 1
+            self._rates = None
+            cmd.end_ns = end
+            self._finish(cmd)
+
+    def run_to_start(self, cmd: Command) -> bool:
+        """Run until ``cmd`` has started; False when it cannot yet (it waits on something no
+        submitted work provides, or on a collective that cannot resolve)."""
+        stuck = 0
+        while math.isnan(cmd.start_ns):
+            self._dispatch()
+            if not math.isnan(cmd.start_ns):
+                break
+            # a collective this device holds that cannot resolve yet (its other participants wait on
+            # this device's other streams): the rest of the device goes on; it ends when it resolves
+            self._settle()
+            t = self._next_time()
+            if t == math.inf:
+                return False
+            stuck = self._check_progress(t, stuck)
+            self._step(t)
+        return True
 
     def _check_progress(self, t: float, stuck: int) -> int:
         """Count steps that do not move time; many in a row mean a phase can never complete."""
@@ -122,6 +178,9 @@ class DeviceEngine:
             self._dispatch()
             if cmd.done:
                 break
+            if self.waiting and not self._settle() and self._next_time() == math.inf:
+                raise RuntimeError(f"device deadlock: {self.waiting[0].name!r} waits for a participant that has "
+                                   "not submitted its part (issue every participant's part before waiting)")
             t = self._next_time()
             if t == math.inf:
                 raise RuntimeError(f"device deadlock: {cmd.name!r} can never run (waiting on an event "
@@ -184,7 +243,7 @@ class DeviceEngine:
         if len(bodies) < 2:
             return {id(c): 1.0 for c in bodies}
         demand = {id(c): (c.cost.dram_read_bytes + c.cost.dram_write_bytes) / c.cost.body_ns
-                  if c.cost and c.cost.body_ns > 0 else 0.0 for c in bodies}
+                  if c.cost and c.cost.body_ns > 0 and c.rendezvous is None else 0.0 for c in bodies}
         left = max(self.hbm_capacity, max(demand.values()))  # an op alone is never slowed
         rates, order = {}, sorted(demand, key=demand.__getitem__)
         for k, key in enumerate(order):
@@ -279,10 +338,11 @@ class DeviceEngine:
         cmd.done = True
         self.prev_end[cmd.stream] = cmd.end_ns
         self.prev_tag[cmd.stream] = "pcie" if cmd.kind == "copy" else (
-            cmd.cause if cmd.kind in ("record", "wait") else "sync")
+            cmd.cause if cmd.kind in ("record", "wait") else "communication" if cmd.rendezvous is not None
+            else "sync")
         if cmd.kind == "record" and cmd.event is not None:
             cmd.event.done_ns = cmd.end_ns
-            cmd.event.tag = cmd.cause if cmd.cause in ("pcie", "sync") else "sync"
+            cmd.event.tag = cmd.cause if cmd.cause in ("pcie", "sync", "communication") else "sync"
         self.finished.append(cmd)
 
     def _ready(self, cmd: Command) -> bool:
@@ -297,7 +357,7 @@ class DeviceEngine:
             t, why = self.prev_end[s], self.prev_tag[s]
         if cmd.kind == "wait" and cmd.event is not None and cmd.event.done_ns is not None and cmd.event.done_ns > t:
             t, why = cmd.event.done_ns, cmd.event.tag
-        if why not in ("host", "pcie"):
+        if why not in ("host", "pcie", "communication"):
             why = "sync"
         return "resource" if self.now > t + 1e-9 else why
 
@@ -328,15 +388,22 @@ class DeviceEngine:
             self._finish(cmd)
             return True
         if cmd.kind == "graph":
-            if self.graph is not None or any(u is not None for u in self.units.values()):
+            # a collective already running (a send on another stream) goes on beside it
+            if self.graph is not None or any(c is not None and c.rendezvous is None for c in self.units.values()):
                 return False
             cmd.start_ns, cmd.cause = self.now, cause
-            cmd.end_ns = self.now + (cmd.graph.total_ns if cmd.graph is not None else 0.0)
             self.graph = cmd
+            if cmd.rendezvous is not None:
+                cmd.end_ns = math.inf
+                self.waiting.append(cmd)
+                cmd.rendezvous.arrive(cmd, self.now)
+            else:
+                cmd.end_ns = self.now + (cmd.graph.total_ns if cmd.graph is not None else 0.0)
             return True
         if cmd.kind == "op":
-            unit = cmd.cost.unit if cmd.cost else "vector"
-            if self.units[unit] is not None or self.graph is not None:
+            unit = next((u for u in self.slots[cmd.cost.unit if cmd.cost else "vector"] if self.units[u] is None),
+                        None)
+            if unit is None or self.graph is not None:
                 return False
             cmd.start_ns, cmd.cause = self.now, cause
             cmd.phase = "launch"
@@ -344,6 +411,10 @@ class DeviceEngine:
             cmd.remaining = cmd.cost.body_ns if cmd.cost else 0.0
             self.units[unit] = cmd
             self._ops += 1
+            if cmd.rendezvous is not None:
+                cmd.remaining = math.inf
+                self.waiting.append(cmd)
+                cmd.rendezvous.arrive(cmd, self.now)
             return True
         free = [i for i, c in enumerate(self.dma) if c is None]
         if not free:

@@ -150,6 +150,42 @@ def kv_append(batch: int, tokens: int, kv_heads: int, head_dim: int, dtype: str 
                    write_pattern=AccessPattern("strided", kv_heads * head_dim * s))
 
 
+def _collective(op: str, nbytes: int, ranks: int, algorithm: str, dtype: str, reduces: bool) -> OpWork:
+    """A collective's local work on one participant: it reads its buffer and writes the result
+    (reductions add what arrives); its duration is set by the links when all participants meet
+    (``capture/sim/cluster``), not by this work."""
+    s = _size(dtype)
+    if algorithm not in ("ring", "tree"):
+        raise ValueError(f"{op}: algorithm must be ring or tree, got {algorithm!r}")
+    return OpWork(op, "collective", dtype, (nbytes / s) * (ranks - 1) / ranks if reduces else 0.0, nbytes, nbytes)
+
+
+def all_reduce(nbytes: int, ranks: int = 2, algorithm: str = "ring", dtype: str = "bf16") -> OpWork:
+    """Sum a buffer of ``nbytes`` over ``ranks`` participants, the result on every one."""
+    return _collective("all_reduce", nbytes, ranks, algorithm, dtype, True)
+
+
+def all_gather(nbytes: int, ranks: int = 2, algorithm: str = "ring", dtype: str = "bf16") -> OpWork:
+    """Every participant gets every participant's part (``nbytes``: the gathered output)."""
+    return _collective("all_gather", nbytes, ranks, algorithm, dtype, False)
+
+
+def reduce_scatter(nbytes: int, ranks: int = 2, algorithm: str = "ring", dtype: str = "bf16") -> OpWork:
+    """Sum a buffer of ``nbytes`` over ``ranks``; each participant keeps one part of the sum."""
+    return _collective("reduce_scatter", nbytes, ranks, algorithm, dtype, True)
+
+
+def send(nbytes: int, ranks: int = 2, algorithm: str = "ring", dtype: str = "bf16") -> OpWork:
+    """Send ``nbytes`` to one peer (the matching ``recv`` runs on it)."""
+    return _collective("send", nbytes, ranks, algorithm, dtype, False)
+
+
+def recv(nbytes: int, ranks: int = 2, algorithm: str = "ring", dtype: str = "bf16") -> OpWork:
+    """Receive ``nbytes`` from one peer."""
+    return _collective("recv", nbytes, ranks, algorithm, dtype, False)
+
+
+COLLECTIVE_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "send", "recv")
 OP_KINDS: dict[str, Callable[..., OpWork]] = {
     "gemm": gemm,
     "matmul": gemm,
@@ -160,6 +196,11 @@ OP_KINDS: dict[str, Callable[..., OpWork]] = {
     "elementwise": elementwise,
     "embedding": embedding,
     "kv_append": kv_append,
+    "all_reduce": all_reduce,
+    "all_gather": all_gather,
+    "reduce_scatter": reduce_scatter,
+    "send": send,
+    "recv": recv,
 }
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..cluster.timebase import ClockModel, IdentityClock
 from ..device.clock import DeviceClock
 from ..device.command import Command, EventState
 from ..device.costs import CostTerms, cost, cost_terms
@@ -43,6 +44,9 @@ from .limits import check_bounds
 
 if TYPE_CHECKING:
     from accelview.model import Trace
+
+    from ..cluster.communicator import Communicator
+    from ..cluster.rendezvous import Fabric
 
 
 class Simulator:
@@ -68,6 +72,10 @@ class Simulator:
         self.shapes = itertools.count()  # numbers the devices' caches give the op shapes they cost (OpCost.shape)
         clock_rng = np.random.default_rng([seed, 1])
         self.devices = [Device(self, i, clock_rng) for i in range(devices)]
+        # a host of a cluster: its index and name, and its clock (raw host ns <-> the cluster's true time)
+        self.host_index, self.host_name = 0, ""
+        self.clock_model: ClockModel = IdentityClock()
+        self.fabric: Fabric | None = None  # the links between devices (made on first use when not in a cluster)
 
     def next_cid(self) -> int:
         """A fresh correlation id."""
@@ -80,10 +88,28 @@ class Simulator:
             raise ValueError(f"no device {index}: this session has {len(self.devices)}")
         return self.devices[index]
 
+    def communicator(self, devices: list[Device] | None = None, algorithm: str = "ring") -> Communicator:
+        """Collectives over ``devices`` of this host (default: all of them), see :mod:`..cluster.communicator`."""
+        from ..cluster.communicator import Communicator
+        from ..cluster.rendezvous import Fabric
+        from ..cluster.topology import Topology
+
+        if self.fabric is None:
+            self.fabric = Fabric(Topology(1, len(self.devices)))
+        return Communicator(self.fabric, devices if devices is not None else self.devices, algorithm)
+
     def host_buffer(self, shape: int | tuple[int, ...], dtype: Any = "bf16",
                     pinned: bool = True) -> HostBuffer:
         """Host memory for copies (no data is allocated)."""
         return host_buffer(shape, dtype, pinned)
+
+    def host_work(self, name: str, ns: float) -> None:
+        """The script's own work on the host thread for ``ns`` (a data loader, a sampler): a phase
+        ``name`` on the thread during which it launches nothing."""
+        start = self.clock.enter_call()
+        end = self.clock.spend(ns)
+        self.clock.exit_call()
+        self.log.annotate(start, end, name)
 
     def finish(self) -> int:
         """Let every device drain its queues; returns the host time at the end."""
@@ -246,15 +272,18 @@ class Device:
         (nothing runs); ``graph.launch(stream, **updates)`` then replays them with one API call."""
         return graph_capture(self, name)
 
-    def launch_graph(self, graph: Graph, stream: Stream | None, updates: dict[str, Any]) -> None:
-        """One replay of ``graph`` (what ``Graph.launch`` calls)."""
+    def launch_graph(self, graph: Graph, stream: Stream | None, updates: dict[str, Any],
+                     rendezvous: Any = None) -> Command:
+        """One replay of ``graph`` (what ``Graph.launch`` calls); ``rendezvous``: where the replay's
+        collective nodes meet the other participants' (a graph captured by a communicator)."""
         if self.capturing is not None:
             raise RuntimeError("a graph cannot be launched while another is being captured")
         run = graph.plan(updates, self.sim.rng)
         stream = stream or self.default_stream
         args = {"nodes": len(run), **updates}
-        self.submit("graph", stream, graph.name, self.spec.host.launch_api_ns, api_name=f"launch graph {graph.name}",
-                    call_args={"stream": stream.index, **args}, graph=run, args=args)
+        return self.submit("graph", stream, graph.name, self.spec.host.launch_api_ns,
+                           api_name=f"launch graph {graph.name}", call_args={"stream": stream.index, **args},
+                           graph=run, args=args, rendezvous=rendezvous)
 
     def copy(self, dst: HostBuffer | DeviceBuffer, src: HostBuffer | DeviceBuffer,
              stream: Stream | None = None, nbytes: int | None = None) -> None:
