@@ -369,7 +369,7 @@ def test_convert_never_reports_success_for_a_file_it_cannot_read_back(tmp_path, 
 
     src = tmp_path / "t.h5"
     write_capture(tiny_trace(), src)
-    monkeypatch.setattr(chrome, "export_chrome", lambda trace, path: path.write_text('{"traceEvents": [{"ph": '))
+    monkeypatch.setattr(chrome, "export_chrome", lambda trace, path, **_: path.write_text('{"traceEvents": [{"ph": '))
     out = tmp_path / "t.json"
     assert main(["convert", str(src), str(out)]) == 2
     err = capsys.readouterr().err.strip()

@@ -24,6 +24,9 @@ SYNC_NAME = re.compile(r"synchroni[sz]e|\bsync\b|barrier", re.IGNORECASE)
 HOST_COPY_NAME = re.compile(r"^memcpy\s*(htod|dtoh|ptop|htoh)", re.IGNORECASE)
 PAGEABLE_NAME = re.compile(r"pageable", re.IGNORECASE)
 PINNED_NAME = re.compile(r"pinned", re.IGNORECASE)
+# Device-side waits that profilers draw on streams (Kineto's "Stream Wait Event", category
+# cuda_sync): a call that queued one did not wait for it, so it never makes the call blocking.
+DEVICE_WAIT_NAME = re.compile(r"\bwait\b|event sync", re.IGNORECASE)
 # Categories of runtime API calls that profilers draw on host threads (Kineto's cuda_runtime ...).
 RUNTIME_CATEGORIES = ("cuda_runtime", "cuda_driver", "hip_runtime", "mtia_runtime", "xpu_runtime", "runtime")
 
@@ -145,7 +148,7 @@ class Roles:
         root, _ = self.chain
         end = t.slices.start_ns + t.slices.dur_ns
         work = np.concatenate((self.device_ops, self.copies))
-        work = work[root[work] >= 0]
+        work = np.setdiff1d(work[root[work] >= 0], self.named(work, DEVICE_WAIT_NAME))
         work_end = np.full(len(t.slices), -1, np.int64)
         np.maximum.at(work_end, root[work], end[work])
         calls = self.api_calls

@@ -23,7 +23,7 @@ def _trace():
     mx = b.add_track("matrix", TrackKind.EXEC_UNIT, parent=dev, device=0)
     pcie = b.add_track("PCIe H2D", TrackKind.PCIE, parent=dev, device=0)
     b.add_slice(mx, 0, 100, "gemm", "kernel", args={"flops": 1e9, "hbm_read_bytes": 10})  # compute-ish by roofline
-    b.add_slice(mx, 200, 100, "copy_kernel", "kernel", args={"flops": 1.0, "hbm_read_bytes": 1e6})
+    b.add_slice(mx, 200, 100, "copy_kernel", "kernel", args={"flops": 1.0, "bytes": 1e6})
     b.add_slice(pcie, 100, 50, "H2D", "pcie", args={"bytes": 5_000})  # while no op runs: transfer
     b.add_slice(pcie, 350, 1, "H2D", "pcie", args={"bytes": 1_000})  # a 1 ns spike: 1 TB/s
     b.metadata["device_spec"] = {"memory": {"hbm_gb_per_s": 1.0}, "compute": {"matrix_tflops": {"bf16": 1.0}}}
