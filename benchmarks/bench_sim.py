@@ -6,7 +6,7 @@ CPU time is printed beside this process's. Target (issue 3): ≥ 500k events/s. 
 figures for tp-decode (one host of ``--tp-devices`` devices, the decode steps replayed as graphs
 with two all-reduces a layer; issue 19's target: ≥ 500k events/s too).
 
-Run: .venv/bin/python benchmarks/bench_sim.py [--tokens 256] [--model 8b] [--tp-devices 8] [--tp-tokens 64]
+Run: .venv/bin/python benchmarks/bench_sim.py [--tokens 256] [--model 8b] [--tp-devices 8] [--tp-tokens 256]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=256)
     ap.add_argument("--prompt", type=int, default=512)
     ap.add_argument("--tp-devices", type=int, default=8)
-    ap.add_argument("--tp-tokens", type=int, default=64)
+    ap.add_argument("--tp-tokens", type=int, default=256)
     args = ap.parse_args()
     machine_speed.compile_accelview()
     params = [f"model={args.model}", f"tokens={args.tokens}", f"prompt={args.prompt}", "upload=false"]

@@ -285,3 +285,27 @@ def test_random_collectives_on_random_streams_never_deadlock_and_end_together(tr
     assert all(len(e) == 1 for e in ends.values())
     for trace in c.traces():
         assert check_trace(trace) == []
+
+
+def test_each_host_captures_in_its_own_raw_time_through_its_clock_model():
+    class Ahead:
+        """A host clock 5 ms ahead of true time."""
+
+        def to_true(self, raw_ns: float) -> float:
+            return raw_ns - 5_000_000
+
+        def to_raw(self, true_ns: float) -> float:
+            return true_ns + 5_000_000
+
+    from accelview.capture.sim.cluster.timebase import IdentityClock
+
+    c = Cluster(hosts=2, devices=1, clock_models=[IdentityClock(), Ahead()])
+    c.device(1, 0).launch("gemm", m=2048, n=8192, k=8192)  # host 1's device arrives last
+    c.communicator().all_reduce(8 << 20)
+    c.synchronize()
+    (truth,) = c.fabric.truth
+    assert truth.ranks[int(np.argmax(truth.arrivals))] == (1, 0)
+    rows = [t.truth["truth_collectives"] for t in c.traces()]
+    # the same true end, read on each host's clock (through its device's clock estimate: ±2 µs)
+    assert rows[1].end_ns[0] - rows[0].end_ns[0] == pytest.approx(5_000_000, abs=2_000)
+    assert rows[0].last_arrival_ns[0] - rows[0].arrival_ns[0] > 100_000  # host 0 waited for host 1

@@ -26,10 +26,11 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..device.specs import DeviceSpec
+from ..runtime.hostclock import DETERMINISTIC_START_NS
 from ..runtime.simulator import Device, Simulator
 from .communicator import Communicator
 from .rendezvous import Fabric
-from .timebase import ClockModel
+from .timebase import ClockModel, IdentityClock
 from .topology import LinkSpec, Topology
 
 if TYPE_CHECKING:
@@ -46,11 +47,14 @@ class Cluster:
                  clock_models: Sequence[ClockModel] | None = None) -> None:
         self.fabric = Fabric(Topology(hosts, devices, links or LinkSpec()))
         self.hosts: list[Simulator] = []
+        if clock_models is not None and len(clock_models) != hosts:
+            raise ValueError(f"{len(clock_models)} clock models for {hosts} hosts")
         for h in range(hosts):
-            sim = Simulator(spec, devices, seed + h * HOST_SEED_STRIDE, counter_period_ns=counter_period_ns)
-            sim.host_index, sim.host_name, sim.fabric = h, f"host{h}", self.fabric
-            if clock_models is not None:
-                sim.clock_model = clock_models[h]
+            model = clock_models[h] if clock_models is not None else IdentityClock()
+            # every host starts at the same true time, each reading it on its own clock
+            sim = Simulator(spec, devices, seed + h * HOST_SEED_STRIDE, counter_period_ns=counter_period_ns,
+                            host_start_ns=round(model.to_raw(DETERMINISTIC_START_NS)))
+            sim.host_index, sim.host_name, sim.fabric, sim.clock_model = h, f"host{h}", self.fabric, model
             self.hosts.append(sim)
 
     def host(self, index: int) -> Simulator:
