@@ -48,16 +48,11 @@ def run(args: argparse.Namespace) -> int:
         t0 = trace.time_bounds()[0]
         window = (t0 + round(args.window[0]), t0 + round(args.window[1]))  # ints: epoch-ns traces lose nothing
     if args.view == "graph":
-        from accelview.app.graph_render import render_graph_png
-
-        try:
-            render_graph_png(trace, args.out, window=window, size=(w, h), theme=args.theme)
-        except OSError as e:
-            raise AccelviewError(str(e)) from None
-        print(f"wrote {args.out} ({w}x{h})")
-        return 0
+        from accelview.app.graph_render import render_graph_png as draw
+    else:
+        draw = render_png
     try:
-        times = render_png(trace, args.out, window=window, size=(w, h), timing=args.timing, theme=args.theme)
+        times = draw(trace, args.out, window=window, size=(w, h), timing=args.timing, theme=args.theme)
     except OSError as e:
         raise AccelviewError(str(e)) from None
     print(f"wrote {args.out} ({w}x{h})")

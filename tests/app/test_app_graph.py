@@ -136,7 +136,8 @@ def test_window_has_a_graph_dock_built_when_shown(qtbot, demo_trace):
 
 def test_render_view_graph_writes_a_png(tmp_path, capsys):
     out = tmp_path / "g.png"
-    assert main(["render", DEMO, "--view", "graph", "--out", str(out), "--size", "900x400"]) == 0
+    assert main(["render", DEMO, "--view", "graph", "--out", str(out), "--size", "900x400", "--timing"]) == 0
+    assert len(capsys.readouterr().out.split("paint ms per frame:")[1].split("\n")[0].split()) == 10
     img = QImage(str(out))
     colours = {img.pixel(x, y) for x in range(0, 900, 5) for y in range(0, 400, 5)}
     assert img.width() == 900 and len(colours) > 6  # boxes of several classes, edges, text
