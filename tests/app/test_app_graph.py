@@ -84,6 +84,9 @@ def test_a_group_unfolds_and_folds_on_click(qtbot, panel):
     label = d.labels[int(groups[-1])]
     qtbot.mouseClick(panel.canvas, Qt.MouseButton.LeftButton, pos=centre(panel, int(groups[-1])).toPoint())
     assert len(panel.disp) > before and label not in panel.disp.labels
+    inside = int(np.flatnonzero(panel.disp.kind == OP)[-1])  # a member of the unfolded group
+    qtbot.mouseClick(panel.canvas, Qt.MouseButton.RightButton, pos=centre(panel, inside).toPoint())
+    assert len(panel.disp) == before and label in panel.disp.labels  # a right-click folds it back
     panel.fold_all()
     assert len(panel.disp) == before
     panel.expand_all()
