@@ -3,7 +3,8 @@
 chunks of consecutive layers, so a frame draws only the chunks in view through one transform;
 level of detail drops labels and edge types when zoomed out, and far out draws boxes as
 short thick lines and only the edges long enough to see. Wheel zooms around the cursor,
-drag pans, a click picks a node, hovering names a node or an edge (type and latency)."""
+drag pans, a click picks a node (a right-click folds the group around it), hovering names a
+node or an edge (type and latency)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ class GraphCanvas(QWidget):
     """Draws one display graph; ``node_clicked`` gives the drawn node's index."""
 
     node_clicked = Signal(int)
+    node_right_clicked = Signal(int)
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -310,7 +312,7 @@ class GraphCanvas(QWidget):
         event.accept()
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
-        if event.button() == Qt.MouseButton.LeftButton:
+        if event.button() in (Qt.MouseButton.LeftButton, Qt.MouseButton.RightButton):
             self._press, self._moved = event.position(), False
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
@@ -328,8 +330,10 @@ class GraphCanvas(QWidget):
             QToolTip.hideText()
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        if self._press is not None and not self._moved and event.button() == Qt.MouseButton.LeftButton:
+        if self._press is not None and not self._moved:
             i = self.node_at(event.position())
-            if i >= 0:
+            if i >= 0 and event.button() == Qt.MouseButton.LeftButton:
                 self.node_clicked.emit(i)
+            elif i >= 0 and event.button() == Qt.MouseButton.RightButton:
+                self.node_right_clicked.emit(i)
         self._press = None

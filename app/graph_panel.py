@@ -1,6 +1,6 @@
 """The Graph dock: the dependency graph of the selected range (else of the phase the selected
 slice is in, else of the whole capture; Request: of the selected slice's request alone), its
-critical path highlighted, repeated work folded into groups that a click expands, and the
+critical path highlighted, repeated work folded into groups that a click unfolds (a right-click folds back), and the
 selected op's lifecycle. A click on a node selects its slice in the timeline; a slice selected
 in the timeline is selected here."""
 
@@ -79,6 +79,7 @@ class GraphPanel(QWidget):
         lay.addWidget(self.lifecycle_label)
         lay.addWidget(legend)
         self.canvas.node_clicked.connect(self.node_clicked)
+        self.canvas.node_right_clicked.connect(self.fold_around)
         state.trace_changed.connect(self.trace_changed)
         state.range_changed.connect(self._range_changed)
         state.selection_changed.connect(self._selection_changed)
@@ -203,6 +204,16 @@ class GraphPanel(QWidget):
         sid = int(self.graph.slice_of[src])
         self.state.select(sid)
         self.state.frame(sid)
+
+    def fold_around(self, i: int) -> None:
+        """Fold the innermost unfolded group holding drawn node ``i`` (a right-click)."""
+        src = int(self.disp.source[i])
+        gi = int(self.groups.innermost[src]) if src >= 0 else self.groups.groups[-src - 1].parent
+        while gi >= 0 and gi not in self.expanded:
+            gi = self.groups.groups[gi].parent
+        if gi >= 0:
+            self.expanded.discard(gi)
+            self._redisplay(keep=int(self.groups.groups[gi].members[0]))
 
     def _selection_changed(self) -> None:
         sid = self.state.selected

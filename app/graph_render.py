@@ -1,9 +1,13 @@
-"""Offscreen rendering of the Graph dock to PNG (``accelview render FILE --view graph``)."""
+"""Offscreen rendering of the Graph dock to PNG (``accelview render FILE --view graph``). Same
+signature as ``render.render_png``, so a table of views can name it."""
 
 from __future__ import annotations
 
+import time
+
 from accelview.model import Trace
 from accelview.model.graph.dag import GraphContext
+from PySide6.QtGui import QImage, QPainter
 
 from .graph_panel import GraphPanel
 from .render import ensure_gui_app
@@ -12,9 +16,11 @@ from .theme import THEMES, stylesheet
 
 
 def render_graph_png(trace: Trace, out_path: str, window: tuple[float, float] | None = None,
-                     size: tuple[int, int] = (1920, 1080), theme: str = "dark", expanded: bool = False) -> None:
+                     size: tuple[int, int] = (1920, 1080), timing: bool = False, theme: str = "dark",
+                     frames: int = 10, expanded: bool = False) -> list[float]:
     """Draw the graph panel of ``trace`` (of ``window``, absolute ns, when given) to a PNG;
-    ``expanded``: with every repeated group unfolded."""
+    ``expanded``: with every repeated group unfolded. With ``timing``, also paints the graph
+    canvas ``frames`` times and returns each frame's time in ms; otherwise returns []."""
     ensure_gui_app()
     state = ViewState()
     panel = GraphPanel(state, THEMES.get(theme, THEMES["dark"]))
@@ -30,11 +36,15 @@ def render_graph_png(trace: Trace, out_path: str, window: tuple[float, float] | 
     panel.canvas.readable(panel.first_work())
     if not panel.grab().save(str(out_path)):
         raise OSError(f"{out_path}: could not write the PNG")
-
-
-def render_graph_view(trace: Trace, out_path: str, window: tuple[float, float] | None = None,
-                      size: tuple[int, int] = (1920, 1080), timing: bool = False, theme: str = "dark") -> list[float]:
-    """``render --view graph``: the graph panel as a PNG, in the signature of app/view_table.py's
-    views (no frame timing: bench_graph.py measures the graph's frames)."""
-    render_graph_png(trace, out_path, window=window, size=size, theme=theme)
-    return []
+    if not timing:
+        return []
+    c = panel.canvas
+    img = QImage(c.width(), c.height(), QImage.Format.Format_RGB32)
+    times = []
+    for _ in range(frames):
+        t = time.perf_counter()
+        p = QPainter(img)
+        c.paint_to(p, c.width(), c.height())
+        p.end()
+        times.append((time.perf_counter() - t) * 1000)
+    return times

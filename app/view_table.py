@@ -8,5 +8,5 @@ VIEWS: dict[str, str] = {
     "timeline": "accelview.app.render:render_png",
     "stats": "accelview.app.views_render:render_stats_png",
     "utilisation": "accelview.app.views_render:render_utilisation_png",
-    "graph": "accelview.app.graph_render:render_graph_view",
+    "graph": "accelview.app.graph_render:render_graph_png",
 }

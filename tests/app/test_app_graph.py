@@ -84,6 +84,9 @@ def test_a_group_unfolds_and_folds_on_click(qtbot, panel):
     label = d.labels[int(groups[-1])]
     qtbot.mouseClick(panel.canvas, Qt.MouseButton.LeftButton, pos=centre(panel, int(groups[-1])).toPoint())
     assert len(panel.disp) > before and label not in panel.disp.labels
+    inside = int(np.flatnonzero(panel.disp.kind == OP)[-1])  # a member of the unfolded group
+    qtbot.mouseClick(panel.canvas, Qt.MouseButton.RightButton, pos=centre(panel, inside).toPoint())
+    assert len(panel.disp) == before and label in panel.disp.labels  # a right-click folds it back
     panel.fold_all()
     assert len(panel.disp) == before
     panel.expand_all()
@@ -136,7 +139,8 @@ def test_window_has_a_graph_dock_built_when_shown(qtbot, demo_trace):
 
 def test_render_view_graph_writes_a_png(tmp_path, capsys):
     out = tmp_path / "g.png"
-    assert main(["render", DEMO, "--view", "graph", "--out", str(out), "--size", "900x400"]) == 0
+    assert main(["render", DEMO, "--view", "graph", "--out", str(out), "--size", "900x400", "--timing"]) == 0
+    assert len(capsys.readouterr().out.split("paint ms per frame:")[1].split("\n")[0].split()) == 10
     img = QImage(str(out))
     colours = {img.pixel(x, y) for x in range(0, 900, 5) for y in range(0, 400, 5)}
     assert img.width() == 900 and len(colours) > 6  # boxes of several classes, edges, text
