@@ -233,6 +233,7 @@ class CompareJob(QObject):
         super().__init__(parent)
         self.trace_a, self.path_b = trace_a, path_b
         self.diff: Diff | None = None
+        self.lods: tuple[Any, Any] = (None, None)  # the timelines' indexes, built here too
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
@@ -247,6 +248,13 @@ class CompareJob(QObject):
         except Exception as e:  # a bug must not take the window down
             self.failed.emit(f"{self.path_b}: could not be compared ({type(e).__name__}: {e})")
             return
+        try:  # the timelines' indexes, so that the view opens without building them
+            from accelview.model.view.lod import TraceLOD
+
+            self.lods = tuple(TraceLOD(t, origin=int(t.time_bounds()[0])).prepare()  # type: ignore[assignment]
+                              for t in (self.diff.a.trace, self.diff.b.trace))
+        except Exception:  # the view builds them itself then
+            self.lods = (None, None)
         self.done.emit(self.diff)
 
     def start(self) -> None:

@@ -48,7 +48,8 @@ class Comparing:
         return job
 
     def _show_comparison(self, diff: Diff) -> None:
-        view = ComparisonView(diff, self.theme)
+        lods = self.compare_job.lods if self.compare_job is not None else (None, None)
+        view = ComparisonView(diff, self.theme, *lods)
         view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         view.setStyleSheet(self.styleSheet())
         view.resize(1600, 900)

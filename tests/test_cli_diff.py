@@ -28,7 +28,11 @@ def test_text_starts_with_the_one_line_answer(pair, capsys):
 
 def test_json_lists_significant_entries_first(pair, capsys):
     assert main(["diff", str(pair[0]), str(pair[1]), "--json"]) == 0
-    j = json.loads(capsys.readouterr().out)
+
+    def not_json(constant: str) -> None:
+        raise AssertionError(f"{constant} is not JSON")
+
+    j = json.loads(capsys.readouterr().out, parse_constant=not_json)
     assert j["summary"].startswith("step # +")
     kinds = [e["kind"] for e in j["entries"]]
     assert kinds[0] == "phase" and "op" in kinds

@@ -208,8 +208,10 @@ def phases(trace: Trace, labels: OpLabels, gaps: Gaps, roles: Roles | None = Non
     return out
 
 
-def analyze(trace: Trace, roles: Roles | None = None) -> Report:
-    """Run all passes (``roles``: the trace's roles when the caller keeps them for more work)."""
+def analyze(trace: Trace, roles: Roles | None = None, tables: bool = True) -> Report:
+    """Run all passes (``roles``: the trace's roles when the caller keeps them for more work;
+    ``tables=False`` leaves out the op statistics, lane busy shares and transfer overlap, which
+    ``accelview diff`` does not use)."""
     roles = roles or Roles(trace)
     labels = classify_ops(roles)
     gaps = device_gaps(roles)
@@ -227,6 +229,9 @@ def analyze(trace: Trace, roles: Roles | None = None) -> Report:
     if idle is not None:
         found.append(idle)
     cp = critical_path(trace, roles=roles)
+    if not tables:
+        return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found), [],
+                      cp.by_resource_ns, report_section(trace), critical_path=cp)
     return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found),
                   op_stats(trace, roles.device_ops), cp.by_resource_ns, report_section(trace),
                   lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1, roles.device_busy), cp,

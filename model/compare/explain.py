@@ -107,12 +107,11 @@ def _lane_change(d: Diff, lane: Entry) -> list[str]:
     if lane.a_count and abs(lane.b_count - lane.a_count) >= 0.1 * lane.a_count:
         out.append(f"{lane.b_count:,.0f} slices per iteration on it (was {lane.a_count:,.0f})")
     names = []
+    which = d.lane_names.index(lane.name)
     for run in (d.a, d.b):
         g = run.groups[lane.group]
-        k = d.matched[lane.group].a_occurrence
-        m = np.flatnonzero(g.lane_occ == min(k, g.n - 1))
-        ids = run.lane_ids[m[np.array([d.lane_names[x] == lane.name for x in run.lane[m]], bool)]] \
-            if len(m) else np.empty(0, np.int64)
+        k = min(d.matched[lane.group].a_occurrence, g.n - 1)
+        ids = run.lane_ids[(g.lane_occ == k) & (run.lane == which)]
         names.append({family(run.trace.strings[int(n)]) for n in np.unique(run.trace.slices.name[ids])})
     gone, new = sorted(names[0] - names[1]), sorted(names[1] - names[0])
     if gone:

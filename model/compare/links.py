@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .diff import Diff
+from .entries import MATCH_MAX
 from .runs import OUTSIDE
 
 
@@ -50,8 +51,10 @@ def iteration_links(d: Diff, group: str | None = None) -> IterationLinks | None:
     o = np.argsort(sa.start_ns[ia], kind="stable")
     ia, ib = ia[o], ib[o]
     ratio = sb.dur_ns[ib] / np.maximum(sa.dur_ns[ia], 1)
-    a_only = np.setdiff1d(m.a_work, ia)
-    b_only = np.setdiff1d(m.b_work, ib)
+    if max(len(m.a_work), len(m.b_work)) > MATCH_MAX:  # not matched op by op: no links, no "unmatched"
+        a_only = b_only = np.empty(0, np.int64)
+    else:
+        a_only, b_only = np.setdiff1d(m.a_work, ia), np.setdiff1d(m.b_work, ib)
     k_a, k_b = m.a_occurrence, m.b_occurrence
     return IterationLinks(group, (int(ga.start_ns[k_a]), int(ga.end_ns[k_a])),
                           (int(gb.start_ns[k_b]), int(gb.end_ns[k_b])), ia, ib, sa.start_ns[ia], sb.start_ns[ib],

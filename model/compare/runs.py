@@ -113,7 +113,7 @@ def lane_key(trace: Trace, track: int, multi_device: bool) -> str:
 def prepare(trace: Trace, ops: Vocabulary, lanes: Vocabulary, report: Report | None = None) -> RunData:
     """Analyse ``trace`` (unless ``report`` is given) and key its work, lanes and iterations."""
     roles = Roles(trace)
-    report = report if report is not None else analyze(trace, roles)
+    report = report if report is not None else analyze(trace, roles, tables=False)
     s = trace.slices
     work = np.concatenate((roles.device_ops, roles.copies))
     op = ops.of_strings(trace.strings, s.name[work])

@@ -7,6 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
+from accelview.model.analysis.report import analyze
 from accelview.model.compare.diff import compare
 from kineto_traces import imported, needs_traces
 from sim_pairs import llm, slow_vector_spec, stepped
@@ -19,6 +20,11 @@ def test_pageable_weights_name_the_upload_and_say_why():
     assert top.test == "sign (matched ops)"  # the upload ran once: its copies are the samples
     assert d.summary.startswith("upload weights +")
     assert "pageable host memory" in d.summary and "of the earlier bandwidth" in d.summary
+    # The diff's analyses leave out the summary tables, not the findings or phases.
+    full = analyze(d.b.trace)
+    assert [f.to_json() for f in d.b.report.findings] == [f.to_json() for f in full.findings]
+    assert [p.breakdown_ns for p in d.b.report.phases] == [p.breakdown_ns for p in full.phases]
+    assert d.b.report.stats == [] and full.stats
     finding = next(e for e in d.entries if e.kind == "finding" and e.name == "pageable-transfer")
     assert finding.status == "new" and finding.significant
     # The decode steps did not change.
