@@ -45,6 +45,8 @@ from .theme import Theme
 Index = QModelIndex | QPersistentModelIndex
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # raw numbers, so columns sort by value, not by text
 HIST_BINS = 40
+NAME_W = 260  # px of the name column (interactive; the full name is its tooltip)
+SIZE_ROWS = 64  # rows measured when sizing a column to its text
 LOG_RATIO = 30  # longest / shortest duration above which the histogram's bins are even in log
 
 
@@ -67,11 +69,13 @@ class StatsModel(QAbstractTableModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.table: StatsTable | None = None
+        self._cells: dict[int, tuple[str, ...]] = {}  # display text of the rows shown so far
 
     def set_table(self, table: StatsTable | None) -> None:
         """Replace the rows."""
         self.beginResetModel()
         self.table = table
+        self._cells = {}
         self.endResetModel()
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
@@ -92,7 +96,9 @@ class StatsModel(QAbstractTableModel):
             return None
         row, col = index.row(), index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return cells(t, row)[col]
+            if row not in self._cells:
+                self._cells[row] = cells(t, row)
+            return self._cells[row][col]
         if role == SORT_ROLE:
             return _raw(t, row, col)
         if role == Qt.ItemDataRole.ToolTipRole and col == 0:
@@ -138,9 +144,9 @@ class StatsPanel(QWidget):
         self.view.verticalHeader().hide()
         self.view.setWordWrap(False)
         header = self.view.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(0, 260)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setResizeContentsPrecision(SIZE_ROWS)  # widths from the first rows: thousands of names stay quick
+        self.model.modelReset.connect(self._fit_columns)
         self.view.selectionModel().currentRowChanged.connect(lambda cur, _prev: self.show_histogram(cur.row()))
         QShortcut(QKeySequence.StandardKey.Copy, self.view, activated=self.copy)
         self.plot = pg.PlotWidget(axisItems={"bottom": DurationAxis("bottom")})
@@ -163,6 +169,12 @@ class StatsPanel(QWidget):
         self.set_theme(theme)
         state.trace_changed.connect(self._trace_changed)
         state.range_changed.connect(self._invalidate)
+
+    def _fit_columns(self) -> None:
+        """Size the figures' columns to their text once per table (not on every repaint)."""
+        for col in range(1, self.model.columnCount()):
+            self.view.resizeColumnToContents(col)
+        self.view.setColumnWidth(0, NAME_W)
 
     # -- data -------------------------------------------------------------------------------------
     def _trace_changed(self) -> None:
