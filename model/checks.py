@@ -105,6 +105,11 @@ def check_trace(trace: Trace) -> list[str]:
     args = trace.tables["args"]
     if len(args) and _sorted_by([args.set]) >= 0:
         problems.append("args are not sorted by set")
+    if len(args) and args.set.min() < 0:
+        problems.append("args.set holds a negative argument set")
+    ins_args = trace.instants.args
+    if len(ins_args) and (ins_args.min() < -1 or ins_args.max() >= (int(args.set.max()) + 1 if len(args) else 0)):
+        problems.append("instants.args refers to an argument set that does not exist")
     ops = trace.truth["truth_ops"].slice
     if len(ops) and (ops.min() < 0 or ops.max() >= n_slices):
         problems.append("truth_ops refers to a slice that does not exist")

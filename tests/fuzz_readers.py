@@ -15,6 +15,7 @@ benchmarks/fuzz_readers.py (a longer run that prints examples tried and failures
 from __future__ import annotations
 
 import contextlib
+import copy
 import gzip
 import json
 import os
@@ -146,7 +147,7 @@ def json_mutation(draw: st.DrawFn, data: bytes) -> bytes:
         if isinstance(node, dict) and draw(st.integers(0, 4)) == 0:
             del node[key]
         else:
-            node[key] = draw(st.sampled_from(HOSTILE_VALUES))
+            node[key] = copy.deepcopy(draw(st.sampled_from(HOSTILE_VALUES)))  # later mutations may descend into it
     return json.dumps(doc).encode()
 
 

@@ -260,6 +260,8 @@ CASES: dict[str, tuple[Case, str, tuple[int, int, int]]] = {
     "args row past the args table": (_set("slices/args", 0, 10_000), "arg", REFUSED),
     "string offset past the blob": (_set("strings/offsets", -1, 1 << 40), "string table", REFUSED),
     "string offsets going backwards": (_set("strings/offsets", 2, 0), "string table", REFUSED),
+    "args set negative (found by fuzzing)": (_set("args/set", 0, -128), "negative argument set", REFUSED),
+    "instant args past the args table": (_set("instants/args", 0, 10_000), "instants.args", REFUSED),
     "track its own parent": (_set("tracks/parent", 1, 1), "its own ancestor", REFUSED),
     "tracks parents of each other": (_parents_loop, "its own ancestor", REFUSED),
     "soft link inside the file (allowed)": (soft_link_inside, "", (0, 0, 0)),

@@ -46,13 +46,15 @@ def decode_args(raws: list[bytes], stats: dict[str, int]) -> list[Any]:
     return out
 
 
-def _in_range(d: Digest, evs: list[Event], index: np.ndarray) -> tuple[list[Event], np.ndarray]:
-    """The events whose timestamps are in range (``in_range_us``); the others counted."""
-    ok = in_range_us(event_times_us(evs))
+def _in_range(d: Digest, evs: list[Event], index: np.ndarray) -> tuple[list[Event], np.ndarray, np.ndarray]:
+    """The events whose timestamps are in range (``in_range_us``), their ``index`` and their
+    timestamps (µs); the others counted."""
+    ts = event_times_us(evs)
+    ok = in_range_us(ts)
     if ok.all():
-        return evs, index
+        return evs, index, ts
     d.stats["timestamps_out_of_range"] = d.stats.get("timestamps_out_of_range", 0) + int((~ok).sum())
-    return [e for e, keep in zip(evs, ok.tolist(), strict=True) if keep], index[ok]
+    return [e for e, keep in zip(evs, ok.tolist(), strict=True) if keep], index[ok], ts[ok]
 
 
 def _int64s(values: list[int], d: Digest, what: str) -> np.ndarray:
@@ -155,7 +157,7 @@ def _others(d: Digest, evs: list[Event], index: np.ndarray, position: np.ndarray
             d.stats[key] = d.stats.get(key, 0) + 1
         kept = [i for i, skip in enumerate(skipped) if not skip]
         evs, index, position = [evs[i] for i in kept], index[kept], position[kept]
-    evs, kept_at = _in_range(d, evs, np.arange(len(evs)))
+    evs, kept_at, ts = _in_range(d, evs, np.arange(len(evs)))
     index, position = index[kept_at], position[kept_at]
     with_args = [i for i, e in enumerate(evs) if e.args and e.ph in ARG_PHASES]
     args: list[Any] = [{}] * len(evs)
@@ -164,7 +166,7 @@ def _others(d: Digest, evs: list[Event], index: np.ndarray, position: np.ndarray
             args[i] = a if isinstance(a, dict) else {"value": a}
     for e in evs:
         e.args = NO_ARGS  # decoded: the raw text is not needed (nor pickled)
-    d.others = list(zip(position.tolist(), timestamps_ns(evs, index, text).tolist(), evs, args, strict=True))
+    d.others = list(zip(position.tolist(), timestamps_ns(ts, index, text).tolist(), evs, args, strict=True))
 
 
 def _phase_masks(evs: list[Event]) -> tuple[np.ndarray, np.ndarray]:
@@ -182,7 +184,7 @@ def _complete(d: Digest, evs: list[Event], index: np.ndarray, text: bytes, strin
               skip_args: frozenset[str], keep_marked: tuple[bytes, ...] = ()) -> None:
     """Columns of the complete events; their kept arguments as typed rows. (List comprehensions:
     the fastest way to read one field of many Structs.)"""
-    evs, index = _in_range(d, evs, index)
+    evs, index, ts = _in_range(d, evs, index)
     n = len(evs)
     if not n:
         return
@@ -213,7 +215,7 @@ def _complete(d: Digest, evs: list[Event], index: np.ndarray, text: bytes, strin
         keep = np.flatnonzero(kept)[np.array([len(r) for r in raws], dtype=np.int64) > 0].tolist()
         if keep:
             _arguments(d, keep, decode_args([evs[j].args for j in keep], d.stats), corr, arg_ids, strings)
-    d.x = {"thread": thread, "ts": timestamps_ns(evs, index, text), "dur": dur, "name": name, "cat": cat,
+    d.x = {"thread": thread, "ts": timestamps_ns(ts, index, text), "dur": dur, "name": name, "cat": cat,
            "corr": corr, "args": arg_ids}
     d.cats, d.threads = list(cats), list(threads)
     if any(e.bind_id is not None for e in evs):  # Perfetto's flow v2: the step is the slice itself

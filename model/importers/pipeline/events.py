@@ -89,11 +89,10 @@ def event_times_us(selected: Sequence[Event]) -> np.ndarray:
     return np.array([e.ts for e in selected], dtype=np.float64)
 
 
-def timestamps_ns(selected: Sequence[Event], index: np.ndarray, text: bytes) -> np.ndarray:
-    """Exact int64 ns timestamps of ``selected``, the events at ``index`` of the batch whose
-    JSON is ``text`` (read again, exactly, only when float64 lacks the digits). Every ``ts``
-    must be ``in_range_us``."""
-    ts = event_times_us(selected)
+def timestamps_ns(ts: np.ndarray, index: np.ndarray, text: bytes) -> np.ndarray:
+    """Exact int64 ns timestamps of the events at ``index`` of the batch whose JSON is ``text``,
+    from their ``ts`` (µs, float64, each ``in_range_us``; read again from the text, exactly,
+    only when float64 lacks the digits)."""
     ip = np.floor(ts)
     frac = ts - ip
     # float64 may have rounded every fraction away (x.999 near 2**51 µs): then the text says so
