@@ -13,7 +13,8 @@ script has ended (``--live``: while it runs). A progress line (elapsed, events, 
 then how far the conversion is, or with ``--live`` the MB the service has still to convert
 when it falls behind the script) is shown when stderr is a terminal; the last line says where
 the capture is and how to open it. Ctrl-C, SIGTERM and SIGHUP stop the script and keep the
-capture; once the script has ended, they stop the conversion and keep what was converted.
+capture; once the script has ended, they stop the conversion and keep what was converted, and
+the spool, which ``accelview convert`` turns into the whole capture.
 """
 
 from __future__ import annotations
