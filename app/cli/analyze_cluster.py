@@ -5,21 +5,21 @@ communication per device and host, each collective's skew and transfer)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from accelview.model.analysis.distributed import analyze_cluster
+from accelview.model.cluster import align_cluster, cluster_inputs
+from accelview.model.cluster.inputs import expand
 from accelview.model.store.reader import load_capture
 from accelview.model.text.values import format_duration
 
 
-def host_captures(path: Path) -> list[Path]:
-    """The host captures (``*.h5``) in folder ``path``, in name order (empty: not such a folder)."""
-    return sorted(path.glob("*.h5")) if path.is_dir() else []
-
-
-def run(files: list[Path], as_json: bool, top: int) -> int:
-    """Analyse the host captures ``files`` together and print the report."""
-    report = analyze_cluster([load_capture(f) for f in files])
+def run(paths: list[str], as_json: bool, top: int) -> int:
+    """Analyse the host captures ``paths`` (files or their folder) together, each moved onto
+    host0's clock, and print the report."""
+    files = expand(paths)
+    hosts = cluster_inputs(files, [load_capture(f) for f in files])
+    aligned, _ = align_cluster([t for _, t in hosts])
+    report = analyze_cluster(aligned)
     if as_json:
         print(json.dumps(report, default=str))
         return 0

@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
     "stats": _lazy("stats", "statistics of device work by op name, lane or phase (text or CSV)"),
     "profile": _lazy("profile", "run a script (or a built-in workload) under capture into an .h5 file"),
     "diff": _lazy("diff", "compare two runs: what changed beyond run-to-run noise, and why"),
+    "merge": _lazy("merge", "merge a cluster's host captures onto host0's clock into one capture"),
 }
 
 

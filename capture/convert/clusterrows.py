@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from accelview.model import TraceBuilder, TrackKind
 
-from ..sim.cluster.timebase import IdentityClock
+from ..sim.cluster.timebase import is_identity
 from ..sim.device.replay import UNITS
 from .records import DeviceRecords
 
@@ -36,7 +36,7 @@ def host_links(sim: Simulator) -> list[LinkTransfers]:
 def _raw(sim: Simulator) -> ToRef:
     """True ns → ``sim``'s host raw ns, over arrays."""
     model = sim.clock_model
-    if type(model) is IdentityClock:
+    if is_identity(model):
         return lambda t: np.asarray(t, dtype=np.float64)
     return lambda t: np.array([model.to_raw(x) for x in np.asarray(t, dtype=np.float64).tolist()])
 

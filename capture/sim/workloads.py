@@ -45,7 +45,7 @@ def _load() -> dict[str, Callable[..., None]]:
 NAMES = ("llm", "gemm", "pageable-small", "pcie-saturate", "launch-bound", "strided-memory", "sync-heavy")
 WORKLOADS: dict[str, Callable[..., None]] = _load()
 # every host's own clock (capture/sim/clocks): drift within ±drift_ppm, PCIe read jitter (mean each way)
-CLOCK_PARAMS = {"drift_ppm": 30.0, "jitter_ns": 2000.0}
+CLOCK_PARAMS = {"drift_ppm": 30.0, "jitter_ns": 150.0}
 CLUSTER_SHAPES = {"tp-decode": (1, 8), "pp-hosts": (4, 1), "dp-straggler": (4, 8)}  # default (hosts, devices)
 CLUSTER_WORKLOADS: dict[str, Callable[..., None]] = {
     name: import_module(f"accelview.resources.examples.{name.replace('-', '_')}").run for name in CLUSTER_SHAPES}

@@ -2,6 +2,10 @@
 host's raw time (what its simulation runs on and its capture is written in) against the
 cluster's true time, and the PTP exchanges a real host takes with host0.
 
+The simulation's true time is host0's clock (nothing outside the simulator sees true time, and
+host0 is the reference every alignment is stated against): host0's model is the identity, and
+host h's is its true map to host0 (:meth:`ClusterClocks.true_map`).
+
 The simulator's timeline cannot run backwards, so a host clock here has offset and drift but
 no steps (a cluster's steps are exercised on :class:`ClusterClocks`' samples alone, by
 ``benchmarks/bench_alignment.py`` without ``--from-sim``).
@@ -23,10 +27,11 @@ class ClusterHostClock:
 
     def __init__(self, clocks: ClusterClocks, host: int, seed: int) -> None:
         self.clocks, self.host, self.seed = clocks, host, seed
-        clock = clocks.hosts[host]
-        if clock.steps:
+        if clocks.hosts[host].steps:
             raise ValueError("a simulated host clock cannot step: draw the cluster's clocks with host_steps=0")
-        self._offset, self._scale = float(clock.offset_ns), 1.0 + clock.drift_ppm * 1e-6
+        self._true = clocks.true_map(host_name(host), 1.0).segments[0]
+        self._offset, self._scale = self._true.offset_ns, self._true.scale
+        self.identity = self._offset == 0.0 and self._scale == 1.0  # host0: reads true time
 
     @classmethod
     def for_cluster(cls, hosts: int, devices: int, seed: int, max_drift_ppm: float, jitter_ns: float,
@@ -58,9 +63,11 @@ class ClusterHostClock:
         """PTP exchanges with host0 over [t0, t1) of true time: host0's time before, this host's
         reading, host0's time after less this host's residence time."""
         rng = np.random.default_rng([self.seed, 29, self.host])
-        return ptp_exchange(self.clocks.hosts[0], self.clocks.hosts[self.host], int(t0_true), int(t1_true), rng,
-                            PTP_PERIOD_NS, self.clocks.paths[self.host])
+        ref = self.clocks.hosts[0]  # true time is host0's reading: the clocks' own timebase is before it
+        t0, t1 = ((t - ref.offset_ns) / (1.0 + ref.drift_ppm * 1e-6) for t in (t0_true, t1_true))
+        return ptp_exchange(ref, self.clocks.hosts[self.host], int(t0), int(t1), rng, PTP_PERIOD_NS,
+                            self.clocks.paths[self.host])
 
     def true_alignment(self) -> Segment:
         """This host's clock's true map to host0's (``ref = (t − offset) / (1 + drift·1e-6)``)."""
-        return self.clocks.true_map(host_name(self.host), 1.0).segments[0]
+        return self._true
