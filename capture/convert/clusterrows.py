@@ -81,9 +81,11 @@ def link_counters(sim: Simulator, links: Sequence[LinkTransfers], to_refs: Seque
     """The samples of :func:`add_link_rows`' counter tracks, link by link, into ``ts_ns`` and
     ``value`` (``len(edges) - 1`` windows each)."""
     n = len(edges) - 1
+    model = sim.clock_model  # the windows are the host's (raw time), the transfers on true time
+    true_edges = edges if is_identity(model) else np.array([model.to_true(e) for e in edges.tolist()])
     for k, x in enumerate(links):
-        value[k * n:(k + 1) * n] = window_bytes(x.start, x.end, x.nbytes.astype(np.float64), edges)
-        ts_ns[k * n:(k + 1) * n] = np.rint(_link_ref(sim, x.link.device, to_refs)(edges[:-1])).astype(np.int64)
+        value[k * n:(k + 1) * n] = window_bytes(x.start, x.end, x.nbytes.astype(np.float64), true_edges)
+        ts_ns[k * n:(k + 1) * n] = np.rint(_link_ref(sim, x.link.device, to_refs)(true_edges[:-1])).astype(np.int64)
 
 
 def window_bytes(starts: np.ndarray, ends: np.ndarray, nbytes: np.ndarray, edges: np.ndarray) -> np.ndarray:
