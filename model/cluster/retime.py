@@ -23,6 +23,13 @@ def moved(track_clock: np.ndarray, track: np.ndarray, times: list[np.ndarray], p
     out = [np.empty(len(t), np.int64) for t in times]
     if not len(track):
         return out
+    if np.all(track[1:] >= track[:-1]):  # sorted by track (most tables): one run per track
+        edges = np.r_[0, np.flatnonzero(track[1:] != track[:-1]) + 1, len(track)]
+        for lo, hi in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
+            c = int(track_clock[track[lo]])
+            for t, o in zip(times, out, strict=True):
+                o[lo:hi] = np.rint(place(c, t[lo:hi].astype(np.float64)))
+        return out
     clock = track_clock[track]
     for c in np.unique(clock).tolist():
         rows = np.flatnonzero(clock == c)
