@@ -117,6 +117,7 @@ def _append(b: TraceBuilder, t: Trace, ids: np.ndarray, new_clock: np.ndarray, t
     if len(hosts):  # the host is the top: its devices' lanes go under it
         tr["parent"][top] = np.where(top == hosts[0], -1, hosts[0] + track_base)
     tr["sort"][top[tr["parent"][top] < 0]] = host
+    tr["host"][:] = b.strings.intern(f"host{host}")  # every lane names its host, devices' too
     b.add_rows("tracks", tr)
     sl = t.slices.columns()
     _strings(sl, ids)
