@@ -35,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
     if is_cluster(args.file):  # one capture per host of a cluster: read together, on host0's clock
         return analyze_cluster.run(args.file, args.json, args.top)
     trace = load_trace(args.file[0])
+    if "merged" in trace.metadata and args.what_if is None:  # a merged cluster: the hosts read together
+        return analyze_cluster.run_merged(trace, args.json, args.top)
     report = analyze(trace)
     if args.what_if is not None:
         print(_what_if(report, *args.what_if))

@@ -4,6 +4,7 @@ the top-level tracks, raw timestamps recoverable; and the command line around it
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import numpy as np
@@ -111,7 +112,10 @@ def test_merge_and_the_commands_take_a_cluster(run_dir, tmp_path, capsys):
     assert main(["info", str(run_dir)]) == 0
     assert "host2" in capsys.readouterr().out
     assert main(["analyze", str(run_dir), "--json"]) == 0
-    assert '"culprit"' in capsys.readouterr().out
+    from_dir = json.loads(capsys.readouterr().out)["findings"][0]
+    assert from_dir["culprit"] == {"host": "host1", "device": 1}  # dp-straggler's default slow device
+    assert main(["analyze", str(out), "--json"]) == 0  # the merged capture, taken apart host by host
+    assert json.loads(capsys.readouterr().out)["findings"][0]["culprit"] == from_dir["culprit"]
 
 
 def test_bad_cluster_inputs_are_one_line_and_exit_2(run_dir, tmp_path, capsys):
