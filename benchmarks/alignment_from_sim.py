@@ -9,8 +9,9 @@ over paths with asymmetric delays), aligned as ``accelview merge`` aligns it
 - host-host error: each host's clock against host0's (its ``ptp host0`` row's truth);
 - causality violations in the aligned captures: a flow's effect (a driver submission, a device
   op) starting before its cause (the API call that launched it) across clock domains; a
-  collective (or send/recv) ending on a participant before the last participant arrived, in
-  the slices (arrival = start + launch time) and in ``truth_collectives``.
+  receive ending before its send arrived (or the send before its receive); a collective (or
+  send/recv) ending on a participant before the last participant arrived, in the slices
+  (arrival = start + launch time) and in ``truth_collectives``.
 
 Baselines on the same captures: offset-only (Perfetto: the nearest earlier snapshot every
 30 s, one exchange for a device, the mean of five for a host, no drift) and min-timestamp shift
@@ -30,7 +31,7 @@ from accelview.model.align.segments import OPEN_END, OPEN_START
 from accelview.model.analysis.collectives import find_collectives
 from accelview.model.cluster import HostAlignment, align_cluster
 from accelview.model.cluster.retime import retimed
-from accelview.model.cluster.timebase import PTP_CLOCK, _brackets, _tick_ns
+from accelview.model.cluster.timebase import PTP_CLOCK, _brackets, _tick_ns, send_recv_precedences
 from accelview.model.trace import Trace
 
 INSTANTS = 2000
@@ -77,6 +78,8 @@ def violations(aligned: Sequence[Trace]) -> dict[str, int]:
         f, sl, clock = t.flows, t.slices, t.tracks.clock
         cross = clock[sl.track[f.src]] != clock[sl.track[f.dst]]
         launch += int((sl.start_ns[f.dst[cross]] < sl.start_ns[f.src[cross]]).sum())
+    sends = sum(int((p.effect_ns < p.cause_ns).sum())
+                for p in send_recv_precedences(aligned, [f"host{h}" for h in range(len(aligned))]))
     coll = 0
     for c in find_collectives(aligned):
         coll += int((c.ends < c.arrivals.max()).sum())
@@ -89,7 +92,7 @@ def violations(aligned: Sequence[Trace]) -> dict[str, int]:
     for parts in rows.values():
         last = max(a for a, _ in parts)
         truth += sum(e < last for _, e in parts)
-    return {"launch": launch, "collective": coll, "truth": truth}
+    return {"launch": launch, "send/recv": sends, "collective": coll, "truth": truth}
 
 
 def _snapshot(b, mean_of: int, snapshot_ns: float = 30e9) -> ClockMap:
@@ -133,8 +136,8 @@ def _report(label: str, traces: Sequence[Trace], aligns: Sequence[HostAlignment]
     print(f"[{label}]")
     print(f"host-device error: median {np.median(hd):.0f} ns, p99 {np.percentile(hd, 99):.0f} ns")
     print(f"host-host error: median {np.median(hh):.0f} ns, p99 {np.percentile(hh, 99):.0f} ns")
-    print(f"causality violations: {sum(v.values())} (launches {v['launch']}, collectives {v['collective']}, "
-          f"truth_collectives {v['truth']})")
+    print(f"causality violations: {sum(v.values())} (launches {v['launch']}, receives {v['send/recv']}, "
+          f"collectives {v['collective']}, truth_collectives {v['truth']})")
 
 
 def run(args: argparse.Namespace) -> None:

@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ..align import Brackets, ClockMap, Segment, collective_precedences, compose, fit_clock, tighten
+from ..align import Brackets, ClockMap, Precedence, Segment, collective_precedences, compose, fit_clock, tighten
 from ..align.segments import OPEN_END, OPEN_START
 from ..analysis.collectives import find_collectives
+from ..schema import TrackKind
 from ..trace import Trace
 from .retime import retimed
 
@@ -114,9 +115,61 @@ def host_alignment(trace: Trace, host: str, index: int) -> HostAlignment:
     return HostAlignment(host, fit.map, device_maps, estimates)
 
 
+def _sends(trace: Trace, host: str) -> dict[tuple[str, str, str, int], list[tuple[float, float]]]:
+    """A capture's sends and receives that name their peer, by (sender, receiver, name, bytes):
+    (arrival, end) of each in order (arrival: the slice's start plus the kernel's launch time)."""
+    spec = trace.metadata.get("device_spec")
+    timing = spec.get("timing", {}) if isinstance(spec, dict) else {}
+    launch = float(timing.get("op_launch_ns", 0.0)) if isinstance(timing, dict) else 0.0
+    tracks, sl = trace.tracks, trace.slices
+    lanes = np.flatnonzero((tracks.kind == int(TrackKind.EXEC_UNIT))
+                           & (tracks.name == trace.strings.lookup("collective")))
+    rows = np.flatnonzero(np.isin(sl.track, lanes))
+    rows = rows[np.argsort(sl.start_ns[rows], kind="stable")]
+    args: dict[int, dict[str, Any]] = {}
+    out: dict[tuple[str, str, str, int], list[tuple[float, float]]] = {}
+    for i in rows.tolist():
+        a = int(sl.args[i])
+        got = args.get(a)
+        if got is None:
+            got = args[a] = trace.args(a)
+        op, peer = got.get("op"), got.get("peer")
+        if op not in ("send", "recv") or not isinstance(peer, str) or not peer:
+            continue
+        me = f"{host}/device{int(tracks.device[sl.track[i]])}"
+        key = (me, peer) if op == "send" else (peer, me)
+        start = float(sl.start_ns[i])
+        out.setdefault((*key, trace.strings[int(sl.name[i])], int(got.get("nbytes", 0))), []).append(
+            (start + launch, start + float(sl.dur_ns[i])))
+    return out
+
+
+def send_recv_precedences(traces: Sequence[Trace], hosts: Sequence[str]) -> list[Precedence]:
+    """Each send and its receive on another host (the k-th of one name and size between the two
+    devices, each side naming the other): each side's arrival precedes the other side's end."""
+    sends: dict[tuple, list] = {}
+    recvs: dict[tuple, list] = {}
+    for t, h in zip(traces, hosts, strict=True):
+        for key, rows in _sends(t, h).items():
+            (sends if key[0].split("/")[0] == h else recvs)[key] = rows
+    pairs: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
+    for key, s in sends.items():
+        r = recvs.get(key)
+        a, b = key[0].split("/")[0], key[1].split("/")[0]
+        if r is None or a == b:
+            continue
+        pairs.setdefault((a, b), []).extend((*x, *y) for x, y in zip(s, r, strict=False))
+    out = []
+    for (a, b), rows in pairs.items():
+        m = np.rint(np.array(rows)).astype(np.int64)
+        out += [Precedence(a, m[:, 0], b, m[:, 3]), Precedence(b, m[:, 2], a, m[:, 1])]
+    return out
+
+
 def tightened(aligns: Sequence[HostAlignment], traces: Sequence[Trace]) -> list[HostAlignment]:
-    """The hosts' maps narrowed by the collectives in ``traces``: for each collective and each
-    pair of hosts, the last arrival on one precedes the first end on the other."""
+    """The hosts' maps narrowed by what ``traces`` prove: for each collective and each pair of
+    hosts, the last arrival on one precedes the first end on the other; a send's and its
+    receive's arrivals each precede the other's end."""
     local = [retimed(t, a.to_host) for t, a in zip(traces, aligns, strict=True)]
     hosts = [a.host for a in aligns]
     col = {h: i for i, h in enumerate(hosts)}
@@ -130,7 +183,7 @@ def tightened(aligns: Sequence[HostAlignment], traces: Sequence[Trace]) -> list[
         if len(present) > 1:
             idx = [col[h] for h in present]
             groups.setdefault(present, []).append((arrival[idx], end[idx]))
-    precedences = []
+    precedences = send_recv_precedences(local, hosts)
     for present, rows in groups.items():
         arrival = np.rint(np.array([r[0] for r in rows])).astype(np.int64)
         end = np.rint(np.array([r[1] for r in rows])).astype(np.int64)

@@ -15,7 +15,7 @@ from accelview.model.align import Segment
 from accelview.model.align.rows import maps_of
 from accelview.model.analysis.collectives import find_collectives
 from accelview.model.cluster import align_cluster, load_cluster
-from accelview.model.cluster.timebase import PTP_CLOCK
+from accelview.model.cluster.timebase import PTP_CLOCK, send_recv_precedences
 from accelview.model.schema import TrackKind
 from accelview.model.store.reader import load_capture
 from accelview.model.store.writer import write_capture
@@ -43,14 +43,15 @@ def _truth(trace, clock):
 
 
 def _violations(traces):
-    """Effects before causes: flow targets before their sources across clocks, collective ends
-    (slices and truth) before the last arrival."""
+    """Effects before causes: flow targets before their sources across clocks, receives before
+    their sends (and back), collective ends (slices and truth) before the last arrival."""
     n = 0
     for t in traces:
         f, sl, clock = t.flows, t.slices, t.tracks.clock
         cross = clock[sl.track[f.src]] != clock[sl.track[f.dst]]
         n += int((sl.start_ns[f.dst[cross]] < sl.start_ns[f.src[cross]]).sum())
     n += sum(int((c.ends < c.arrivals.max()).sum()) for c in find_collectives(traces))
+    n += sum(int((p.effect_ns < p.cause_ns).sum()) for p in send_recv_precedences(traces, ["host0", "host1", "host2"]))
     rows: dict[int, list[tuple[int, int]]] = {}
     for t in traces:
         tc = t.truth["truth_collectives"]
