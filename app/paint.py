@@ -12,7 +12,7 @@ import numpy as np
 from accelview.model.schema import TrackKind
 from accelview.model.text.clip import clip
 from accelview.model.text.values import format_percent
-from accelview.model.view.lanes import HEADER, INSTANTS, SUMMARY, Lane
+from accelview.model.view.lanes import HEADER, INSTANTS, ROW_H, SUMMARY, Lane
 from accelview.model.view.timescale import ruler
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -118,6 +118,7 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
         self._marks_and_range(p, h)
         self._search_hits(p, lanes, scroll_y)
         self._hover(p, scroll_y)
+        self._collective(p, scroll_y)
         self._chain(p, scroll_y)
         if hover_x is not None and hover_x >= GUTTER_W:
             p.setPen(QPen(th.c("dim", 160), 1))
@@ -265,7 +266,7 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
         """The widget rect of a slice, None when its lane is not shown."""
         st = self.state
         sl = st.trace.slices
-        ln = st.layout.lane_of(int(sl.track[sid]), int(sl.depth[sid]))
+        ln = st.layout.lane_for(int(sl.track[sid]), int(sl.depth[sid]))
         if ln is None:
             return None
         x = st.scale.x_of(float(int(sl.start_ns[sid]) - st.origin))
@@ -279,7 +280,13 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
         for ln in lanes:
             y = self.lane_y(ln, scroll_y)
             indent = 8 + 12 * ln.level
-            if ln.depth == SUMMARY:
+            if ln.depth == SUMMARY and ln.track in st.layout.compact_names:
+                p.setFont(self.small if ln.h < ROW_H else self.font)
+                p.setPen(th.c("text"))
+                p.drawText(QRectF(indent, y, GUTTER_W - indent - 4, ln.h), Qt.AlignmentFlag.AlignVCenter,
+                           self.fm.elidedText(clip(st.layout.compact_names[ln.track]), Qt.TextElideMode.ElideRight,
+                                              GUTTER_W - indent - 6))
+            elif ln.depth == SUMMARY:
                 p.setFont(self.font)
                 p.setPen(th.c("dim"))
                 p.drawText(QRectF(indent + 12, y, GUTTER_W - indent - 16, ln.h), Qt.AlignmentFlag.AlignVCenter,

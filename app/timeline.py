@@ -73,6 +73,7 @@ class TimelineWidget(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         self.state.set_width(self.painter.content_width(self.width()))
+        self.state.set_fit_height(max(self.height() - RULER_H, 0))
         self._layout_changed()
         super().resizeEvent(event)
 

@@ -82,6 +82,8 @@ class LaneLayout:
         self.lanes: list[Lane] = []
         self.summary: dict[int, list[int]] = {}  # collapsed group -> its descendants with slices
         self.compact: list[int] = []  # devices shown as one compact row each (``together``)
+        self.compact_names: dict[int, str] = {}  # a compact row's title: "host · device"
+        self._row_of: dict[int, int] = {}  # each track under a compact row -> that row's device
         hidden = hidden or set()
         collapsed = collapsed or set()
         kids = track_children(trace, order)
@@ -145,14 +147,21 @@ class LaneLayout:
             return y
         avail = max(fit_h - y, fit_h // 2)
         h = max(COMPACT_MIN_H, min(ROW_H, avail // len(self.compact))) if fit_h > 0 else ROW_H
-        kinds = lod.trace.tracks.kind
+        trace = lod.trace
+        kinds, parent = trace.tracks.kind, trace.tracks.parent
         for dev in self.compact:
+            top = dev
+            while 0 <= int(parent[top]) != top:
+                top = int(parent[top])
+            name = trace.track_name(dev)
+            self.compact_names[dev] = name if top == dev else f"{trace.track_name(top)} · {name}"
             tree, stack = [], [dev]
             while stack:
                 u = stack.pop()
                 if u in hidden:
                     continue
                 tree.append(u)
+                self._row_of[u] = dev
                 stack.extend(kids.get(u, []))
             busy = [u for u in tree if lod.depth_count(u)]
             units = [u for u in busy if int(kinds[u]) in UNIT_KINDS]
@@ -172,6 +181,14 @@ class LaneLayout:
     def lane_of(self, track: int, depth: int) -> Lane | None:
         """The lane of a (track, depth) row (or INSTANTS, SUMMARY, HEADER), None when not shown."""
         return self._by_key.get((track, depth))
+
+    def lane_for(self, track: int, depth: int) -> Lane | None:
+        """The lane that shows a (track, depth) row's slices: its own, else the compact row of
+        its device ("devices together"), else None."""
+        ln = self._by_key.get((track, depth))
+        if ln is None and track in self._row_of:
+            return self._by_key.get((self._row_of[track], SUMMARY))
+        return ln
 
     def visible(self, y0: float, y1: float) -> list[Lane]:
         """Lanes intersecting content rows [y0, y1)."""
