@@ -33,6 +33,7 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+] / Ctrl+[", "Jump to the next / previous bookmark"),
     ("B", "Colour device ops by class (compute, memory, latency, transfer, communication)"),
     ("Ctrl+T", "Switch between the dark and light theme"),
+    ("Ctrl+K", "Show clock error: each aligned host's and device's error bound at its lane's edge"),
     ("G", "Devices together: every device of every host as one compact row, fit to the height"),
     ("Search", ""),
     ("Ctrl+F", "Go to the search box"),

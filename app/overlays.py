@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from accelview.model.text.clip import clip
 from accelview.model.text.values import format_duration
-from accelview.model.view.lanes import Lane
+from accelview.model.view.lanes import HEADER, SUMMARY, Lane
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QImage, QPainter, QPainterPath, QPen, QPolygonF
 
@@ -190,6 +190,37 @@ class OverlayPainter:
         p.fillRect(box, th.c("bg", 220))
         p.setPen(th.c("text"))
         p.drawText(box, Qt.AlignmentFlag.AlignCenter, label)
+
+    def clock_marks(self, lanes: list[Lane], scroll_y: float) -> list[tuple[QRectF, str, str]]:
+        """With "Show clock error" on: per host or device row in view whose clock was aligned,
+        (its marker's rect at the lane's edge, its label, its tooltip)."""
+        st = self.state
+        if not st.show_clock_error or st.clock_errors is None:
+            return []
+        out = []
+        for ln in lanes:
+            e = st.clock_errors.get(ln.track)
+            if e is None or ln.depth not in (HEADER, SUMMARY) or (ln.depth == SUMMARY and ln.track not in
+                                                                   st.layout.compact_names):
+                continue
+            label = f"±{format_duration(e.error_ns)}"
+            w = self.fm.horizontalAdvance(label) + 6
+            y = self.lane_y(ln, scroll_y)
+            tip = (f"{clip(st.trace.track_name(ln.track))}: clock {clip(e.clock)} aligned to the reference within "
+                   f"±{format_duration(e.error_ns)} ({e.segments} piece{'s' if e.segments != 1 else ''})")
+            out.append((QRectF(GUTTER_W - w - 2, y + 1, w, max(ln.h - 2, 1)), label, tip))
+        return out
+
+    def _clock_error(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
+        """Clock-error markers: a band at the lane's edge, the bound written in it when it fits."""
+        th = self.theme
+        p.setFont(self.small)
+        for r, label, _ in self.clock_marks(lanes, scroll_y):
+            p.fillRect(r, th.c("mark", 200))
+            p.fillRect(QRectF(GUTTER_W, r.top(), 3, r.height()), th.c("mark"))
+            if r.height() >= self.fm.height() - 2:
+                p.setPen(th.c("bg"))
+                p.drawText(r, Qt.AlignmentFlag.AlignCenter, label)
 
     def _badge_tip(self, src: int, dsts: list[int]) -> str:
         """What a ×N bracket stands for, shown when the mouse rests on it."""

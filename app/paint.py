@@ -125,6 +125,7 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
             p.drawLine(QPointF(hover_x, RULER_H), QPointF(hover_x, h))
         self._notice(p, w)
         p.restore()
+        self._clock_error(p, lanes, scroll_y)
         self._ruler(p, w)
         self._overview(p, w)
 

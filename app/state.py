@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from accelview.model import Trace
+from accelview.model.view.clock_error import ClockError, clock_errors
 from accelview.model.view.collective_marks import CollectiveIndex, CollectiveMarks
 from accelview.model.view.fit import activity_window, default_collapsed
 from accelview.model.view.lanes import LaneLayout, filter_lanes
@@ -40,6 +41,8 @@ class ViewState(QObject):
         self.hidden: set[int] = set()
         self.collapsed: set[int] = set()
         self.order: dict[int, float] = {}
+        self.show_clock_error = False  # View → Show clock error
+        self.clock_errors: dict[int, ClockError] | None = None  # per host/device track, with the trace
         self.together = False  # the "devices together" arrangement (View menu, G)
         self.fit_h = 0  # the lanes' visible height, which that arrangement's device rows share
         self.lane_filter = ""  # the lane filter's text; its matches are shown, the rest hidden
@@ -64,6 +67,7 @@ class ViewState(QObject):
         already prepared for it (by the loading thread), else one is made."""
         self.trace = trace
         self.collectives, self.collective = CollectiveIndex(trace), None
+        self.clock_errors = clock_errors(trace)
         lo, hi = trace.time_bounds()
         self.origin = int(lo)
         ok = lod is not None and lod.trace is trace and lod.origin == self.origin
@@ -89,6 +93,11 @@ class ViewState(QObject):
             self.layout = LaneLayout(self.trace, self.lod, self.hidden | hide, self.collapsed - opened, self.order,
                                      self.together, self.fit_h)
             self.layout_changed.emit()
+
+    def set_show_clock_error(self, on: bool) -> None:
+        """Mark each aligned host's and device's clock error bound at its lane's edge."""
+        self.show_clock_error = on
+        self.layout_changed.emit()
 
     def set_together(self, on: bool) -> None:
         """Arrange every device of every host together, one compact row each, under the hosts."""
