@@ -1,0 +1,202 @@
+"""A cluster in the timeline: lanes grouped by host then device, link lanes beside PCIe, a
+collapsed device's summary lane, the "devices together" arrangement, a selected collective
+highlighted on every participant with its skew, clock-error marks, and several host captures
+opened as one cluster."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+from accelview.capture.sim import workloads
+from accelview.model.cluster import load_cluster
+from accelview.model.schema import TrackKind
+from accelview.model.store.writer import write_capture
+from accelview.model.view.lanes import COMPACT_MIN_H, HEADER, ROW_H, SUMMARY, LaneLayout
+from accelview.model.view.lod import TraceLOD
+from timeline_widgets import pixels, shown_timeline, shown_window
+
+HOSTS, DEVICES = 2, 4
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    """A 2-host × 4-device data-parallel run, one capture per host."""
+    cluster = workloads.run_cluster("dp-straggler", {"hosts": HOSTS, "devices": DEVICES, "steps": 4}, seed=1)
+    out = tmp_path_factory.mktemp("run")
+    for h, t in enumerate(cluster.traces()):
+        write_capture(t, out / f"host{h}.h5")
+    return out
+
+
+@pytest.fixture(scope="module")
+def cluster(run_dir):
+    return load_cluster(run_dir)
+
+
+def _layout(trace, **kw):
+    return LaneLayout(trace, TraceLOD(trace, origin=int(trace.time_bounds()[0])), **kw)
+
+
+def _kind(trace, t):
+    return TrackKind(int(trace.tracks.kind[t]))
+
+
+def test_lanes_grouped_by_host_then_device(cluster):
+    lay = _layout(cluster)
+    heads = [ln.track for ln in lay.lanes if ln.depth == HEADER]
+    hosts = [t for t in heads if _kind(cluster, t) == TrackKind.HOST]
+    assert [cluster.track_name(t) for t in hosts] == [f"host{h}" for h in range(HOSTS)]
+    at = {t: i for i, t in enumerate(heads)}
+    for i, host in enumerate(hosts):  # each host's devices come after it and before the next host
+        devs = [t for t in heads if _kind(cluster, t) == TrackKind.DEVICE and int(cluster.tracks.parent[t]) == host]
+        assert len(devs) == DEVICES
+        nxt = at[hosts[i + 1]] if i + 1 < len(hosts) else len(heads)
+        assert all(at[host] < at[d] < nxt for d in devs)
+
+
+def test_link_lanes_sit_beside_pcie(cluster):
+    lay = _layout(cluster)
+    rows = [ln.track for ln in lay.lanes if ln.depth == 0]
+    kinds = [_kind(cluster, t) for t in rows]
+    for i, k in enumerate(kinds):
+        if k == TrackKind.NETWORK_LINK and cluster.tracks.device[rows[i]] >= 0:  # a chip-to-chip link
+            assert kinds[i - 1] in (TrackKind.PCIE, TrackKind.NETWORK_LINK)
+    assert any(k == TrackKind.NETWORK_LINK for k in kinds)
+    nic = [i for i, t in enumerate(rows)
+           if _kind(cluster, t) == TrackKind.NETWORK_LINK and cluster.tracks.device[t] < 0]
+    first_unit = min(i for i, k in enumerate(kinds) if k == TrackKind.EXEC_UNIT)
+    assert nic and min(nic) < first_unit  # a host's network lanes before its devices
+
+
+def test_collapsed_device_shows_a_busy_summary_lane(qtbot, cluster):
+    st, w = shown_timeline(qtbot, 1000, 500)
+    st.set_trace(cluster)
+    dev = next(t for t in range(len(cluster.tracks)) if _kind(cluster, t) == TrackKind.DEVICE)
+    st.set_collapsed(dev, True)
+    lane = st.layout.lane_of(dev, SUMMARY)
+    assert lane is not None and st.layout.summary[dev]
+    assert st.layout.lane_of(dev + 1, 0) is None  # its units fold into it
+    w.vbar.setValue(max(lane.y - 40, 0))
+    img = pixels(w.grab().toImage())
+    y = int(w.painter.lane_y(lane, w.vbar.value()) + lane.h / 2)
+    row = img[y, 240:990]
+    assert len(np.unique(row)) > 1 and (row != img[y, 995]).mean() > 0.3  # slices drawn, not an empty row
+
+
+def test_devices_together_one_compact_row_per_device_fit_to_height(cluster):
+    lay = _layout(cluster, together=True, fit_h=700)
+    rows = [ln for ln in lay.lanes if ln.depth == SUMMARY and ln.track in lay.compact_names]
+    assert len(rows) == HOSTS * DEVICES == len(lay.compact)
+    assert [ln.y for ln in rows] == [rows[0].y + i * rows[0].h for i in range(len(rows))]  # adjacent
+    assert all(ln.track not in {r.track for r in lay.lanes if r.depth == 0} for ln in rows)
+    units = {t for r in rows for t in lay.summary[r.track]}
+    assert all(_kind(cluster, t) == TrackKind.EXEC_UNIT for t in units)
+    assert not any(ln.track in units for ln in lay.lanes if ln.depth >= 0)  # units only in their device's row
+    hosts_end = rows[0].y
+    assert all(ln.y < hosts_end for ln in lay.lanes if ln not in rows)  # host threads above
+    h = rows[0].h
+    assert COMPACT_MIN_H <= h <= ROW_H and h * len(rows) <= max(700 - hosts_end, 350)
+    assert "host1" in lay.compact_names[rows[-1].track]
+    for fit_h, want in ((200, 100 // len(rows)), (20, COMPACT_MIN_H)):  # less room: thinner rows, never fewer
+        tight = _layout(cluster, together=True, fit_h=fit_h)
+        th = [ln.h for ln in tight.lanes if ln.track in tight.compact_names and ln.depth == SUMMARY]
+        assert th == [want] * len(rows)
+
+
+def test_devices_together_from_the_view_menu(qtbot, tmp_path, cluster):
+    win = shown_window(qtbot, tmp_path)
+    win.set_trace(cluster, "cluster")
+    assert not win.state.layout.compact
+    win.together_action.trigger()
+    assert len(win.state.layout.compact) == HOSTS * DEVICES
+    listed = win.show_keys().keys()
+    assert "G" in listed and "Ctrl+K" in listed
+    win.together_action.trigger()
+    assert not win.state.layout.compact
+
+
+def _collective_slice(trace):
+    lane = next(t for t in range(len(trace.tracks)) if trace.track_name(t) == "collective")
+    return int(np.flatnonzero(trace.slices.track == lane)[0])
+
+
+@pytest.mark.parametrize("together", [False, True])
+def test_selected_collective_on_every_participant_with_its_skew(qtbot, cluster, together):
+    st, w = shown_timeline(qtbot, 1200, 900)
+    st.set_trace(cluster)
+    st.set_together(together)
+    st.collapsed.clear()
+    st.relayout()
+    sid = _collective_slice(cluster)
+    st.select(sid)
+    marks = st.collective
+    assert marks is not None and len(marks.slices) == HOSTS * DEVICES and sid in marks.slices.tolist()
+    sl = cluster.slices
+    assert len(set(sl.track[marks.slices].tolist())) == HOSTS * DEVICES  # one per participant lane
+    assert len({cluster.strings[int(n)] for n in sl.name[marks.slices]}) == 1
+    st.show_window(int(sl.start_ns[marks.slices].min()), int((sl.start_ns + sl.dur_ns)[marks.slices].max()))
+    boxes = w.painter.collective_boxes(w.vbar.value())
+    if together:
+        assert len(boxes) == HOSTS * DEVICES  # every participant on screen
+    assert boxes
+    last_x = w.painter.collective_boxes(0)[0][1].right()
+    expect_last = 220 + st.scale.x_of(marks.last_arrival_ns - st.origin)
+    assert last_x == pytest.approx(expect_last)
+    by_rect = {}
+    for sid_, arrival in zip(marks.slices.tolist(), marks.arrivals.tolist(), strict=True):
+        r = w.painter.slice_rect(sid_, w.vbar.value())
+        if r is not None:
+            by_rect[(r.top(), r.left())] = arrival
+    for r, skew in boxes:
+        arrival = by_rect[(r.top(), r.left())]
+        assert skew.left() == pytest.approx(220 + st.scale.x_of(arrival - st.origin))
+        assert skew.right() == pytest.approx(expect_last)
+        assert skew.top() == r.top() and skew.height() == r.height()  # on the participant's own row
+    widths = [skew.width() for _, skew in boxes]
+    assert min(widths) == pytest.approx(0.0, abs=1e-6) or len(boxes) < HOSTS * DEVICES
+    assert max(widths) > 1  # the late one kept the others waiting
+    st.select(int(np.flatnonzero(cluster.slices.track != sl.track[sid])[0]))
+    assert st.collective is None or sid not in st.collective.slices.tolist()
+
+
+def test_clock_error_marks_on_aligned_hosts_and_devices(qtbot, cluster):
+    st, w = shown_timeline(qtbot, 1200, 900)
+    st.set_trace(cluster)
+    lanes = st.layout.visible(0, st.layout.height)
+    assert not w.painter.clock_marks(lanes, 0)  # only on request
+    st.set_show_clock_error(True)
+    marks = w.painter.clock_marks(lanes, 0)
+    named = {tip.split(":")[0] for _, _, tip in marks}
+    assert "host1" in named and "host0" not in named  # host0's clock is the reference
+    segs = cluster.tables["clock_segments"]
+    assert all("±" in label for _, label, _ in marks) and len(segs)
+    top = max(float(segs.error_ns.max()), 1.0)
+    assert all("aligned to the reference within ±" in tip for _, _, tip in marks) and top > 0
+
+
+def test_several_host_captures_open_as_one_cluster(qtbot, tmp_path, run_dir):
+    win = shown_window(qtbot, tmp_path)
+    files = sorted(str(p) for p in run_dir.glob("*.h5"))
+    with qtbot.waitSignal(win.state.trace_changed, timeout=20000):
+        win.open_paths(files)
+    tr = win.state.trace
+    tops = [tr.track_name(t) for t in np.flatnonzero(tr.tracks.parent < 0)]
+    assert tops == [f"host{h}" for h in range(HOSTS)]
+    with qtbot.waitSignal(win.state.trace_changed, timeout=20000):
+        win.open_paths([str(run_dir)])  # a folder of host captures, as dropped
+    assert "merged" in win.state.trace.metadata
+
+
+def test_files_that_are_not_one_cluster_say_so(qtbot, tmp_path, run_dir):
+    win = shown_window(qtbot, tmp_path)
+    shutil.copy(run_dir / "host0.h5", tmp_path / "again.h5")
+    job = win.open_paths([str(run_dir / "host0.h5"), str(tmp_path / "again.h5")])
+    with qtbot.waitSignal(job.finished, timeout=20000):
+        pass
+    qtbot.waitUntil(lambda: win.error_box is not None and win.error_box.isVisible(), timeout=5000)
+    text = win.error_box.text()
+    assert "host0 twice" in text and "\n" not in text and "Traceback" not in text
+    assert win.state.trace is None
+    win.error_box.close()
