@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from accelview.model import Trace
+from accelview.model.cluster import split_hosts
 from accelview.model.view.clock_error import ClockError, clock_errors
 from accelview.model.view.collective_marks import CollectiveIndex, CollectiveMarks
 from accelview.model.view.fit import activity_window, default_collapsed
@@ -66,7 +67,7 @@ class ViewState(QObject):
         """Show a new trace, fitted to the view, with nothing selected. ``lod`` is an index
         already prepared for it (by the loading thread), else one is made."""
         self.trace = trace
-        self.collectives, self.collective = CollectiveIndex(trace), None
+        self.collectives, self.collective = CollectiveIndex(trace, split_hosts), None
         self.clock_errors = clock_errors(trace)
         lo, hi = trace.time_bounds()
         self.origin = int(lo)

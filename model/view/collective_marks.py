@@ -3,17 +3,19 @@ slice of the same collective (matched by ``model.analysis.collectives``, the ana
 matcher), each participant's arrival, and the last arrival the others waited for (their skew).
 
 Works on one capture (one host's devices) and on a merged cluster trace (hosts as its top-level
-tracks), which it reads host by host as the analyses do. Pure numpy; built lazily, once a trace.
+tracks), which it reads host by host as the analyses do, through the splitter it is given
+(``model.cluster.split_hosts``; the view model sits beside the cluster package, not above it).
+Pure numpy; built lazily, once a trace.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..analysis.collectives import find_collectives, host_name
-from ..cluster.split import split_hosts
 from ..schema import TrackKind
 from ..trace import Trace
 
@@ -47,8 +49,10 @@ def _roots(parent: np.ndarray) -> np.ndarray:
 class CollectiveIndex:
     """Which collective each collective slice of a trace belongs to (computed on first use)."""
 
-    def __init__(self, trace: Trace) -> None:
+    def __init__(self, trace: Trace, split: Callable[[Trace], Sequence[Trace]] | None = None) -> None:
+        """``split``: a merged cluster trace's hosts as traces of their own, in host order."""
         self.trace = trace
+        self.split = split
         self._of: dict[int, int] | None = None
         self._marks: list[CollectiveMarks] = []
 
@@ -69,7 +73,7 @@ class CollectiveIndex:
         lanes = np.flatnonzero((tr.kind == int(TrackKind.EXEC_UNIT)) & (tr.name == name))
         if not len(lanes) or not len(sl):
             return
-        merged = "merged" in trace.metadata
+        merged = "merged" in trace.metadata and self.split is not None
         root = _roots(tr.parent.astype(np.int64))
         host = host_name(trace)
         lane_of = {(trace.track_name(int(root[t])) if merged else host, int(tr.device[t])): int(t)
@@ -79,7 +83,7 @@ class CollectiveIndex:
         for t in lane_of.values():
             rows = np.flatnonzero(sl.track == t)
             by_lane[t] = rows[np.argsort(ends[rows], kind="stable")]
-        for c in find_collectives(split_hosts(trace) if merged else [trace]):
+        for c in find_collectives(self.split(trace) if merged else [trace]):
             ids = []
             for (h, d), end in zip(c.participants, c.ends.tolist(), strict=True):
                 t = lane_of.get((h, d))
