@@ -65,6 +65,12 @@ class CollectiveIndex:
         i = self._of.get(int(sid))
         return None if i is None else self._marks[i]
 
+    def all(self) -> list[CollectiveMarks]:
+        """Every matched collective, in time order."""
+        if self._of is None:
+            self._build()
+        return list(self._marks)
+
     def _build(self) -> None:
         trace = self.trace
         tr, sl = trace.tracks, trace.slices
