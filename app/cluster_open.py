@@ -17,13 +17,26 @@ def is_cluster_choice(paths: Sequence[str]) -> bool:
     return len(paths) > 1 or (len(paths) == 1 and bool(host_captures(Path(paths[0]))))
 
 
+SET_LABEL_END = " files)"  # ends the label of a set of files, which is no path to reopen
+
+
 def cluster_label(paths: Sequence[str]) -> str:
-    """What the window calls a cluster being opened: its folder, or its files' folder and count."""
+    """What the window calls a cluster being opened: its folder (also when the files are all the
+    captures in it), else its files' folder and count."""
+    folders = {str(Path(p).parent) for p in paths}
     if len(paths) == 1:
         return paths[0]
-    folders = {str(Path(p).parent) for p in paths}
-    where = folders.pop() if len(folders) == 1 else "several folders"
-    return f"{where} ({len(paths)} files)"
+    if len(folders) == 1:
+        folder = folders.pop()
+        if {Path(p).resolve() for p in paths} == {p.resolve() for p in host_captures(Path(folder))}:
+            return folder
+        return f"{folder} ({len(paths)}{SET_LABEL_END}"
+    return f"several folders ({len(paths)}{SET_LABEL_END}"
+
+
+def is_set_label(path: str) -> bool:
+    """Whether ``path`` is the label of a set of files (``cluster_label``), not a file or folder."""
+    return path.endswith(SET_LABEL_END) and not Path(path).exists()
 
 
 def cluster_loader(paths: Sequence[str]) -> Callable[..., Trace]:

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt, QThread, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
 
-from .cluster_open import cluster_label, cluster_loader, is_cluster_choice
+from .cluster_open import cluster_label, cluster_loader, is_cluster_choice, is_set_label
 
 MAX_RECENT = 8
 FILE_FILTER = "Captures and traces (*.h5 *.hdf5 *.json *.json.gz *.pt.trace.json);;All files (*)"
@@ -133,8 +133,8 @@ class FileChoosing:
         return [str(x) for x in (v or [])]
 
     def add_recent(self, path: str) -> None:
-        """Put a file at the top of the recent list (not a label of several files)."""
-        if not Path(path).exists():
+        """Put a file at the top of the recent list (not the label of a set of files)."""
+        if is_set_label(path):
             return
         p = str(Path(path).resolve())
         items = [p] + [x for x in self.recent_files() if x != p]

@@ -184,6 +184,7 @@ def test_several_host_captures_open_as_one_cluster(qtbot, tmp_path, run_dir):
     tr = win.state.trace
     tops = [tr.track_name(t) for t in np.flatnonzero(tr.tracks.parent < 0)]
     assert tops == [f"host{h}" for h in range(HOSTS)]
+    assert win.recent_files()[0] == str(run_dir.resolve())  # all of a folder's captures: the folder
     with qtbot.waitSignal(win.state.trace_changed, timeout=20000):
         win.open_paths([str(run_dir)])  # a folder of host captures, as dropped
     assert "merged" in win.state.trace.metadata
