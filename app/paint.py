@@ -282,9 +282,12 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
             y = self.lane_y(ln, scroll_y)
             indent = 8 + 12 * ln.level
             if ln.depth == SUMMARY and ln.track in st.layout.compact_names:
+                every = -(-12 // ln.h)  # rows too thin for a name: every few rows is named
+                if every > 1 and st.layout.compact.index(ln.track) % every:
+                    continue
                 p.setFont(self.small if ln.h < ROW_H else self.font)
                 p.setPen(th.c("text"))
-                p.drawText(QRectF(indent, y, GUTTER_W - indent - 4, ln.h), Qt.AlignmentFlag.AlignVCenter,
+                p.drawText(QRectF(indent, y + ln.h / 2 - 7, GUTTER_W - indent - 4, 14), Qt.AlignmentFlag.AlignVCenter,
                            self.fm.elidedText(clip(st.layout.compact_names[ln.track]), Qt.TextElideMode.ElideRight,
                                               GUTTER_W - indent - 6))
             elif ln.depth == SUMMARY:

@@ -134,15 +134,22 @@ class LaneLayout:
             visit(root, 0)
         if together:
             self.compact = _in_tree_order(kids, roots, hidden)  # folded groups' devices too
-            y = self._compact_rows(lod, kids, hidden, y, fit_h)
+            hosts = [t for t in kids.get(-1, []) if t not in hidden and t not in roots]
+            if fit_h > 0 and y > fit_h // 2 and len(hosts) > 1:
+                # Many hosts: their threads would push the devices off screen, so each host is one
+                # compact row too (its threads, queues and links), above its devices' rows.
+                self.lanes, self.summary, y = [], {}, 0
+                self.compact = hosts + self.compact
+            y = self._compact_rows(lod, kids, hidden, y, fit_h, roots)
         self.height = y
         self._ys = [ln.y for ln in self.lanes]
         self._by_key = {(ln.track, ln.depth): ln for ln in self.lanes}
 
     def _compact_rows(self, lod: TraceLOD, kids: dict[int, list[int]], hidden: set[int], y: int,
-                      fit_h: int) -> int:
-        """One row per device of ``compact``, sharing the height left of ``fit_h`` (at least
-        half of it); returns the y under them."""
+                      fit_h: int, devices: set[int]) -> int:
+        """One row per track of ``compact`` (a device: its execution units; a host: everything
+        under it but its devices), sharing the height left of ``fit_h`` (at least half of it);
+        returns the y under them."""
         if not self.compact:
             return y
         avail = max(fit_h - y, fit_h // 2)
@@ -158,7 +165,7 @@ class LaneLayout:
             tree, stack = [], [dev]
             while stack:
                 u = stack.pop()
-                if u in hidden:
+                if u in hidden or (u in devices and u != dev):
                     continue
                 tree.append(u)
                 self._row_of[u] = dev
@@ -166,7 +173,7 @@ class LaneLayout:
             busy = [u for u in tree if lod.depth_count(u)]
             units = [u for u in busy if int(kinds[u]) in UNIT_KINDS]
             self.summary[dev] = sorted(units or busy)
-            self.lanes.append(Lane(dev, SUMMARY, y, h, 1))
+            self.lanes.append(Lane(dev, SUMMARY, y, h, 0 if top == dev and dev not in devices else 1))
             y += h
         return y + GAP
 

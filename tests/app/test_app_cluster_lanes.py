@@ -85,24 +85,38 @@ def test_collapsed_device_shows_a_busy_summary_lane(qtbot, cluster):
     assert len(np.unique(row)) > 1 and (row != img[y, 995]).mean() > 0.3  # slices drawn, not an empty row
 
 
+def _compact(lay):
+    return [ln for ln in lay.lanes if ln.depth == SUMMARY and ln.track in lay.compact_names]
+
+
 def test_devices_together_one_compact_row_per_device_fit_to_height(cluster):
-    lay = _layout(cluster, together=True, fit_h=700)
-    rows = [ln for ln in lay.lanes if ln.depth == SUMMARY and ln.track in lay.compact_names]
+    lay = _layout(cluster, together=True, fit_h=2000)  # room for the hosts' threads
+    rows = _compact(lay)
     assert len(rows) == HOSTS * DEVICES == len(lay.compact)
+    assert all(_kind(cluster, ln.track) == TrackKind.DEVICE for ln in rows)
     assert [ln.y for ln in rows] == [rows[0].y + i * rows[0].h for i in range(len(rows))]  # adjacent
-    assert all(ln.track not in {r.track for r in lay.lanes if r.depth == 0} for ln in rows)
     units = {t for r in rows for t in lay.summary[r.track]}
-    assert all(_kind(cluster, t) == TrackKind.EXEC_UNIT for t in units)
+    assert units and all(_kind(cluster, t) == TrackKind.EXEC_UNIT for t in units)
     assert not any(ln.track in units for ln in lay.lanes if ln.depth >= 0)  # units only in their device's row
     hosts_end = rows[0].y
     assert all(ln.y < hosts_end for ln in lay.lanes if ln not in rows)  # host threads above
-    h = rows[0].h
-    assert COMPACT_MIN_H <= h <= ROW_H and h * len(rows) <= max(700 - hosts_end, 350)
+    assert {cluster.track_name(ln.track) for ln in lay.lanes if ln.depth == HEADER} >= {"host0", "host1"}
     assert "host1" in lay.compact_names[rows[-1].track]
-    for fit_h, want in ((200, 100 // len(rows)), (20, COMPACT_MIN_H)):  # less room: thinner rows, never fewer
-        tight = _layout(cluster, together=True, fit_h=fit_h)
-        th = [ln.h for ln in tight.lanes if ln.track in tight.compact_names and ln.depth == SUMMARY]
-        assert th == [want] * len(rows)
+    assert rows[0].h == ROW_H  # room enough: full rows
+
+
+def test_many_hosts_together_fold_each_host_to_one_row_above_the_devices(cluster):
+    lay = _layout(cluster, together=True, fit_h=300)  # the hosts' threads would fill the screen
+    rows = _compact(lay)
+    assert len(rows) == len(lay.lanes) == HOSTS + HOSTS * DEVICES
+    assert [_kind(cluster, ln.track) for ln in rows[:HOSTS]] == [TrackKind.HOST] * HOSTS
+    h = rows[0].h
+    assert all(ln.h == h for ln in rows) and h == max(COMPACT_MIN_H, min(ROW_H, 300 // len(rows)))
+    assert lay.height <= 300 + 3  # everything on one screen
+    tiny = _compact(_layout(cluster, together=True, fit_h=30))
+    assert len(tiny) == len(rows) and {ln.h for ln in tiny} == {COMPACT_MIN_H}  # thinner, never fewer
+    host_busy = lay.summary[rows[0].track]
+    assert host_busy and not any(_kind(cluster, t) == TrackKind.EXEC_UNIT for t in host_busy)
 
 
 def test_devices_together_from_the_view_menu(qtbot, tmp_path, cluster):
