@@ -122,19 +122,18 @@ def _shift(m: ClockMap, e: float) -> ClockMap:
 
 
 def launch_corrected(a: HostAlignment, trace: Trace) -> HostAlignment:
-    """``a`` with each device map moved by the least that puts no device event before the host
-    event that caused it (a flow from a host lane to the device's), nor a host event before the
-    device event that caused it; a device whose flows contradict each other is left alone."""
+    """``a`` with each device map moved later by the least that puts no device event before the
+    host event that caused it (a flow from a host lane to a lane on the device's clock: a
+    submission to its op), when the samples left one there."""
     f, sl, clock = trace.flows, trace.slices, trace.tracks.clock.astype(np.int64)
     src_c, dst_c = clock[sl.track[f.src]], clock[sl.track[f.dst]]
     maps = dict(a.device_maps)
     for c in maps:
         into = np.flatnonzero((src_c < 0) & (dst_c == c))
-        out = np.flatnonzero((src_c == c) & (dst_c < 0))
-        hi = float(np.min(a.to_host(c, sl.start_ns[f.dst[into]]) - sl.start_ns[f.src[into]])) if len(into) else np.inf
-        lo = -float(np.min(sl.start_ns[f.dst[out]] - a.to_host(c, sl.start_ns[f.src[out]]))) if len(out) else -np.inf
-        if lo <= hi and (hi < 0 or lo > 0):
-            maps[c] = _shift(maps[c], hi if hi < 0 else lo)
+        if len(into):
+            slack = float(np.min(a.to_host(c, sl.start_ns[f.dst[into]]) - sl.start_ns[f.src[into]]))
+            if slack < 0:
+                maps[c] = _shift(maps[c], slack)
     return replace(a, device_maps=maps)
 
 
