@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from ..sim.runtime.simulator import Device, Simulator
 
 HOST_NAME = "sim-host"
+SYNC_PERIOD_NS = 1_000_000  # a device's counter read every ms (at most 2,000 reads a run, spread over it)
+CLUSTER_SYNC_PERIOD_NS = 100_000  # a cluster host's: every 100 µs, so a short run has reads enough
 
 
 def build_trace(sim: Simulator) -> Trace:
@@ -64,9 +66,10 @@ def build_trace(sim: Simulator) -> Trace:
     # columns), then those columns themselves, by a helper on a second core (.offload) while
     # this one makes the other rows, builds, and only then takes them.
     rng = np.random.default_rng([sim.seed, 2])
-    model = cluster_clock(sim)
-    jitter = model.read_jitter_ns if model is not None else ONE_WAY_JITTER_NS
-    clocks = [_DeviceClock(dev, edges, sim.clock.start_ns, rng, jitter) for dev in sim.devices]
+    model = cluster_clock(sim)  # a cluster's host reads its devices' counters as often as every 100 µs
+    jitter, period = (model.read_jitter_ns, CLUSTER_SYNC_PERIOD_NS) if model is not None else (ONE_WAY_JITTER_NS,
+                                                                                               SYNC_PERIOD_NS)
+    clocks = [_DeviceClock(dev, edges, sim.clock.start_ns, rng, jitter, period) for dev in sim.devices]
     subs = sim.log.submissions
     tracks = sampled.plan(sim, list(dict.fromkeys((s.device, s.stream) for s in subs)))
     prepared: dict[str, list] = {}  # the records, made after the fork: the helper makes its own
@@ -193,9 +196,9 @@ class _DeviceClock:
     device's ticks and that estimate)."""
 
     def __init__(self, dev: Device, edges: np.ndarray, start_ns: float, rng: np.random.Generator,
-                 jitter_ns: float) -> None:
+                 jitter_ns: float, period_ns: int) -> None:
         self.clock = dev.clock
-        self.samples = take_samples(dev.clock, start_ns, int(edges[-1]), rng, jitter_ns=jitter_ns)
+        self.samples = take_samples(dev.clock, start_ns, int(edges[-1]), rng, period_ns, jitter_ns=jitter_ns)
         self.estimate = estimate(dev.clock, self.samples)
 
     def to_ref(self, t: np.ndarray) -> np.ndarray:

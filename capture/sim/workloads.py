@@ -28,6 +28,7 @@ more parameters, defaults below) that :func:`run_cluster` makes; their ``run`` t
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
 from importlib import import_module
@@ -44,7 +45,8 @@ def _load() -> dict[str, Callable[..., None]]:
 
 NAMES = ("llm", "gemm", "pageable-small", "pcie-saturate", "launch-bound", "strided-memory", "sync-heavy")
 WORKLOADS: dict[str, Callable[..., None]] = _load()
-# every host's own clock (capture/sim/clocks): drift within ±drift_ppm, PCIe read jitter (mean each way)
+# every host's own clock (capture/sim/clocks): drift within ±drift_ppm (its devices' counters too, against
+# their host), PCIe read jitter (mean each way)
 CLOCK_PARAMS = {"drift_ppm": 30.0, "jitter_ns": 150.0}
 CLUSTER_SHAPES = {"tp-decode": (1, 8), "pp-hosts": (4, 1), "dp-straggler": (4, 8)}  # default (hosts, devices)
 CLUSTER_WORKLOADS: dict[str, Callable[..., None]] = {
@@ -99,6 +101,7 @@ def run_cluster(name: str, params: Sequence[str] | dict[str, Any] = (), spec: st
     :class:`~.cluster.cluster.Cluster`, finished; its ``traces()`` are the captures, one per host."""
     from .clocks.hostmodel import ClusterHostClock
     from .cluster.cluster import Cluster
+    from .runtime.simulator import DEVICE_DRIFT_PPM
 
     if name not in CLUSTER_WORKLOADS:
         raise ValueError(f"{name!r} is not a cluster workload; those are: {', '.join(CLUSTER_WORKLOADS)}")
@@ -108,6 +111,8 @@ def run_cluster(name: str, params: Sequence[str] | dict[str, Any] = (), spec: st
     drift, jitter = (kwargs.pop(k, v) for k, v in CLOCK_PARAMS.items())
     models = ClusterHostClock.for_cluster(hosts, devices, seed, drift, jitter)
     cluster = Cluster(hosts, devices, spec, seed, counter_period_ns=counter_period_ns, clock_models=models)
+    for dev in cluster.devices():  # device counters drift within ±drift_ppm of their host too
+        dev.clock = dataclasses.replace(dev.clock, drift_ppm=dev.clock.drift_ppm * drift / DEVICE_DRIFT_PPM)
     CLUSTER_WORKLOADS[name](cluster, **kwargs)
     cluster.finish()
     return cluster

@@ -9,13 +9,13 @@ from ..trace import Trace
 from .inputs import cluster_inputs, expand, is_cluster_capture
 from .merge import merge_aligned
 from .retime import retimed
-from .timebase import HostAlignment, host_alignment, tightened
+from .timebase import HostAlignment, host_alignment, launch_corrected, tightened
 
 
 def align_cluster(traces: Sequence[Trace]) -> tuple[list[Trace], list[HostAlignment]]:
     """Host captures (in host order, host0 first) each moved onto host0's clock, with the
     alignments that moved them."""
-    aligns = [host_alignment(t, f"host{i}", i) for i, t in enumerate(traces)]
+    aligns = [launch_corrected(host_alignment(t, f"host{i}", i), t) for i, t in enumerate(traces)]
     aligns = tightened(aligns, traces)
     return [retimed(t, a.to_reference) for t, a in zip(traces, aligns, strict=True)], aligns
 

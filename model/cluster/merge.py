@@ -23,7 +23,7 @@ from ..align.rows import add_segments
 from ..builder import TraceBuilder
 from ..schema import STRING_COLUMNS, ArgKind, TrackKind
 from ..trace import Trace
-from .timebase import HostAlignment, alignment_summary
+from .timebase import PTP_CLOCK, HostAlignment, alignment_summary
 
 
 def _ids(trace: Trace, b: TraceBuilder) -> np.ndarray:
@@ -47,8 +47,7 @@ def merge_aligned(traces: Sequence[Trace], aligns: Sequence[HostAlignment],
     for t in traces:  # categories first: their column is 16-bit
         b.strings.intern_many([t.strings[int(c)] for c in np.unique(t.slices.category)])
         b.strings.intern_many([t.strings[int(c)] for c in np.unique(t.instants.category)])
-    ref_clock = b.add_clock("host0 monotonic", reference=True)
-    assert ref_clock == 0
+    b.add_clock("host0 monotonic", reference=True)  # clocks row 0: the reference
     track_base = slice_base = set_base = 0
     host_truths = [_true_map(t, _ptp_row(t)) if i else ClockMap.identity() for i, t in enumerate(traces)]
     for i, (t, a) in enumerate(zip(traces, aligns, strict=True)):
@@ -93,8 +92,7 @@ def _first(m: ClockMap) -> tuple[float, float, float]:
 
 
 def _ptp_row(t: Trace) -> int:
-    from .timebase import PTP_CLOCK
-
+    """The capture's ``ptp host0`` clocks row (-1: none)."""
     names = [t.strings[int(n)] for n in t.tables["clocks"].name]
     return names.index(PTP_CLOCK) if PTP_CLOCK in names else -1
 

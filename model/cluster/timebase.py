@@ -115,6 +115,28 @@ def host_alignment(trace: Trace, host: str, index: int) -> HostAlignment:
     return HostAlignment(host, fit.map, device_maps, estimates)
 
 
+def _shift(m: ClockMap, e: float) -> ClockMap:
+    """``m`` with every reference time less ``e`` (its error bound grown by as much)."""
+    return ClockMap(tuple(Segment(x.start_ns, x.end_ns, x.offset_ns + e * x.scale, x.drift_ppm, x.error_ns + abs(e))
+                          for x in m.segments))
+
+
+def launch_corrected(a: HostAlignment, trace: Trace) -> HostAlignment:
+    """``a`` with each device map moved later by the least that puts no device event before the
+    host event that caused it (a flow from a host lane to a lane on the device's clock: a
+    submission to its op), when the samples left one there."""
+    f, sl, clock = trace.flows, trace.slices, trace.tracks.clock.astype(np.int64)
+    src_c, dst_c = clock[sl.track[f.src]], clock[sl.track[f.dst]]
+    maps = dict(a.device_maps)
+    for c in maps:
+        into = np.flatnonzero((src_c < 0) & (dst_c == c))
+        if len(into):
+            slack = float(np.min(a.to_host(c, sl.start_ns[f.dst[into]]) - sl.start_ns[f.src[into]]))
+            if slack < 0:
+                maps[c] = _shift(maps[c], slack)
+    return replace(a, device_maps=maps)
+
+
 def _sends(trace: Trace, host: str) -> dict[tuple[str, str, str, int], list[tuple[float, float]]]:
     """A capture's sends and receives that name their peer, by (sender, receiver, name, bytes):
     (arrival, end) of each in order (arrival: the slice's start plus the kernel's launch time)."""
