@@ -215,3 +215,20 @@ def test_files_that_are_not_one_cluster_say_so(qtbot, tmp_path, run_dir):
     assert "host0 twice" in text and "\n" not in text and "Traceback" not in text
     assert win.state.trace is None
     win.error_box.close()
+
+
+def test_link_counters_listed_beside_their_devices_pcie_counters(cluster):
+    from accelview.model.view.counter_order import counter_label, counter_order
+
+    ct = cluster.counter_tracks
+    order = counter_order(cluster)
+    assert sorted(order) == list(range(len(ct)))  # every counter once
+    block = [cluster.strings[int(ct.block[i])] for i in order]
+    dev = [int(cluster.tracks.device[int(ct.track[i])]) for i in order]
+    links = [k for k, b in enumerate(block) if b == "c2c"]
+    assert links
+    for k in links:  # right after a PCIe counter of the same device, or another link counter of it
+        assert block[k - 1] in ("pcie", "c2c") and dev[k - 1] == dev[k]
+        assert f"device {dev[k]}" in counter_label(cluster, order[k])
+    nets = [k for k, b in enumerate(block) if b == "network"]
+    assert nets and all(block[k - 1] in ("pcie", "c2c", "network") for k in nets)
