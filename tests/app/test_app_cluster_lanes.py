@@ -15,6 +15,7 @@ from accelview.model.schema import TrackKind
 from accelview.model.store.writer import write_capture
 from accelview.model.view.lanes import COMPACT_MIN_H, HEADER, ROW_H, SUMMARY, LaneLayout
 from accelview.model.view.lod import TraceLOD
+from PySide6.QtCore import QPointF
 from timeline_widgets import pixels, shown_timeline, shown_window
 
 HOSTS, DEVICES = 2, 4
@@ -168,6 +169,10 @@ def test_selected_collective_on_every_participant_with_its_skew(qtbot, cluster, 
         assert skew.left() == pytest.approx(220 + st.scale.x_of(arrival - st.origin))
         assert skew.right() == pytest.approx(expect_last)
         assert skew.top() == r.top() and skew.height() == r.height()  # on the participant's own row
+    if together:  # a click on a device's compact row picks its unit's slice there
+        r = boxes[-1][0]
+        picked = w.slice_at(QPointF(r.left() + r.width() / 2, r.center().y()))
+        assert picked in marks.slices.tolist()
     widths = [skew.width() for _, skew in boxes]
     assert min(widths) == pytest.approx(0.0, abs=1e-6) or len(boxes) < HOSTS * DEVICES
     assert max(widths) > 1  # the late one kept the others waiting
@@ -232,3 +237,20 @@ def test_link_counters_listed_beside_their_devices_pcie_counters(cluster):
         assert f"device {dev[k]}" in counter_label(cluster, order[k])
     nets = [k for k, b in enumerate(block) if b == "network"]
     assert nets and all(block[k - 1] in ("pcie", "c2c", "network") for k in nets)
+
+
+def test_collectives_of_one_host_capture_match_across_its_devices():
+    from accelview.model.view.collective_marks import CollectiveIndex
+
+    params = {"hosts": 1, "devices": DEVICES, "steps": 2, "slow_host": 0}
+    (trace,) = workloads.run_cluster("dp-straggler", params, seed=2).traces()
+    idx = CollectiveIndex(trace)  # no splitter needed: one host
+    found = idx.all()
+    assert found and all(len(m.slices) == DEVICES for m in found)
+    sl = trace.slices
+    for m in found:
+        assert len(set(trace.tracks.device[sl.track[m.slices]].tolist())) == DEVICES
+        assert np.all(m.skew_ns >= 0) and m.skew_ns.min() == 0
+        assert all(idx.of(int(s)) is m for s in m.slices)
+    assert idx.of(int(np.flatnonzero(~np.isin(np.arange(len(sl)), np.concatenate([m.slices for m in found])))[0])) \
+        is None
