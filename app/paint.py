@@ -219,11 +219,13 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
             return x0, frac, col
         out_f = np.zeros((len(rows), frac.shape[1]), frac.dtype)
         out_c = np.zeros((len(rows), col.shape[1]), col.dtype)
-        for i, (a, b) in enumerate(spans):
-            if b > a:
-                top = np.argmax(frac[a:b], axis=0)
-                out_f[i] = np.take_along_axis(frac[a:b], top[None], 0)[0]
-                out_c[i] = np.take_along_axis(col[a:b], top[None], 0)[0]
+        full = np.array([i for i, (a, b) in enumerate(spans) if b > a], np.int64)
+        if len(full):  # per row, at each pixel: the busiest of its keys, and that key's colour
+            starts = np.array([spans[i][0] for i in full.tolist()], np.int64)
+            top = np.maximum.reduceat(frac, starts, axis=0)
+            group = np.repeat(np.arange(len(full)), [spans[i][1] - spans[i][0] for i in full.tolist()])
+            out_f[full] = top
+            out_c[full] = np.maximum.reduceat(np.where(frac == top[group], col, 0), starts, axis=0)
         return x0, out_f, out_c
 
     def _instants(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
