@@ -220,12 +220,19 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
         out_f = np.zeros((len(rows), frac.shape[1]), frac.dtype)
         out_c = np.zeros((len(rows), col.shape[1]), col.dtype)
         full = np.array([i for i, (a, b) in enumerate(spans) if b > a], np.int64)
-        if len(full):  # per row, at each pixel: the busiest of its keys, and that key's colour
+        if len(full):  # per row, at each pixel: the busiest of its keys (the first on a tie), its colour
             starts = np.array([spans[i][0] for i in full.tolist()], np.int64)
-            top = np.maximum.reduceat(frac, starts, axis=0)
-            group = np.repeat(np.arange(len(full)), [spans[i][1] - spans[i][0] for i in full.tolist()])
-            out_f[full] = top
-            out_c[full] = np.maximum.reduceat(np.where(frac == top[group], col, 0), starts, axis=0)
+            lens = np.array([spans[i][1] - spans[i][0] for i in full.tolist()], np.int64)
+            best_f, best_c = frac[starts], col[starts]
+            for j in range(1, int(lens.max())):  # rows have few keys: one pass per key position
+                sel = np.flatnonzero(lens > j)
+                cand_f, cand_c = frac[starts[sel] + j], col[starts[sel] + j]
+                f, c = best_f[sel], best_c[sel]
+                better = cand_f > f
+                np.copyto(f, cand_f, where=better)
+                np.copyto(c, cand_c, where=better)
+                best_f[sel], best_c[sel] = f, c
+            out_f[full], out_c[full] = best_f, best_c
         return x0, out_f, out_c
 
     def _instants(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
