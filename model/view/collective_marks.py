@@ -58,9 +58,11 @@ class CollectiveIndex:
 
     def of(self, sid: int) -> CollectiveMarks | None:
         """The collective slice ``sid`` takes part in, None when it is no matched collective."""
-        if sid < 0:
+        if sid < 0 or sid >= len(self.trace.slices):
             return None
         if self._of is None:
+            if self.trace.track_name(int(self.trace.slices.track[sid])) != "collective":
+                return None  # not on a collective lane: no need to match them all yet
             self._build()
         i = self._of.get(int(sid))
         return None if i is None else self._marks[i]

@@ -78,12 +78,14 @@ class LaneLayout:
                  together: bool = False, fit_h: int = 0) -> None:
         """``together``: the "devices together" arrangement - hosts keep their threads on top,
         and every device of every host follows as one compact row (its execution units'
-        busy coverage), the rows sharing what is left of ``fit_h`` pixels so many ranks fit."""
+        busy coverage), the rows sharing what is left of ``fit_h`` pixels so many ranks fit;
+        when the hosts' lanes would take more than half of ``fit_h``, each host is one such
+        row too."""
         self.lanes: list[Lane] = []
         self.summary: dict[int, list[int]] = {}  # collapsed group -> its descendants with slices
-        self.compact: list[int] = []  # devices shown as one compact row each (``together``)
+        self.compact: list[int] = []  # tracks shown as one compact row each (``together``): devices, hosts
         self.compact_names: dict[int, str] = {}  # a compact row's title: "host · device"
-        self._row_of: dict[int, int] = {}  # each track under a compact row -> that row's device
+        self._row_of: dict[int, int] = {}  # each track under a compact row -> that row's track
         hidden = hidden or set()
         collapsed = collapsed or set()
         kids = track_children(trace, order)
@@ -101,9 +103,7 @@ class LaneLayout:
 
         def visit(t: int, level: int) -> None:
             nonlocal y
-            if t in hidden:
-                return
-            if t in roots:
+            if t in hidden or t in roots:  # devices of the "together" arrangement come last
                 return
             depths = lod.depth_count(t)
             children = kids.get(t, [])
