@@ -10,6 +10,7 @@ import numpy as np
 from accelview.model.analysis.metrics.defaults import Series, default_strips
 from accelview.model.text.clip import clip
 from accelview.model.view.counter_lod import CounterLOD
+from accelview.model.view.counter_order import counter_label, counter_order
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QWidget
 
@@ -80,9 +81,9 @@ class CounterListModel(QAbstractListModel):
         self.entries, self._series, self._lods, self._means = [], {}, {}, {}
         if tr is not None:
             ct = tr.counter_tracks
-            for i, t in enumerate(ct.track.tolist()):
-                self.entries.append(CounterEntry(clip(tr.track_name(t)), tr.strings[ct.unit[i]],
-                                                 tr.strings[ct.description[i]], track=int(t)))
+            for i in counter_order(tr):  # link counters beside their device's PCIe counters
+                self.entries.append(CounterEntry(clip(counter_label(tr, i)), tr.strings[ct.unit[i]],
+                                                 tr.strings[ct.description[i]], track=int(ct.track[i])))
             if len(tr.counters) <= MAX_METRIC_SAMPLES:
                 derived, series = _derived(tr, self.entries)
                 self.entries += derived

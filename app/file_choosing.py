@@ -11,6 +11,8 @@ from PySide6.QtCore import Qt, QThread, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog
 
+from .cluster_open import cluster_label, cluster_loader, is_cluster_choice, is_set_label
+
 MAX_RECENT = 8
 FILE_FILTER = "Captures and traces (*.h5 *.hdf5 *.json *.json.gz *.pt.trace.json);;All files (*)"
 
@@ -55,23 +57,27 @@ class FileChoosing:
     """File dialogs, recent files and drops for the main window."""
 
     def open_dialog(self) -> None:
-        """File → Open: one file, or several per-rank files of one folder (opened as that folder)."""
+        """File → Open: one file, several per-rank files of one folder (opened as that folder),
+        or several host captures (opened as one cluster)."""
         paths, _ = QFileDialog.getOpenFileNames(self, "Open capture or trace", "", FILE_FILTER)
-        if len(paths) == 1:
-            self.open_path(paths[0])
-        elif paths:
-            folder = rank_folder(paths)
-            if folder is None:
-                self._failed("Pick one file, or the per-rank trace files of one folder "
-                             "(File → Open folder of traces opens a whole folder).")
-            else:
-                self.open_path(folder)
+        if paths:
+            self.open_paths(paths)
+
+    def open_paths(self, paths: list[str]) -> object:
+        """Open what ``paths`` stand for: one file or trace folder as it is; the per-rank files
+        of one folder as that folder; host captures (several, or a folder of them) as one
+        cluster, with a dialog naming the file when they are not one cluster's hosts."""
+        folder = rank_folder(paths) if len(paths) > 1 else None
+        if folder is not None or not is_cluster_choice(paths):
+            return self.open_path(folder or paths[0])
+        return self.open_path(cluster_label(paths), cluster_loader(paths))
 
     def open_folder_dialog(self) -> None:
-        """File → Open folder of traces: a directory of per-rank traces opens as one trace."""
-        folder = QFileDialog.getExistingDirectory(self, "Open a folder of per-rank traces")
+        """File → Open folder of traces: a directory of per-rank traces or of host captures
+        opens as one trace."""
+        folder = QFileDialog.getExistingDirectory(self, "Open a folder of per-rank traces or host captures")
         if folder:
-            self.open_path(folder)
+            self.open_paths([folder])
 
     def export_png_dialog(self) -> None:
         """File → Export view as PNG: the timeline exactly as shown."""
@@ -127,7 +133,9 @@ class FileChoosing:
         return [str(x) for x in (v or [])]
 
     def add_recent(self, path: str) -> None:
-        """Put a file at the top of the recent list."""
+        """Put a file at the top of the recent list (not the label of a set of files)."""
+        if is_set_label(path):
+            return
         p = str(Path(path).resolve())
         items = [p] + [x for x in self.recent_files() if x != p]
         self.settings.setValue("recent", items[:MAX_RECENT])
@@ -137,7 +145,7 @@ class FileChoosing:
         self.recent_menu.clear()
         files = self.recent_files()
         for f in files:
-            self.recent_menu.addAction(QAction(f, self, triggered=lambda _=False, f=f: self.open_path(f)))
+            self.recent_menu.addAction(QAction(f, self, triggered=lambda _=False, f=f: self.open_paths([f])))
         self.recent_menu.setEnabled(bool(files))
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -151,5 +159,5 @@ class FileChoosing:
             if event.modifiers() & Qt.KeyboardModifier.ShiftModifier and self.state.trace is not None:
                 self.compare_with(paths[0])  # Shift: compare the run on screen with the dropped one
             else:
-                self.open_path(paths[0])
+                self.open_paths(paths)
 

@@ -26,9 +26,9 @@ def make_main_window(theme: str | None = None, settings: QSettings | None = None
     return MainWindow(theme=theme, settings=settings)
 
 
-def run_app(path: str | None = None) -> int:
-    """Create the application and the main window, open ``path`` if given, and run the event
-    loop; returns the exit code."""
+def run_app(path: str | list[str] | None = None) -> int:
+    """Create the application and the main window, open ``path`` if given (several host
+    captures, or their folder: one cluster), and run the event loop; returns the exit code."""
     app = _app()
     win = make_main_window()
     app.setWindowIcon(QIcon(win.icon_path()))
@@ -36,5 +36,5 @@ def run_app(path: str | None = None) -> int:
     win.restore_layout()
     win.show()
     if path:
-        win.open_path(path)
+        win.open_paths([path] if isinstance(path, str) else list(path))
     return int(app.exec())

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from accelview.model.text.clip import clip
 from accelview.model.text.values import format_duration
-from accelview.model.view.lanes import Lane
+from accelview.model.view.lanes import HEADER, SUMMARY, Lane
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QImage, QPainter, QPainterPath, QPen, QPolygonF
 
@@ -143,6 +143,84 @@ class OverlayPainter:
             p.fillRect(r, th.c("select", 70))
             p.setPen(QPen(th.c("select"), 2))
             p.drawRect(r.adjusted(-3, -3, 3, 3))
+
+    def collective_boxes(self, scroll_y: float) -> list[tuple[QRectF, QRectF]]:
+        """For the selected collective, per participant in view: its slice's rect and its skew's
+        rect (from its arrival to the last arrival, on its lane; empty for the last to arrive)."""
+        st = self.state
+        marks = st.collective
+        if marks is None:
+            return []
+        out = []
+        last = st.scale.x_of(marks.last_arrival_ns - st.origin)
+        for sid, arrival in zip(marks.slices.tolist(), marks.arrivals.tolist(), strict=True):
+            r = self.slice_rect(sid, scroll_y)
+            if r is not None:
+                x = st.scale.x_of(arrival - st.origin)
+                out.append((r, QRectF(GUTTER_W + x, r.top(), max(last - x, 0.0), r.height())))
+        return out
+
+    def _collective(self, p: QPainter, scroll_y: float) -> None:
+        """The selected collective on every participant: each one's slice outlined, its skew (the
+        wait from its arrival for the last arrival) as a band, and the last arrival as a line
+        across all of them, labelled with the largest skew."""
+        boxes = self.collective_boxes(scroll_y)
+        if not boxes:
+            return
+        th, marks = self.theme, self.state.collective
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        for r, skew in boxes:
+            if skew.width() > 0:
+                p.fillRect(skew, QBrush(th.c("mark", 150), Qt.BrushStyle.BDiagPattern))
+                p.fillRect(skew, th.c("mark", 60))
+            p.setPen(QPen(th.c("select", 220), 1.5))
+            p.drawRect(r.adjusted(-1, -1, 1, 1))
+        top = min(r.top() for r, _ in boxes)
+        bottom = max(r.bottom() for r, _ in boxes)
+        x = boxes[0][1].right()
+        pen = QPen(th.c("mark"), 1.5)
+        pen.setStyle(Qt.PenStyle.DashLine)
+        p.setPen(pen)
+        p.drawLine(QLineF(x, top - 4, x, bottom + 4))
+        label = (f"{marks.op} × {len(marks.slices)} · max skew "
+                 f"{format_duration(float(marks.skew_ns.max()))}")
+        p.setFont(self.font)
+        box = QRectF(x + 4, max(top - self.fm.height() - 6, RULER_H), self.fm.horizontalAdvance(label) + 8,
+                     self.fm.height() + 2)
+        p.fillRect(box, th.c("bg", 220))
+        p.setPen(th.c("text"))
+        p.drawText(box, Qt.AlignmentFlag.AlignCenter, label)
+
+    def clock_marks(self, lanes: list[Lane], scroll_y: float) -> list[tuple[QRectF, str, str]]:
+        """With "Show clock error" on: per host or device row in view whose clock was aligned,
+        (its marker's rect at the lane's edge, its label, its tooltip)."""
+        st = self.state
+        if not st.show_clock_error or st.clock_errors is None:
+            return []
+        out = []
+        for ln in lanes:
+            e = st.clock_errors.get(ln.track)
+            if e is None or ln.depth not in (HEADER, SUMMARY) or (ln.depth == SUMMARY and ln.track not in
+                                                                   st.layout.compact_names):
+                continue
+            label = f"±{format_duration(e.error_ns)}"
+            w = self.fm.horizontalAdvance(label) + 6
+            y = self.lane_y(ln, scroll_y)
+            tip = (f"{clip(st.trace.track_name(ln.track))}: clock {clip(e.clock)} aligned to the reference within "
+                   f"±{format_duration(e.error_ns)} ({e.segments} piece{'s' if e.segments != 1 else ''})")
+            out.append((QRectF(GUTTER_W - w - 2, y + 1, w, max(ln.h - 2, 1)), label, tip))
+        return out
+
+    def _clock_error(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
+        """Clock-error markers: a band at the lane's edge, the bound written in it when it fits."""
+        th = self.theme
+        p.setFont(self.small)
+        for r, label, _ in self.clock_marks(lanes, scroll_y):
+            p.fillRect(r, th.c("mark", 200))
+            p.fillRect(QRectF(GUTTER_W, r.top(), 3, r.height()), th.c("mark"))
+            if r.height() >= self.fm.height() - 2:
+                p.setPen(th.c("bg"))
+                p.drawText(r, Qt.AlignmentFlag.AlignCenter, label)
 
     def _badge_tip(self, src: int, dsts: list[int]) -> str:
         """What a ×N bracket stands for, shown when the mouse rests on it."""

@@ -12,7 +12,7 @@ import numpy as np
 from accelview.model.schema import TrackKind
 from accelview.model.text.clip import clip
 from accelview.model.text.values import format_percent
-from accelview.model.view.lanes import HEADER, INSTANTS, SUMMARY, Lane
+from accelview.model.view.lanes import HEADER, INSTANTS, ROW_H, SUMMARY, Lane
 from accelview.model.view.timescale import ruler
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -118,12 +118,14 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
         self._marks_and_range(p, h)
         self._search_hits(p, lanes, scroll_y)
         self._hover(p, scroll_y)
+        self._collective(p, scroll_y)
         self._chain(p, scroll_y)
         if hover_x is not None and hover_x >= GUTTER_W:
             p.setPen(QPen(th.c("dim", 160), 1))
             p.drawLine(QPointF(hover_x, RULER_H), QPointF(hover_x, h))
         self._notice(p, w)
         p.restore()
+        self._clock_error(p, lanes, scroll_y)
         self._ruler(p, w)
         self._overview(p, w)
 
@@ -217,11 +219,20 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
             return x0, frac, col
         out_f = np.zeros((len(rows), frac.shape[1]), frac.dtype)
         out_c = np.zeros((len(rows), col.shape[1]), col.dtype)
-        for i, (a, b) in enumerate(spans):
-            if b > a:
-                top = np.argmax(frac[a:b], axis=0)
-                out_f[i] = np.take_along_axis(frac[a:b], top[None], 0)[0]
-                out_c[i] = np.take_along_axis(col[a:b], top[None], 0)[0]
+        full = np.array([i for i, (a, b) in enumerate(spans) if b > a], np.int64)
+        if len(full):  # per row, at each pixel: the busiest of its keys (the first on a tie), its colour
+            starts = np.array([spans[i][0] for i in full.tolist()], np.int64)
+            lens = np.array([spans[i][1] - spans[i][0] for i in full.tolist()], np.int64)
+            best_f, best_c = frac[starts], col[starts]
+            for j in range(1, int(lens.max())):  # rows have few keys: one pass per key position
+                sel = np.flatnonzero(lens > j)
+                cand_f, cand_c = frac[starts[sel] + j], col[starts[sel] + j]
+                f, c = best_f[sel], best_c[sel]
+                better = cand_f > f
+                np.copyto(f, cand_f, where=better)
+                np.copyto(c, cand_c, where=better)
+                best_f[sel], best_c[sel] = f, c
+            out_f[full], out_c[full] = best_f, best_c
         return x0, out_f, out_c
 
     def _instants(self, p: QPainter, lanes: list[Lane], scroll_y: float) -> None:
@@ -265,7 +276,7 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
         """The widget rect of a slice, None when its lane is not shown."""
         st = self.state
         sl = st.trace.slices
-        ln = st.layout.lane_of(int(sl.track[sid]), int(sl.depth[sid]))
+        ln = st.layout.lane_for(int(sl.track[sid]), int(sl.depth[sid]))
         if ln is None:
             return None
         x = st.scale.x_of(float(int(sl.start_ns[sid]) - st.origin))
@@ -279,7 +290,16 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
         for ln in lanes:
             y = self.lane_y(ln, scroll_y)
             indent = 8 + 12 * ln.level
-            if ln.depth == SUMMARY:
+            if ln.depth == SUMMARY and ln.track in st.layout.compact_names:
+                every = -(-12 // ln.h)  # rows too thin for a name: every few rows is named
+                if every > 1 and st.layout.compact.index(ln.track) % every:
+                    continue
+                p.setFont(self.small if ln.h < ROW_H else self.font)
+                p.setPen(th.c("text"))
+                p.drawText(QRectF(indent, y + ln.h / 2 - 7, GUTTER_W - indent - 4, 14), Qt.AlignmentFlag.AlignVCenter,
+                           self.fm.elidedText(clip(st.layout.compact_names[ln.track]), Qt.TextElideMode.ElideRight,
+                                              GUTTER_W - indent - 6))
+            elif ln.depth == SUMMARY:
                 p.setFont(self.font)
                 p.setPen(th.c("dim"))
                 p.drawText(QRectF(indent + 12, y, GUTTER_W - indent - 16, ln.h), Qt.AlignmentFlag.AlignVCenter,

@@ -1,6 +1,7 @@
 """Screenshots of the real main window for the docs, drawn offscreen:
 
     QT_QPA_PLATFORM=offscreen python -m accelview.app.screenshots [CAPTURE] [--out docs/screenshots] [--kineto TRACE]
+        [--cluster RUN_DIR]
 
 Without CAPTURE it opens the packaged demo capture (resources/demo.h5), or builds the synthetic
 demo trace when that cannot be read."""
@@ -194,6 +195,30 @@ def take_kineto(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), t
     return path
 
 
+def take_cluster(trace: Trace, out: Path, size: tuple[int, int] = (1600, 1000), title: str = "") -> list[Path]:
+    """``cluster-grouped-dark.png``: a merged cluster grouped by host then device, the collective
+    with the largest skew selected (its participants highlighted, their skew drawn);
+    ``cluster-together-dark.png``: the same with every device of every host together."""
+    out.mkdir(parents=True, exist_ok=True)
+    app, win, scratch = _window(trace, title, size)
+    st = win.state
+    paths = []
+    found = st.collectives.all() if st.collectives is not None else []
+    if found:
+        marks = max(found, key=lambda m: float(m.skew_ns.max()))
+        st.select(int(marks.slices[int(np.argmin(marks.arrivals))]))
+        skew = max(float(marks.skew_ns.max()), 1.0)
+        st.show_window(float(marks.arrivals.min()) - skew * 0.6, marks.last_arrival_ns + skew * 1.2, pad=0)
+    for name, together in (("cluster-grouped-dark.png", False), ("cluster-together-dark.png", True)):
+        win.together_action.setChecked(together)
+        app.processEvents()
+        paths.append(out / name)
+        win.grab().save(str(paths[-1]))
+    win.close()
+    shutil.rmtree(scratch, ignore_errors=True)
+    return paths
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry: take the screenshots."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -203,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prefix", default="", help="prefix of the file names")
     ap.add_argument("--kineto", help="also a PyTorch profiler trace, its longest launched kernel selected "
                                      "(docs: ../shared/traces/kineto/a100_2rank_nccl_rank0.json.gz)")
+    ap.add_argument("--cluster", help="also a cluster (a folder of host captures: accelview profile --workload "
+                                      "dp-straggler --param hosts=4 --param devices=8 -o run/), grouped and "
+                                      "devices together, a collective selected")
     args = ap.parse_args(argv)
     if args.capture:
         from accelview.model.loader import load_trace
@@ -217,6 +245,11 @@ def main(argv: list[str] | None = None) -> int:
         from accelview.model.loader import load_trace
 
         print(take_kineto(load_trace(args.kineto), Path(args.out), title=Path(args.kineto).name))
+    if args.cluster:
+        from accelview.model.cluster import load_cluster
+
+        for p in take_cluster(load_cluster(args.cluster), Path(args.out), title=Path(args.cluster).name):
+            print(p)
     return 0
 
 

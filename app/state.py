@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 from accelview.model import Trace
+from accelview.model.cluster import split_hosts
+from accelview.model.view.clock_error import ClockError, clock_errors
+from accelview.model.view.collective_marks import CollectiveIndex, CollectiveMarks
 from accelview.model.view.fit import activity_window, default_collapsed
 from accelview.model.view.lanes import LaneLayout, filter_lanes
 from accelview.model.view.lod import TraceLOD
@@ -39,9 +42,15 @@ class ViewState(QObject):
         self.hidden: set[int] = set()
         self.collapsed: set[int] = set()
         self.order: dict[int, float] = {}
+        self.show_clock_error = False  # View → Show clock error
+        self.clock_errors: dict[int, ClockError] | None = None  # per host/device track, with the trace
+        self.together = False  # the "devices together" arrangement (View menu, G)
+        self.fit_h = 0  # the lanes' visible height, which that arrangement's device rows share
         self.lane_filter = ""  # the lane filter's text; its matches are shown, the rest hidden
         self.filtered: tuple[set[int], set[int]] = (set(), set())  # (hidden, opened) by it
         self.selected = -1
+        self.collectives: CollectiveIndex | None = None  # the trace's collectives, matched on first use
+        self.collective: CollectiveMarks | None = None  # the selected slice's collective, if any
         self.chain = np.empty(0, np.int64)
         self.chain_flows = np.empty(0, np.int64)
         self.range: tuple[float, float] | None = None
@@ -58,6 +67,8 @@ class ViewState(QObject):
         """Show a new trace, fitted to the view, with nothing selected. ``lod`` is an index
         already prepared for it (by the loading thread), else one is made."""
         self.trace = trace
+        self.collectives, self.collective = CollectiveIndex(trace, split_hosts), None
+        self.clock_errors = clock_errors(trace)
         lo, hi = trace.time_bounds()
         self.origin = int(lo)
         ok = lod is not None and lod.trace is trace and lod.origin == self.origin
@@ -80,8 +91,27 @@ class ViewState(QObject):
         """Recompute the lane layout after a show/hide or collapse."""
         if self.trace is not None and self.lod is not None:
             hide, opened = self.filtered
-            self.layout = LaneLayout(self.trace, self.lod, self.hidden | hide, self.collapsed - opened, self.order)
+            self.layout = LaneLayout(self.trace, self.lod, self.hidden | hide, self.collapsed - opened, self.order,
+                                     self.together, self.fit_h)
             self.layout_changed.emit()
+
+    def set_show_clock_error(self, on: bool) -> None:
+        """Mark each aligned host's and device's clock error bound at its lane's edge."""
+        self.show_clock_error = on
+        self.layout_changed.emit()
+
+    def set_together(self, on: bool) -> None:
+        """Arrange every device of every host together, one compact row each, under the hosts."""
+        if on != self.together:
+            self.together = on
+            self.relayout()
+
+    def set_fit_height(self, h: int) -> None:
+        """The lanes' visible height changed; the "devices together" rows are refitted to it."""
+        if h != self.fit_h:
+            self.fit_h = h
+            if self.together:
+                self.relayout()
 
     def set_lane_filter(self, text: str) -> None:
         """Show only lanes whose name contains ``text``, with their parents and children."""
@@ -133,6 +163,7 @@ class ViewState(QObject):
     def select(self, slice_id: int) -> None:
         """Select a slice (-1: none) and compute its dependency chain."""
         self.selected = int(slice_id)
+        self.collective = self.collectives.of(self.selected) if self.collectives is not None else None
         if self.trace is not None and slice_id >= 0:
             self.chain, self.chain_flows = chain_of(self.trace, slice_id)
         else:

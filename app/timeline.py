@@ -73,6 +73,7 @@ class TimelineWidget(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         self.state.set_width(self.painter.content_width(self.width()))
+        self.state.set_fit_height(max(self.height() - RULER_H, 0))
         self._layout_changed()
         super().resizeEvent(event)
 
@@ -101,9 +102,15 @@ class TimelineWidget(QWidget):
         if st.layout is None or st.lod is None or pos.x() < GUTTER_W or pos.y() < RULER_H:
             return -1
         ln = st.layout.lane_at(pos.y() - RULER_H + self.vbar.value())
-        if ln is None or ln.depth < 0:
+        if ln is None or (ln.depth < 0 and ln.track not in st.layout.compact_names):
             return -1
         t = st.scale.t_of(self._x(pos))
+        if ln.depth < 0:  # a device's compact row: the slice of its units there
+            for unit in st.layout.summary.get(ln.track, []):
+                sid = st.lod.slice_at(unit, 0, t, tol_ns=2 * st.scale.ns_per_px)
+                if sid >= 0:
+                    return sid
+            return -1
         return st.lod.slice_at(ln.track, ln.depth, t, tol_ns=2 * st.scale.ns_per_px)
 
     # -- keys -------------------------------------------------------------------------------------
@@ -202,7 +209,7 @@ class TimelineWidget(QWidget):
         if st.layout is None:
             return
         ln = st.layout.lane_at(pos.y() - RULER_H + self.vbar.value())
-        if ln is not None and ln.depth in (HEADER, SUMMARY):
+        if ln is not None and ln.depth in (HEADER, SUMMARY) and ln.track not in st.layout.compact_names:
             st.set_collapsed(ln.track, ln.track not in st.collapsed)
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
@@ -241,7 +248,12 @@ class TimelineWidget(QWidget):
         if pos.x() >= GUTTER_W or pos.y() < RULER_H:
             return ""
         ln = st.layout.lane_at(pos.y() - RULER_H + self.vbar.value())
-        return clip(st.trace.track_name(ln.track)) if ln is not None else ""
+        if ln is None:
+            return ""
+        for r, _, tip in self.painter.clock_marks([ln], self.vbar.value()):
+            if r.contains(pos):
+                return tip
+        return clip(st.layout.compact_names.get(ln.track) or st.trace.track_name(ln.track))
 
     def _tooltip(self, sid: int) -> str:
         st = self.state

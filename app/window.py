@@ -205,6 +205,14 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
         self.findings.report_ready.connect(self.details.set_report)
         self.state.trace_changed.connect(self._trace_changed_colours)
         vm.addAction(self.bottleneck_action)
+        self.together_action = QAction("&Devices together", self, checkable=True, shortcut="G")
+        self.together_action.setToolTip("Every device of every host as one compact row, under the host threads")
+        self.together_action.toggled.connect(self.state.set_together)
+        vm.addAction(self.together_action)
+        self.clock_error_action = QAction("Show &clock error", self, checkable=True, shortcut="Ctrl+K")
+        self.clock_error_action.setToolTip("Each aligned host's and device's clock error bound at its lane's edge")
+        self.clock_error_action.toggled.connect(self.state.set_show_clock_error)
+        vm.addAction(self.clock_error_action)
         vm.addAction(QAction("&Next bookmark", self, shortcut="Ctrl+]", triggered=lambda: self.bookmarks.step(1)))
         vm.addAction(QAction("P&revious bookmark", self, shortcut="Ctrl+[", triggered=lambda: self.bookmarks.step(-1)))
         vm.addSeparator()
@@ -349,11 +357,12 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
         dlg.show()
         return dlg
 
-    def open_path(self, path: str) -> LoadJob:
-        """Load a file on a worker thread; the current view stays until it succeeds."""
+    def open_path(self, path: str, loader: Callable[..., Trace] | None = None) -> LoadJob:
+        """Load a file on a worker thread; the current view stays until it succeeds. ``loader``
+        reads it instead of the window's (a cluster's, for which ``path`` is the label)."""
         if self.job is not None and self.job.running:
             self.job.cancel()
-        job = LoadJob(path, self.loader, self)
+        job = LoadJob(path, loader or self.loader, self)
         self.job = job
         self.progress = progress_dialog(job, Path(path).name, self)
         self._show_loading(path)

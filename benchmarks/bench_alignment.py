@@ -23,6 +23,8 @@ causality violations.
 
 Run: .venv/bin/python benchmarks/bench_alignment.py [--hosts 4 --devices 8 --seconds 60
      --drift-ppm 50 --jitter-ns 2000 --seed 0 --asymmetry-ns 400]
+With ``--from-sim [--workload dp-straggler --steps 400]`` the same figures come from a real
+simulated cluster capture instead (benchmarks/alignment_from_sim.py).
 """
 
 from __future__ import annotations
@@ -111,7 +113,17 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--asymmetry-ns", type=float, default=400.0,
                     help="stated bound of each network path's direction asymmetry (PTP cannot see it)")
+    ap.add_argument("--from-sim", action="store_true",
+                    help="measure on a simulated cluster capture (benchmarks/alignment_from_sim.py) instead")
+    ap.add_argument("--workload", default="dp-straggler", choices=["dp-straggler", "tp-decode", "pp-hosts"],
+                    help="with --from-sim: the cluster workload")
+    ap.add_argument("--steps", type=int, default=400, help="with --from-sim: dp-straggler's steps")
     args = ap.parse_args()
+    if args.from_sim:
+        from alignment_from_sim import run
+
+        run(args)
+        return
     if args.hosts < 1 or args.devices < 0 or args.hosts + args.devices < 2 or args.seconds <= 0.02:
         ap.error("give at least two clocks (--hosts ≥ 1, --devices ≥ 0, together ≥ 2) and --seconds > 0.02")
     clocks = ClusterClocks.random(args.hosts, args.devices, args.seed, args.seconds, args.drift_ppm, args.jitter_ns,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from accelview.app.cli import analyze_cluster
+from accelview.app.cli.cluster_input import is_cluster
 from accelview.model.analysis.report import Report, analyze
 from accelview.model.graph.dag import GraphContext, build_graph
 from accelview.model.graph.lifecycle import stage_distributions
@@ -18,7 +18,8 @@ from accelview.model.text.whatif import format_stages, format_what_if
 
 def configure(p: argparse.ArgumentParser) -> None:
     """Arguments of the analyze command."""
-    p.add_argument("file", help="capture (.h5), trace (.json, .json.gz), or a folder of one capture per host")
+    p.add_argument("file", nargs="+", help="capture (.h5), trace (.json, .json.gz), or a cluster's host captures "
+                                           "(several, or their folder)")
     p.add_argument("--json", action="store_true", help="print the documented JSON object instead of text")
     p.add_argument("--top", type=int, default=10, metavar="N", help="findings and ops to list (default 10)")
     p.add_argument("--what-if", metavar="STAGE=PCT", type=parse_what_if,
@@ -31,10 +32,11 @@ def run(args: argparse.Namespace) -> int:
     """Analyse one file and print the report."""
     if args.top < 1:
         raise SystemExit("accelview analyze: --top must be at least 1")
-    hosts = analyze_cluster.host_captures(Path(args.file))
-    if hosts:  # one capture per host of a cluster: read together
-        return analyze_cluster.run(hosts, args.json, args.top)
-    trace = load_trace(args.file)
+    if is_cluster(args.file):  # one capture per host of a cluster: read together, on host0's clock
+        return analyze_cluster.run(args.file, args.json, args.top)
+    trace = load_trace(args.file[0])
+    if "merged" in trace.metadata and args.what_if is None:  # a merged cluster: the hosts read together
+        return analyze_cluster.run_merged(trace, args.json, args.top)
     report = analyze(trace)
     if args.what_if is not None:
         print(_what_if(report, *args.what_if))

@@ -8,6 +8,7 @@ import argparse
 import os
 from pathlib import Path
 
+from accelview.app.cli.cluster_input import load_input
 from accelview.model.errors import AccelviewError, CaptureError
 from accelview.model.loader import load_trace
 from accelview.model.text.values import format_count
@@ -19,8 +20,10 @@ CAPTURE_SUFFIXES = (".h5", ".hdf5")
 
 def configure(p: argparse.ArgumentParser) -> None:
     """Arguments of the convert command."""
-    p.add_argument("input", help="capture (.h5), trace (.json, .json.gz), a directory of per-rank traces, or the "
-                                 ".NAME.h5.spool a killed `accelview profile` left (converted into the capture)")
+    p.add_argument("input", nargs="+", help="capture (.h5), trace (.json, .json.gz), a directory of per-rank traces, "
+                                            "a cluster's host captures (several, or their directory), or the "
+                                            ".NAME.h5.spool a killed `accelview profile` left (converted into the "
+                                            "capture)")
     p.add_argument("output", help="OUT.h5, OUT.json or OUT.json.gz")
     p.add_argument("--force", action="store_true", help="overwrite OUTPUT if it exists")
     p.add_argument("--no-counters", action="store_true",
@@ -37,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
         raise AccelviewError(f"{out}: --no-counters writes Chrome JSON (.json, .json.gz)")
     if out.exists() and not args.force:
         raise CaptureError(out, "already exists (use --force to overwrite it)")
-    if Path(args.input).name.endswith(SPOOL_SUFFIX):
-        return _recover(Path(args.input), out)
-    trace = load_trace(args.input)
+    if len(args.input) == 1 and Path(args.input[0]).name.endswith(SPOOL_SUFFIX):
+        return _recover(Path(args.input[0]), out)
+    trace = load_input(args.input)
     if name.endswith(CAPTURE_SUFFIXES):
         from accelview.model.store.writer import write_capture
 

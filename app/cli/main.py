@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callab
     "stats": _lazy("stats", "statistics of device work by op name, lane or phase (text or CSV)"),
     "profile": _lazy("profile", "run a script (or a built-in workload) under capture into an .h5 file"),
     "diff": _lazy("diff", "compare two runs: what changed beyond run-to-run noise, and why"),
+    "merge": _lazy("merge", "merge a cluster's host captures onto host0's clock into one capture"),
 }
 
 
@@ -67,7 +68,8 @@ def _app_parser() -> argparse.ArgumentParser:
         prog="accelview",
         description="Open the accelview app. Commands: " + ", ".join(COMMANDS) + " (accelview COMMAND --help).",
     )
-    parser.add_argument("file", nargs="?", help="capture or trace to open")
+    parser.add_argument("file", nargs="*", help="capture or trace to open (several host captures, or their "
+                                                "folder: one cluster)")
     parser.add_argument("--demo", action="store_true", help="open the built-in demo capture")
     return parser
 
@@ -80,15 +82,16 @@ def has_display() -> bool:
 
 
 def _open_app(args: argparse.Namespace) -> int:
-    path = str(demo_capture()) if args.demo else args.file
-    if path is not None and not Path(path).exists():
-        raise AccelviewError(f"{path}: no such file")
+    paths = [str(demo_capture())] if args.demo else list(args.file)
+    for path in paths:
+        if not Path(path).exists():
+            raise AccelviewError(f"{path}: no such file")
     if not has_display():
         print(HEADLESS_HELP.format(demo=demo_capture()), file=sys.stderr)
         return 0  # the documented answer on a machine without a screen, not a failure
     from accelview.app.main import run_app
 
-    return run_app(path)
+    return run_app(paths or None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,8 @@ from .arguments import absolute_window, add_window, pair
 
 def configure(p: argparse.ArgumentParser) -> None:
     """Arguments of the render command."""
-    p.add_argument("file", help="capture (.h5) or trace (.json, .json.gz)")
+    p.add_argument("file", nargs="+", help="capture (.h5) or trace (.json, .json.gz), or a cluster's host captures "
+                                           "(several, or their directory)")
     p.add_argument("--out", required=True, help="PNG to write")
     p.add_argument("--view", choices=tuple(VIEWS), default="timeline", help="what to draw (default: timeline)")
     add_window(p)
@@ -29,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
     if not (16 <= w <= 16384 and 16 <= h <= 16384):
         raise AccelviewError(f"--size {w}x{h}: width and height must be between 16 and 16384")
     absolute_window(args.window, 0)  # an empty window is a user error before the file is read
-    from accelview.model.loader import load_trace
+    from accelview.app.cli.cluster_input import load_input
 
-    trace = load_trace(args.file)
+    trace = load_input(args.file)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # no display needed
     from accelview.app.render import view_drawer
 

@@ -47,12 +47,13 @@ class ClockEstimate:
 
 
 def take_samples(clock: DeviceClock, t0_ns: int, t1_ns: int, rng: np.random.Generator,
-                 period_ns: int = 1_000_000, min_samples: int = 16, max_samples: int = 2000) -> SyncSamples:
-    """Sync samples spread over [t0, t1] of host time."""
+                 period_ns: int = 1_000_000, min_samples: int = 16, max_samples: int = 2000,
+                 jitter_ns: float = ONE_WAY_JITTER_NS) -> SyncSamples:
+    """Sync samples spread over [t0, t1] of host time, ``jitter_ns`` the mean extra delay each way."""
     n = int(np.clip((t1_ns - t0_ns) // period_ns + 1, min_samples, max_samples))
     send = np.linspace(t0_ns, max(t1_ns, t0_ns + n), n).astype(np.int64)
-    out_delay = ONE_WAY_NS + rng.exponential(ONE_WAY_JITTER_NS, n)
-    back_delay = ONE_WAY_NS + rng.exponential(ONE_WAY_JITTER_NS, n)
+    out_delay = ONE_WAY_NS + rng.exponential(jitter_ns, n)
+    back_delay = ONE_WAY_NS + rng.exponential(jitter_ns, n)
     read_at = send + np.rint(out_delay).astype(np.int64)
     recv = read_at + np.rint(back_delay).astype(np.int64)
     return SyncSamples(send, clock.to_ticks(read_at), recv)

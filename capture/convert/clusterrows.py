@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from accelview.model import TraceBuilder, TrackKind
 
-from ..sim.cluster.timebase import IdentityClock
+from ..sim.cluster.timebase import is_identity
 from ..sim.device.replay import UNITS
 from .records import DeviceRecords
 
@@ -36,7 +36,7 @@ def host_links(sim: Simulator) -> list[LinkTransfers]:
 def _raw(sim: Simulator) -> ToRef:
     """True ns → ``sim``'s host raw ns, over arrays."""
     model = sim.clock_model
-    if type(model) is IdentityClock:
+    if is_identity(model):
         return lambda t: np.asarray(t, dtype=np.float64)
     return lambda t: np.array([model.to_raw(x) for x in np.asarray(t, dtype=np.float64).tolist()])
 
@@ -81,9 +81,11 @@ def link_counters(sim: Simulator, links: Sequence[LinkTransfers], to_refs: Seque
     """The samples of :func:`add_link_rows`' counter tracks, link by link, into ``ts_ns`` and
     ``value`` (``len(edges) - 1`` windows each)."""
     n = len(edges) - 1
+    model = sim.clock_model  # the windows are the host's (raw time), the transfers on true time
+    true_edges = edges if is_identity(model) else np.array([model.to_true(e) for e in edges.tolist()])
     for k, x in enumerate(links):
-        value[k * n:(k + 1) * n] = window_bytes(x.start, x.end, x.nbytes.astype(np.float64), edges)
-        ts_ns[k * n:(k + 1) * n] = np.rint(_link_ref(sim, x.link.device, to_refs)(edges[:-1])).astype(np.int64)
+        value[k * n:(k + 1) * n] = window_bytes(x.start, x.end, x.nbytes.astype(np.float64), true_edges)
+        ts_ns[k * n:(k + 1) * n] = np.rint(_link_ref(sim, x.link.device, to_refs)(true_edges[:-1])).astype(np.int64)
 
 
 def window_bytes(starts: np.ndarray, ends: np.ndarray, nbytes: np.ndarray, edges: np.ndarray) -> np.ndarray:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from ..sim.clocks.sync import PCIE_ASYMMETRY_BOUND_NS
 from ..sim.device.pcie import Link
+from .hostsync import cluster_clock
 
 if TYPE_CHECKING:
     from ..sim.runtime.simulator import Simulator
@@ -32,4 +34,8 @@ def session_metadata(sim: Simulator) -> dict[str, Any]:
         out["capture"].update(host=sim.host_name, host_index=sim.host_index,
                               cluster={"hosts": topo.hosts, "devices": topo.devices,
                                        "links": dataclasses.asdict(topo.spec)})
+        model = cluster_clock(sim)
+        if model is not None:  # what the alignment states as the sync paths' unseen asymmetry
+            out["capture"]["cluster"]["sync"] = {"ptp_asymmetry_bound_ns": model.ptp_asymmetry_bound_ns,
+                                                 "pcie_asymmetry_bound_ns": PCIE_ASYMMETRY_BOUND_NS}
     return out

@@ -21,7 +21,7 @@ from ..sim.device.replay import UNITS
 from ..sim.device.window_sums import window_edges
 from . import counter_rows as sampled
 from .batch import TraceBatch
-from .clocksync import estimate, take_samples, true_alignment
+from .clocksync import ONE_WAY_JITTER_NS, estimate, take_samples, true_alignment
 from .clusterrows import (
     add_collective_truth,
     add_communication_idle,
@@ -33,6 +33,7 @@ from .clusterrows import (
 from .deviceslices import DeviceTracks, Flow, OpShapes, add_records
 from .graphrows import replay_counters
 from .hostslices import add_calls, add_submissions
+from .hostsync import add_host_sync, cluster_clock
 from .offload import Offload
 from .records import DeviceRecords, records_of
 from .replays import ReplayColumns
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
     from ..sim.runtime.simulator import Device, Simulator
 
 HOST_NAME = "sim-host"
+SYNC_PERIOD_NS = 1_000_000  # a device's counter read every ms (at most 2,000 reads a run, spread over it)
+CLUSTER_SYNC_PERIOD_NS = 100_000  # a cluster host's: every 100 µs, so a short run has reads enough
 
 
 def build_trace(sim: Simulator) -> Trace:
@@ -63,7 +66,10 @@ def build_trace(sim: Simulator) -> Trace:
     # columns), then those columns themselves, by a helper on a second core (.offload) while
     # this one makes the other rows, builds, and only then takes them.
     rng = np.random.default_rng([sim.seed, 2])
-    clocks = [_DeviceClock(dev, edges, sim.clock.start_ns, rng) for dev in sim.devices]
+    model = cluster_clock(sim)  # a cluster's host reads its devices' counters as often as every 100 µs
+    jitter, period = (model.read_jitter_ns, CLUSTER_SYNC_PERIOD_NS) if model is not None else (ONE_WAY_JITTER_NS,
+                                                                                               SYNC_PERIOD_NS)
+    clocks = [_DeviceClock(dev, edges, sim.clock.start_ns, rng, jitter, period) for dev in sim.devices]
     subs = sim.log.submissions
     tracks = sampled.plan(sim, list(dict.fromkeys((s.device, s.stream) for s in subs)))
     prepared: dict[str, list] = {}  # the records, made after the fork: the helper makes its own
@@ -94,6 +100,7 @@ def build_trace(sim: Simulator) -> Trace:
                 if t.device == dev.index:
                     track_ids.append(_counter_track(b, t, top, clock_id, queues, name))
         batch.flush()
+        add_host_sync(b, sim, sim.clock.start_ns, float(edges[-1]))
         if links:
             to_refs = [c.to_ref for c in clocks]
             track_ids += add_link_rows(b, sim, links, host, tops, clock_ids, to_refs)
@@ -188,9 +195,10 @@ class _DeviceClock:
     made from them, and ``to_ref`` (true host ns → the capture's host timebase via the
     device's ticks and that estimate)."""
 
-    def __init__(self, dev: Device, edges: np.ndarray, start_ns: float, rng: np.random.Generator) -> None:
+    def __init__(self, dev: Device, edges: np.ndarray, start_ns: float, rng: np.random.Generator,
+                 jitter_ns: float, period_ns: int) -> None:
         self.clock = dev.clock
-        self.samples = take_samples(dev.clock, start_ns, int(edges[-1]), rng)
+        self.samples = take_samples(dev.clock, start_ns, int(edges[-1]), rng, period_ns, jitter_ns=jitter_ns)
         self.estimate = estimate(dev.clock, self.samples)
 
     def to_ref(self, t: np.ndarray) -> np.ndarray:

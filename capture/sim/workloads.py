@@ -28,6 +28,7 @@ more parameters, defaults below) that :func:`run_cluster` makes; their ``run`` t
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
 from importlib import import_module
@@ -44,6 +45,9 @@ def _load() -> dict[str, Callable[..., None]]:
 
 NAMES = ("llm", "gemm", "pageable-small", "pcie-saturate", "launch-bound", "strided-memory", "sync-heavy")
 WORKLOADS: dict[str, Callable[..., None]] = _load()
+# every host's own clock (capture/sim/clocks): drift within ±drift_ppm (its devices' counters too, against
+# their host), PCIe read jitter (mean each way)
+CLOCK_PARAMS = {"drift_ppm": 30.0, "jitter_ns": 150.0}
 CLUSTER_SHAPES = {"tp-decode": (1, 8), "pp-hosts": (4, 1), "dp-straggler": (4, 8)}  # default (hosts, devices)
 CLUSTER_WORKLOADS: dict[str, Callable[..., None]] = {
     name: import_module(f"accelview.resources.examples.{name.replace('-', '_')}").run for name in CLUSTER_SHAPES}
@@ -69,7 +73,7 @@ def _defaults(name: str) -> dict[str, Any]:
     if name in CLUSTER_WORKLOADS:
         hosts, devices = CLUSTER_SHAPES[name]
         sig = inspect.signature(CLUSTER_WORKLOADS[name])
-        return {"hosts": hosts, "devices": devices,
+        return {"hosts": hosts, "devices": devices, **CLOCK_PARAMS,
                 **{k: p.default for k, p in sig.parameters.items() if k != "cluster"}}
     if name not in WORKLOADS:
         raise ValueError(f"unknown workload {name!r}; known: {', '.join([*WORKLOADS, *CLUSTER_WORKLOADS])}")
@@ -95,14 +99,20 @@ def run_cluster(name: str, params: Sequence[str] | dict[str, Any] = (), spec: st
                 counter_period_ns: int = 10_000) -> Cluster:
     """Run cluster workload ``name`` with ``params`` (``hosts`` and ``devices`` among them) on a new
     :class:`~.cluster.cluster.Cluster`, finished; its ``traces()`` are the captures, one per host."""
+    from .clocks.hostmodel import ClusterHostClock
     from .cluster.cluster import Cluster
+    from .runtime.simulator import DEVICE_DRIFT_PPM
 
     if name not in CLUSTER_WORKLOADS:
         raise ValueError(f"{name!r} is not a cluster workload; those are: {', '.join(CLUSTER_WORKLOADS)}")
     kwargs = dict(params) if isinstance(params, dict) else parse_params(name, params)
     hosts, devices = CLUSTER_SHAPES[name]
     hosts, devices = kwargs.pop("hosts", hosts), kwargs.pop("devices", devices)
-    cluster = Cluster(hosts, devices, spec, seed, counter_period_ns=counter_period_ns)
+    drift, jitter = (kwargs.pop(k, v) for k, v in CLOCK_PARAMS.items())
+    models = ClusterHostClock.for_cluster(hosts, devices, seed, drift, jitter)
+    cluster = Cluster(hosts, devices, spec, seed, counter_period_ns=counter_period_ns, clock_models=models)
+    for dev in cluster.devices():  # device counters drift within ±drift_ppm of their host too
+        dev.clock = dataclasses.replace(dev.clock, drift_ppm=dev.clock.drift_ppm * drift / DEVICE_DRIFT_PPM)
     CLUSTER_WORKLOADS[name](cluster, **kwargs)
     cluster.finish()
     return cluster

@@ -74,6 +74,8 @@ def _steps(resid: np.ndarray, sigma: float) -> list[int]:
     for i in np.flatnonzero(np.abs(np.diff(resid)) > thr) + 1:
         last = out[-1] if out else 0
         before, after = resid[max(last, i - SIDE):i], resid[i:i + SIDE]
+        if min(len(before), len(after)) <= SIDE // 2:  # too few either side (the data's end): a stray is a median
+            continue
         if abs(np.median(after) - np.median(before)) > thr:
             out.append(int(i))
     return out

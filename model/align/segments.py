@@ -107,6 +107,8 @@ class ClockMap:
         """Reference time (float64 ns) of domain times ``t`` (vectorised), through ``segment``
         (indices as :meth:`segment_of` gives them; found by search when omitted)."""
         t = np.asarray(t)
+        if len(self.segments) == 1:  # one line: no segment to find
+            return self.segments[0].to_ref(t)
         seg = self.segment_of(t) if segment is None else np.asarray(segment)
         offset = np.array([s.offset_ns for s in self.segments])[seg]
         scale = np.array([s.scale for s in self.segments])[seg]

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..schema import TrackKind
 from ..trace import Trace
+from .fit import DEVICE_KINDS
 from .lod import TraceLOD
 
 ROW_H = 18  # one depth row of slices
@@ -21,10 +22,14 @@ HEADER = -1  # Lane.depth of a group's title row
 SUMMARY = -2  # Lane.depth of a collapsed group's summary row: its descendants' busy coverage
 INSTANTS = -3  # Lane.depth of the marker row above a track that has both slices and instants
 INSTANT_H = 9  # its height: enough for a marker, so markers never cover slices or their labels
+COMPACT_MIN_H = 3  # the thinnest row of a device in the "devices together" arrangement
+UNIT_KINDS = (TrackKind.EXEC_UNIT, TrackKind.GPU_STREAM)  # what a compact device row summarises
 
 
 def track_children(trace: Trace, order: dict[int, float] | None = None) -> dict[int, list[int]]:
     """Children of each track id (-1: the roots), ordered by (sort, id); counters excluded.
+    Link lanes (chip-to-chip, network) sit beside PCIe: right after a device's PCIe lanes, and a
+    host's network lanes before its devices, wherever the capture sorted them.
     ``order`` overrides a track's sort key (the user reordered lanes)."""
     tr = trace.tracks
     kids: dict[int, list[int]] = {}
@@ -35,8 +40,22 @@ def track_children(trace: Trace, order: dict[int, float] | None = None) -> dict[
         kids.setdefault(p if 0 <= p < len(tr) else -1, []).append(t)
     order = order or {}
     for v in kids.values():
-        v.sort(key=lambda t: (order.get(t, float(tr.sort[t])), t))
+        links = _link_sort(tr, v)
+        v.sort(key=lambda t: (order.get(t, links.get(t, float(tr.sort[t]))), t))
     return kids
+
+
+def _link_sort(tr, siblings: list[int]) -> dict[int, float]:
+    """Sort keys that move link lanes among ``siblings`` next to PCIe: after the last PCIe lane,
+    else before the first device; none when there is neither."""
+    kinds = {t: int(tr.kind[t]) for t in siblings}
+    links = [t for t in siblings if kinds[t] == TrackKind.NETWORK_LINK]
+    pcie = [float(tr.sort[t]) for t in siblings if kinds[t] == TrackKind.PCIE]
+    devices = [float(tr.sort[t]) for t in siblings if kinds[t] == TrackKind.DEVICE]
+    if not links or not (pcie or devices):
+        return {}
+    at = max(pcie) + 0.5 if pcie else min(devices) - 0.5
+    return {t: at + i * 1e-6 for i, t in enumerate(sorted(links, key=lambda t: (float(tr.sort[t]), t)))}
 
 
 @dataclass(frozen=True)
@@ -55,12 +74,22 @@ class LaneLayout:
     """The rows shown for a set of hidden and collapsed tracks."""
 
     def __init__(self, trace: Trace, lod: TraceLOD, hidden: set[int] | None = None,
-                 collapsed: set[int] | None = None, order: dict[int, float] | None = None) -> None:
+                 collapsed: set[int] | None = None, order: dict[int, float] | None = None,
+                 together: bool = False, fit_h: int = 0) -> None:
+        """``together``: the "devices together" arrangement - hosts keep their threads on top,
+        and every device of every host follows as one compact row (its execution units'
+        busy coverage), the rows sharing what is left of ``fit_h`` pixels so many ranks fit;
+        when the hosts' lanes would take more than half of ``fit_h``, each host is one such
+        row too."""
         self.lanes: list[Lane] = []
         self.summary: dict[int, list[int]] = {}  # collapsed group -> its descendants with slices
+        self.compact: list[int] = []  # tracks shown as one compact row each (``together``): devices, hosts
+        self.compact_names: dict[int, str] = {}  # a compact row's title: "host · device"
+        self._row_of: dict[int, int] = {}  # each track under a compact row -> that row's track
         hidden = hidden or set()
         collapsed = collapsed or set()
         kids = track_children(trace, order)
+        roots = set(device_roots(trace)) if together else set()
         inst = trace.instants.track
         with_instants = set(np.unique(inst).tolist()) if len(inst) else set()
         y = 0
@@ -74,7 +103,7 @@ class LaneLayout:
 
         def visit(t: int, level: int) -> None:
             nonlocal y
-            if t in hidden:
+            if t in hidden or t in roots:  # devices of the "together" arrangement come last
                 return
             depths = lod.depth_count(t)
             children = kids.get(t, [])
@@ -103,9 +132,50 @@ class LaneLayout:
 
         for root in kids.get(-1, []):
             visit(root, 0)
+        if together:
+            self.compact = _in_tree_order(kids, roots, hidden)  # folded groups' devices too
+            hosts = [t for t in kids.get(-1, []) if t not in hidden and t not in roots]
+            if fit_h > 0 and y > fit_h // 2 and len(hosts) > 1:
+                # Many hosts: their threads would push the devices off screen, so each host is one
+                # compact row too (its threads, queues and links), above its devices' rows.
+                self.lanes, self.summary, y = [], {}, 0
+                self.compact = hosts + self.compact
+            y = self._compact_rows(lod, kids, hidden, y, fit_h, roots)
         self.height = y
         self._ys = [ln.y for ln in self.lanes]
         self._by_key = {(ln.track, ln.depth): ln for ln in self.lanes}
+
+    def _compact_rows(self, lod: TraceLOD, kids: dict[int, list[int]], hidden: set[int], y: int,
+                      fit_h: int, devices: set[int]) -> int:
+        """One row per track of ``compact`` (a device: its execution units; a host: everything
+        under it but its devices), sharing the height left of ``fit_h`` (at least half of it);
+        returns the y under them."""
+        if not self.compact:
+            return y
+        avail = max(fit_h - y, fit_h // 2)
+        h = max(COMPACT_MIN_H, min(ROW_H, avail // len(self.compact))) if fit_h > 0 else ROW_H
+        trace = lod.trace
+        kinds, parent = trace.tracks.kind, trace.tracks.parent
+        for dev in self.compact:
+            top = dev
+            while 0 <= int(parent[top]) != top:
+                top = int(parent[top])
+            name = trace.track_name(dev)
+            self.compact_names[dev] = name if top == dev else f"{trace.track_name(top)} · {name}"
+            tree, stack = [], [dev]
+            while stack:
+                u = stack.pop()
+                if u in hidden or (u in devices and u != dev):
+                    continue
+                tree.append(u)
+                self._row_of[u] = dev
+                stack.extend(kids.get(u, []))
+            busy = [u for u in tree if lod.depth_count(u)]
+            units = [u for u in busy if int(kinds[u]) in UNIT_KINDS]
+            self.summary[dev] = sorted(units or busy)
+            self.lanes.append(Lane(dev, SUMMARY, y, h, 0 if top == dev and dev not in devices else 1))
+            y += h
+        return y + GAP
 
     def lane_at(self, y: float) -> Lane | None:
         """The lane drawn at content y (None in a gap or outside)."""
@@ -119,6 +189,14 @@ class LaneLayout:
         """The lane of a (track, depth) row (or INSTANTS, SUMMARY, HEADER), None when not shown."""
         return self._by_key.get((track, depth))
 
+    def lane_for(self, track: int, depth: int) -> Lane | None:
+        """The lane that shows a (track, depth) row's slices: its own, else the compact row of
+        its device ("devices together"), else None."""
+        ln = self._by_key.get((track, depth))
+        if ln is None and track in self._row_of:
+            return self._by_key.get((self._row_of[track], SUMMARY))
+        return ln
+
     def visible(self, y0: float, y1: float) -> list[Lane]:
         """Lanes intersecting content rows [y0, y1)."""
         i = max(bisect_right(self._ys, y0) - 1, 0)
@@ -129,6 +207,28 @@ class LaneLayout:
             if ln.y + ln.h > y0:
                 out.append(ln)
         return out
+
+
+def device_roots(trace: Trace) -> list[int]:
+    """The devices of a trace: device-kind tracks (devices, execution units, GPU streams) whose
+    parent is not one, in track order."""
+    tr = trace.tracks
+    dev = np.isin(tr.kind, DEVICE_KINDS)
+    return np.flatnonzero(dev & ~np.isin(tr.parent, np.flatnonzero(dev))).tolist()
+
+
+def _in_tree_order(kids: dict[int, list[int]], wanted: set[int], hidden: set[int]) -> list[int]:
+    """The ``wanted`` tracks in the order the lane tree shows them, skipping hidden subtrees."""
+    out, stack = [], list(reversed(kids.get(-1, [])))
+    while stack:
+        t = stack.pop()
+        if t in hidden:
+            continue
+        if t in wanted:
+            out.append(t)
+            continue
+        stack.extend(reversed(kids.get(t, [])))
+    return out
 
 
 def filter_lanes(trace: Trace, text: str) -> tuple[set[int], set[int]]:

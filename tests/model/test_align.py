@@ -153,3 +153,14 @@ def test_segments_round_trip_through_a_capture(tmp_path: Path) -> None:
     with h5py.File(tmp_path / "plain.h5") as f:
         assert "clock_segments" not in f and "truth_clock_segments" not in f.get("truth", {})
     assert len(load_trace(tmp_path / "plain.h5").tables["clock_segments"]) == 0
+
+
+def test_a_stray_exchange_at_the_end_is_not_a_step() -> None:
+    n = 640
+    send = np.arange(n, dtype=np.int64) * 100_000
+    recv = send + 1_000
+    domain = send + 500 + 7 * S
+    domain[-1] += 20_000  # the last exchange read late (preempted between the read and its stamp)
+    recv[-1] = send[-1] + 900  # with the shortest round trip of all: it is kept
+    fit = fit_clock(Brackets(send, domain, recv), asymmetry_ns=100.0)
+    assert len(fit.map) == 1 and fit.steps == ()

@@ -11,8 +11,9 @@ the API note.
 
 
 from .cluster import ClusterClocks, SyncSet, device_name, host_name
+from .hostmodel import ClusterHostClock
 from .simclock import SimClock, Step
 from .sync import NetworkPath, pcie_read_samples, ptp_exchange
 
-__all__ = ["ClusterClocks", "NetworkPath", "SimClock", "Step", "SyncSet", "device_name", "host_name",
-           "pcie_read_samples", "ptp_exchange"]
+__all__ = ["ClusterClocks", "ClusterHostClock", "NetworkPath", "SimClock", "Step", "SyncSet", "device_name",
+           "host_name", "pcie_read_samples", "ptp_exchange"]

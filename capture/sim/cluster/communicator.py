@@ -84,9 +84,10 @@ class Communicator:
         ranks = (self.ranks[src], self.ranks[dst])
         p = self._plan("send_recv", "ring", ranks, nbytes)
         rv = Rendezvous(self.fabric, devs, ranks, p, name or "send/recv", "send_recv", "ring", nbytes)
+        peers = [f"host{h}/device{d}" for h, d in reversed(ranks)]  # each side names the other
         for i, (dev, op) in enumerate(zip(devs, ("send", "recv"), strict=True)):
-            rv.join(i, self._submit(dev, op, name or op, {"nbytes": nbytes, "ranks": 2, "algorithm": "ring"},
-                                    _stream(streams, i, dev), rv))
+            rv.join(i, self._submit(dev, op, name or op, {"nbytes": nbytes, "ranks": 2, "algorithm": "ring",
+                                                          "peer": peers[i]}, _stream(streams, i, dev), rv))
 
     @contextmanager
     def graph(self, name: str = "graph") -> Iterator[CommGraph]:

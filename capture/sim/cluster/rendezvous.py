@@ -25,7 +25,7 @@ import numpy as np
 
 from .algorithms import Plan
 from .links import KEEP, Link, common_start
-from .timebase import ClockModel, IdentityClock
+from .timebase import ClockModel, is_identity
 from .topology import Rank, Topology
 
 if TYPE_CHECKING:
@@ -297,4 +297,4 @@ class ReplayRendezvous(Meeting):
 
 
 def _identity(clocks: Sequence[object]) -> bool:
-    return all(type(c) is IdentityClock for c in clocks)
+    return all(is_identity(c) for c in clocks)

@@ -32,3 +32,8 @@ class IdentityClock:
     def to_raw(self, true_ns: float) -> float:
         """``true_ns`` itself."""
         return true_ns
+
+
+def is_identity(model: object) -> bool:
+    """Whether ``model`` reads true time (an :class:`IdentityClock`, or a model that says so)."""
+    return type(model) is IdentityClock or getattr(model, "identity", False) is True

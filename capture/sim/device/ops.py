@@ -175,13 +175,14 @@ def reduce_scatter(nbytes: int, ranks: int = 2, algorithm: str = "ring", dtype: 
     return _collective("reduce_scatter", nbytes, ranks, algorithm, dtype, True)
 
 
-def send(nbytes: int, ranks: int = 2, algorithm: str = "ring", dtype: str = "bf16") -> OpWork:
-    """Send ``nbytes`` to one peer (the matching ``recv`` runs on it)."""
+def send(nbytes: int, ranks: int = 2, algorithm: str = "ring", dtype: str = "bf16", peer: str = "") -> OpWork:
+    """Send ``nbytes`` to one peer (the matching ``recv`` runs on it; ``peer`` names it, as
+    ``host1/device0``, for the trace)."""
     return _collective("send", nbytes, ranks, algorithm, dtype, False)
 
 
-def recv(nbytes: int, ranks: int = 2, algorithm: str = "ring", dtype: str = "bf16") -> OpWork:
-    """Receive ``nbytes`` from one peer."""
+def recv(nbytes: int, ranks: int = 2, algorithm: str = "ring", dtype: str = "bf16", peer: str = "") -> OpWork:
+    """Receive ``nbytes`` from one peer (``peer``: the sender, for the trace)."""
     return _collective("recv", nbytes, ranks, algorithm, dtype, False)
 
 

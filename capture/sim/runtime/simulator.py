@@ -176,6 +176,9 @@ class Stream:
             dev.host_wait("stream_synchronize", lambda: dev.sim.clock.now)
 
 
+DEVICE_DRIFT_PPM = 30.0  # a device counter drifts within this of its host clock (REFERENCE.md: up to 30)
+
+
 class Device:
     """One simulated accelerator."""
 
@@ -184,7 +187,7 @@ class Device:
         self.engine = DeviceEngine(self.spec, 1)
         freq = round(self.spec.timing.timer_mhz * 1e6)
         self.clock = DeviceClock(freq, int(clock_rng.integers(0, 5_000_000_000)),
-                                 float(clock_rng.uniform(-30, 30)), sim.clock.start_ns)
+                                 float(clock_rng.uniform(-DEVICE_DRIFT_PPM, DEVICE_DRIFT_PPM)), sim.clock.start_ns)
         self.default_stream = Stream(self, 0)
         self.streams = [self.default_stream]
         self.hbm_used = 0
