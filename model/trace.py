@@ -42,6 +42,17 @@ class SliceRuns:
         return [(int(self.depth[i]), int(self.begin[i]), int(self.end[i])) for i in range(lo, hi)]
 
 
+def track_roots(parent: np.ndarray) -> np.ndarray:
+    """Each track's top-level ancestor (its host, in a cluster), from the tracks' ``parent``
+    column; loaded traces have no parent loops (the reader refuses them)."""
+    root = np.arange(len(parent))
+    while True:
+        up = np.where(parent[root] >= 0, parent[root], root)
+        if np.array_equal(up, root):
+            return root
+        root = up
+
+
 def window_in_run(start: np.ndarray, dur: np.ndarray, t0: int, t1: int) -> tuple[int, int]:
     """Rows [lo, hi) of one non-overlapping, start-sorted run that overlap [t0, t1).
 

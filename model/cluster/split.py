@@ -7,17 +7,7 @@ import numpy as np
 
 from ..schema import TrackKind
 from ..table import Table
-from ..trace import Trace
-
-
-def _roots(parent: np.ndarray) -> np.ndarray:
-    """Each track's top-level ancestor."""
-    root = np.arange(len(parent))
-    while True:
-        up = np.where(parent[root] >= 0, parent[root], root)
-        if np.array_equal(up, root):
-            return root
-        root = up
+from ..trace import Trace, track_roots
 
 
 def _kept(table: Table, rows: np.ndarray, **remap: np.ndarray) -> Table:
@@ -33,7 +23,7 @@ def split_hosts(trace: Trace) -> list[Trace]:
     tr = trace.tracks
     tops = [int(t) for t in np.flatnonzero((tr.parent < 0) & (tr.kind == int(TrackKind.HOST)))]
     tops.sort(key=lambda t: int(tr.sort[t]))
-    root = _roots(tr.parent.astype(np.int64))
+    root = track_roots(tr.parent.astype(np.int64))
     out = []
     for i, top in enumerate(tops):
         keep = np.flatnonzero(root == top)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..analysis.collectives import find_collectives, host_name
 from ..schema import TrackKind
-from ..trace import Trace
+from ..trace import Trace, track_roots
 
 
 @dataclass(frozen=True)
@@ -36,14 +36,6 @@ class CollectiveMarks:
         """Per participant: how long it waited for the last one to arrive."""
         return self.last_arrival_ns - self.arrivals
 
-
-def _roots(parent: np.ndarray) -> np.ndarray:
-    root = np.arange(len(parent))
-    while True:
-        up = np.where(parent[root] >= 0, parent[root], root)
-        if np.array_equal(up, root):
-            return root
-        root = up
 
 
 class CollectiveIndex:
@@ -82,7 +74,7 @@ class CollectiveIndex:
         if not len(lanes) or not len(sl):
             return
         merged = "merged" in trace.metadata and self.split is not None
-        root = _roots(tr.parent.astype(np.int64))
+        root = track_roots(tr.parent.astype(np.int64))
         host = host_name(trace)
         lane_of = {(trace.track_name(int(root[t])) if merged else host, int(tr.device[t])): int(t)
                    for t in lanes.tolist()}

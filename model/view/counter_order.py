@@ -6,18 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..trace import Trace
+from ..trace import Trace, track_roots
 
 LINK_BLOCKS = ("c2c", "network")
 
-
-def _roots(parent: np.ndarray) -> np.ndarray:
-    root = np.arange(len(parent))
-    while True:
-        up = np.where(parent[root] >= 0, parent[root], root)
-        if np.array_equal(up, root):
-            return root
-        root = up
 
 
 def counter_order(trace: Trace) -> list[int]:
@@ -25,7 +17,7 @@ def counter_order(trace: Trace) -> list[int]:
     for a host's network counters, their host's) last PCIe counter; the rest as captured."""
     ct, tr = trace.counter_tracks, trace.tracks
     blocks = [trace.strings[int(b)] for b in ct.block]
-    root = _roots(tr.parent.astype(np.int64))
+    root = track_roots(tr.parent.astype(np.int64))
     track = ct.track.astype(np.int64)
     dev = tr.device[track].astype(np.int64)
     host = root[track]
