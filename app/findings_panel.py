@@ -6,15 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from accelview.model import Trace
 from accelview.model.analysis.findings import Finding
 from accelview.model.analysis.report import Report, analyze
 from accelview.model.importstats import describe_problems, import_problems
 from accelview.model.text.report import device_time_headline
 from accelview.model.text.values import format_duration
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QThread, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
+from .background import BackgroundTask
 from .state import ViewState
 
 Index = QModelIndex | QPersistentModelIndex
@@ -59,21 +59,6 @@ class FindingsModel(QAbstractTableModel):
         return None
 
 
-class _AnalysisWorker(QObject):
-    done = Signal(object)
-    failed = Signal(str)
-
-    def __init__(self, trace: Trace) -> None:
-        super().__init__()
-        self.trace = trace
-
-    def run(self) -> None:
-        try:
-            self.done.emit(analyze(self.trace))
-        except Exception as e:  # an analysis bug must not take the window down
-            self.failed.emit(f"analysis failed: {type(e).__name__}: {e}")
-
-
 class FindingsPanel(QWidget):
     """A table of findings over the shared view state."""
 
@@ -105,8 +90,7 @@ class FindingsPanel(QWidget):
         lay.addWidget(self.status)
         lay.addWidget(self.view, 1)
         lay.addWidget(self.detail)
-        self._thread: QThread | None = None
-        self._worker: _AnalysisWorker | None = None
+        self._task = BackgroundTask(self)
         state.trace_changed.connect(self.analyze_current)
 
     def analyze_current(self) -> None:
@@ -117,23 +101,12 @@ class FindingsPanel(QWidget):
         if self.state.trace is None:
             return
         self.status.setText("Analysing…")
-        self.shutdown()
-        self._thread = QThread(self)
-        self._worker = _AnalysisWorker(self.state.trace)
-        self._worker.moveToThread(self._thread)
-        self._thread.started.connect(self._worker.run)
-        self._worker.done.connect(self._done)
-        self._worker.failed.connect(self.status.setText)
-        self._worker.done.connect(self._thread.quit)
-        self._worker.failed.connect(self._thread.quit)
-        self._thread.start()
+        trace = self.state.trace
+        self._task.start(lambda: analyze(trace), "analysis", self._done, self.status.setText)
 
     def shutdown(self) -> None:
         """Wait for a running analysis to finish (before the window goes)."""
-        if self._thread is not None:
-            self._thread.quit()
-            self._thread.wait()
-            self._thread = None
+        self._task.shutdown()
 
     def _done(self, report: Report) -> None:
         if report.trace is not self.state.trace:

@@ -7,8 +7,6 @@ in the timeline is selected here."""
 from __future__ import annotations
 
 import numpy as np
-from accelview.model import Trace
-from accelview.model.errors import AccelviewError
 from accelview.model.graph.dag import GraphContext, OpGraph, build_graph
 from accelview.model.graph.display import GROUP, DisplayGraph, display_graph
 from accelview.model.graph.groups import Groups, find_groups
@@ -17,32 +15,15 @@ from accelview.model.graph.lifecycle import lifecycle
 from accelview.model.graph.scope import capped, phase_of
 from accelview.model.text.values import format_count, format_duration
 from accelview.model.view.navigate import chain_of
-from PySide6.QtCore import QObject, QThread, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from .background import BackgroundTask
 from .graph_canvas import GraphCanvas
 from .state import ViewState
 from .theme import Theme
 
 LEGEND = ("compute red · memory blue · latency yellow · host grey · transfer teal · "
           "<span style='color:#ff9f1c'>critical path orange</span> · dashed box: a folded group")
-
-
-class _ContextWorker(QObject):
-    done = Signal(object)
-    failed = Signal(str)
-
-    def __init__(self, trace: Trace) -> None:
-        super().__init__()
-        self.trace = trace
-
-    def run(self) -> None:
-        try:
-            self.done.emit(GraphContext(self.trace))
-        except AccelviewError as e:  # a capture whose device spec is unusable
-            self.failed.emit(str(e))
-        except Exception as e:  # a bug here must not take the window down
-            self.failed.emit(f"graph failed: {type(e).__name__}: {e}")
 
 
 class GraphPanel(QWidget):
@@ -57,8 +38,7 @@ class GraphPanel(QWidget):
         self.disp: DisplayGraph | None = None
         self.expanded: set[int] = set()
         self._pending = False  # a trace arrived while hidden: build it when shown
-        self._thread: QThread | None = None
-        self._worker: _ContextWorker | None = None
+        self._task = BackgroundTask(self)
         self.canvas = GraphCanvas(theme)
         self.scope_label = QLabel("No capture open")
         self.lifecycle_label = QLabel("")
@@ -106,23 +86,11 @@ class GraphPanel(QWidget):
         if trace is None or self._pending:
             return
         self.scope_label.setText("Building the dependency graph…")
-        self.shutdown()
-        self._thread = QThread(self)
-        self._worker = _ContextWorker(trace)
-        self._worker.moveToThread(self._thread)
-        self._thread.started.connect(self._worker.run)
-        self._worker.done.connect(self.set_context)
-        self._worker.failed.connect(self.scope_label.setText)
-        self._worker.done.connect(self._thread.quit)
-        self._worker.failed.connect(self._thread.quit)
-        self._thread.start()
+        self._task.start(lambda: GraphContext(trace), "graph", self.set_context, self.scope_label.setText)
 
     def shutdown(self) -> None:
         """Wait for a running build to finish (before the window goes)."""
-        if self._thread is not None:
-            self._thread.quit()
-            self._thread.wait()
-            self._thread = None
+        self._task.shutdown()
 
     def set_context(self, ctx: GraphContext) -> None:
         """Show the graph of the whole capture of ``ctx`` (ignored when another trace is open)."""
