@@ -53,7 +53,7 @@ def test_min_change_hides_small_changes(pair, capsys):
 
 @pytest.mark.parametrize("args, says", [
     (["missing.h5", "{a}"], "missing.h5: no such file"),
-    (["{a}", "{dir}"], "not supported yet"),
+    (["{a}", "{dir}"], "a folder with no host captures (*.h5) and no PyTorch (Kineto) traces"),
     (["{a}", "{a}", "--min-change", "-1"], "--min-change must be a percentage"),
     (["{a}", "{a}", "--top", "0"], "--top must be at least 1"),
 ])

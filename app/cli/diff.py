@@ -1,4 +1,8 @@
-"""``accelview diff A B``: what changed between two runs, beyond run-to-run noise, and why."""
+"""``accelview diff A B``: what changed between two runs, beyond run-to-run noise, and why.
+
+A and B are each one capture or trace, or a distributed run: a folder of host captures or of
+PyTorch (Kineto) rank traces, a merged cluster capture beside a folder, or several files given
+with ``--a FILE… --b FILE…``; then the hosts or ranks are compared member by member."""
 
 from __future__ import annotations
 
@@ -6,33 +10,49 @@ import argparse
 import json
 from pathlib import Path
 
-from accelview.model.compare.diff import compare
 from accelview.model.errors import AccelviewError
-from accelview.model.loader import load_trace
-from accelview.model.text.diff import format_diff, listed
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     """Arguments of the diff command."""
-    p.add_argument("a", help="the earlier run (baseline): capture (.h5) or trace (.json, .json.gz)")
-    p.add_argument("b", help="the later run, compared with A")
+    p.add_argument("a", nargs="?", help="the earlier run (baseline): capture (.h5), trace (.json, .json.gz), or a "
+                                        "folder of host captures or of PyTorch (Kineto) rank traces")
+    p.add_argument("b", nargs="?", help="the later run, compared with A")
+    p.add_argument("--a", dest="a_files", nargs="+", metavar="FILE",
+                   help="run A as several files (host captures or rank traces), instead of A")
+    p.add_argument("--b", dest="b_files", nargs="+", metavar="FILE", help="run B as several files, instead of B")
     p.add_argument("--json", action="store_true", help="print the documented JSON object instead of text")
     p.add_argument("--min-change", type=float, default=1.0, metavar="PCT",
                    help="changes under PCT%% of A count as no significant change and are not listed (default 1)")
     p.add_argument("--top", type=int, default=20, metavar="N", help="changes to list as text (default 20)")
 
 
+def _sides(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    a = args.a_files or ([args.a] if args.a else [])
+    b = args.b_files or ([args.b] if args.b else [])
+    if args.a_files and args.b_files and (args.a or args.b):
+        raise AccelviewError("accelview diff: give the runs either as A B or with --a FILE… --b FILE…, not both")
+    if args.a_files and not args.b_files and args.a and not args.b:  # `--a f1 f2 B`: B read as A's positional
+        b = [args.a]
+    if not a or not b:
+        raise AccelviewError("accelview diff: two runs are needed: A B, or --a FILE… --b FILE…")
+    return a, b
+
+
 def run(args: argparse.Namespace) -> int:
-    """Compare two files and print the diff."""
+    """Compare two runs and print the diff."""
     if args.top < 1:
         raise AccelviewError("accelview diff: --top must be at least 1")
     if not args.min_change >= 0:
         raise AccelviewError(f"accelview diff: --min-change must be a percentage ≥ 0, got {args.min_change}")
-    for path in (args.a, args.b):
-        if Path(path).is_dir():
-            raise AccelviewError(f"{path}: comparing directories of ranks or hosts is not supported yet; "
-                                 "give one capture or trace per run")
-    d = compare(load_trace(args.a), load_trace(args.b), args.min_change)
+    a, b = _sides(args)
+    if len(a) > 1 or len(b) > 1 or any(Path(p).is_dir() for p in (*a, *b)):
+        return _run_members(args, a, b)
+    from accelview.model.compare.diff import compare
+    from accelview.model.loader import load_trace
+    from accelview.model.text.diff import format_diff, listed
+
+    d = compare(load_trace(a[0]), load_trace(b[0]), args.min_change)
     if args.json:
         out = d.to_json()
         keep = {id(e) for e in listed(d)}
@@ -40,4 +60,27 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out))
     else:
         print(format_diff(d, args.top))
+    return 0
+
+
+def _run_members(args: argparse.Namespace, a: list[str], b: list[str]) -> int:
+    """Two distributed runs (hosts or ranks) compared member by member."""
+    from accelview.model.cluster.sides import read_side
+    from accelview.model.compare.clusters import compare_members
+    from accelview.model.text.cluster_diff import format_cluster_diff, listed
+
+    side_a, side_b = read_side(a), read_side(b)
+    if side_a.kind != side_b.kind:
+        what = {"hosts": "host captures", "ranks": "PyTorch (Kineto) rank traces"}
+        raise AccelviewError(f"{side_b.label}: {what[side_b.kind]}, but {side_a.label} holds {what[side_a.kind]}: "
+                             "compare hosts with hosts, ranks with ranks")
+    try:
+        d = compare_members(side_a.kind, side_a.members, side_b.members, args.min_change,
+                            (side_a.label, side_b.label))
+    except ValueError as e:
+        raise AccelviewError(f"{side_a.label} vs {side_b.label}: {e}") from None
+    if args.json:
+        print(json.dumps(d.to_json(listed(d))))
+    else:
+        print(format_cluster_diff(d, args.top))
     return 0
