@@ -28,15 +28,15 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def _sides(args: argparse.Namespace) -> tuple[list[str], list[str]]:
-    a = args.a_files or ([args.a] if args.a else [])
-    b = args.b_files or ([args.b] if args.b else [])
-    if args.a_files and args.b_files and (args.a or args.b):
-        raise AccelviewError("accelview diff: give the runs either as A B or with --a FILE… --b FILE…, not both")
-    if args.a_files and not args.b_files and args.a and not args.b:  # `--a f1 f2 B`: B read as A's positional
-        b = [args.a]
-    if not a or not b:
-        raise AccelviewError("accelview diff: two runs are needed: A B, or --a FILE… --b FILE…")
-    return a, b
+    """Run A's and run B's files: A B, --a FILE… --b FILE…, or one run as files and the other positional."""
+    given = [p for p in (args.a, args.b) if p]
+    if args.a_files and args.b_files and not given:
+        return args.a_files, args.b_files
+    if bool(args.a_files) != bool(args.b_files) and len(given) == 1:
+        return (args.a_files, given) if args.a_files else (given, args.b_files)
+    if not args.a_files and not args.b_files and len(given) == 2:
+        return [given[0]], [given[1]]
+    raise AccelviewError("accelview diff: give the two runs either as A B or with --a FILE… --b FILE…")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.min_change >= 0:
         raise AccelviewError(f"accelview diff: --min-change must be a percentage ≥ 0, got {args.min_change}")
     a, b = _sides(args)
-    if len(a) > 1 or len(b) > 1 or any(Path(p).is_dir() for p in (*a, *b)):
+    if args.a_files or args.b_files or len(a) > 1 or len(b) > 1 or any(Path(p).is_dir() for p in (*a, *b)):
         return _run_members(args, a, b)
     from accelview.model.compare.diff import compare
     from accelview.model.loader import load_trace
@@ -65,20 +65,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_members(args: argparse.Namespace, a: list[str], b: list[str]) -> int:
     """Two distributed runs (hosts or ranks) compared member by member."""
-    from accelview.model.cluster.sides import read_side
+    from accelview.model.cluster.sides import read_sides
     from accelview.model.compare.clusters import compare_members
     from accelview.model.text.cluster_diff import format_cluster_diff, listed
 
-    side_a, side_b = read_side(a), read_side(b)
-    if side_a.kind != side_b.kind:
-        what = {"hosts": "host captures", "ranks": "PyTorch (Kineto) rank traces"}
-        raise AccelviewError(f"{side_b.label}: {what[side_b.kind]}, but {side_a.label} holds {what[side_a.kind]}: "
-                             "compare hosts with hosts, ranks with ranks")
+    side_a, side_b = read_sides(a, b)
     try:
         d = compare_members(side_a.kind, side_a.members, side_b.members, args.min_change,
                             (side_a.label, side_b.label))
     except ValueError as e:
         raise AccelviewError(f"{side_a.label} vs {side_b.label}: {e}") from None
+    if side_a.size != side_b.size:
+        d.notes.append(f"A is a run of {side_a.size} {side_a.kind}, B of {side_b.size}")
     if args.json:
         print(json.dumps(d.to_json(listed(d))))
     else:

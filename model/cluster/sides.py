@@ -30,6 +30,18 @@ class Side:
     sources: dict[str, str] = field(default_factory=dict)
     label: str = ""  # what the side was read from, in a few words
 
+    @property
+    def size(self) -> int:
+        """How many hosts or ranks the run had (its cluster's hosts, its job's world size), given or not."""
+        t = next(iter(self.members.values()))
+        if self.kind == RANKS:
+            world = t.metadata.get("world_size")
+            return world if isinstance(world, int) and world >= len(self.members) else len(self.members)
+        cluster = t.metadata.get("capture", {}).get("cluster", {}) if isinstance(t.metadata.get("capture"), dict) \
+            else {}
+        hosts = cluster.get("hosts") if isinstance(cluster, dict) else None
+        return hosts if isinstance(hosts, int) and hosts >= len(self.members) else len(self.members)
+
 
 def _files(paths: Sequence[str | Path]) -> list[tuple[Path, int]]:
     """Every file the paths stand for, each with its place in its folder (for ranks without a number)."""
@@ -42,7 +54,11 @@ def _files(paths: Sequence[str | Path]) -> list[tuple[Path, int]]:
         if not p.is_dir():
             out.append((p, 0))
             continue
-        found = sorted(p.glob("*.h5")) or rank_files(p)
+        captures, ranks = sorted(p.glob("*.h5")), rank_files(p)
+        if captures and ranks:
+            raise CaptureError(p, f"a folder with both host captures ({captures[0].name}) and PyTorch (Kineto) traces "
+                                  f"({ranks[0].name}): one run is either hosts or ranks")
+        found = captures or ranks
         if not found:
             raise CaptureError(p, "a folder with no host captures (*.h5) and no PyTorch (Kineto) traces to compare")
         out += [(f, i) for i, f in enumerate(found)]
@@ -58,14 +74,25 @@ def _rank(trace: Trace, place: int) -> int:
     return place
 
 
-def read_side(paths: Sequence[str | Path]) -> Side:
-    """The hosts or ranks of one run. Raises ``AccelviewError`` (one line naming the file) for a
-    folder with nothing to compare, a file that is neither a host capture of a cluster nor a Kineto
-    trace, captures mixed with Kineto traces, a host or rank given twice, or hosts of clusters of
-    different shapes."""
+def read_sides(a: Sequence[str | Path], b: Sequence[str | Path]) -> tuple[Side, Side]:
+    """The hosts or ranks of two runs, of one kind (both hosts, or both ranks); every folder is
+    looked into before any file is read. Raises ``AccelviewError`` (one line naming
+    the file) for a folder with nothing to compare or with captures and Kineto traces mixed, a file
+    that is neither a host capture of a cluster nor a Kineto trace, captures mixed with Kineto
+    traces, a host or rank given twice, hosts of clusters of different shapes, ranks of jobs of
+    different sizes, and hosts compared with ranks."""
+    files_a, files_b = _files(a), _files(b)
+    side_a, side_b = _read(files_a, a), _read(files_b, b)
+    if side_a.kind != side_b.kind:
+        what = {HOSTS: "host captures", RANKS: "PyTorch (Kineto) rank traces"}
+        raise AccelviewError(f"{side_b.label}: {what[side_b.kind]}, but {side_a.label} holds {what[side_a.kind]}: "
+                             "compare hosts with hosts, ranks with ranks")
+    return side_a, side_b
+
+
+def _read(files: list[tuple[Path, int]], paths: Sequence[str | Path]) -> Side:
     from ..loader import load_trace
 
-    files = _files(paths)
     side: Side | None = None
     hosts: list[tuple[Path, Trace]] = []
     for path, place in files:
@@ -99,7 +126,9 @@ def read_side(paths: Sequence[str | Path]) -> Side:
         raise AccelviewError("no hosts or ranks given")
     side.members = dict(sorted(side.members.items(), key=lambda kv: int(kv[0].lstrip("hostrank "))))
     given = [str(p) for p in paths]
-    side.label = f"{', '.join(given[:2])}{' …' if len(given) > 2 else ''} ({len(side.members)} {side.kind})"
+    n = len(side.members)
+    more = " …" if len(given) > 2 else ""
+    side.label = f"{', '.join(given[:2])}{more} ({n} {side.kind if n > 1 else side.kind[:-1]})"
     return side
 
 

@@ -33,6 +33,7 @@ from .ranktests import benjamini_hochberg, mann_whitney, median_ci
 from .runs import OUTSIDE, RunData, prepare
 
 WHOLE = "whole run"
+SHOWN_WAIT = 0.05  # a step's waiting is told in its detail when at least this share of its change
 
 
 @dataclass
@@ -190,48 +191,79 @@ def _whole_run_ops(pairs: dict[str, Diff], min_change: float) -> list[Entry]:
     return out
 
 
-def collectives(d: Diff) -> dict[str, int]:
-    """The collective op families of a member's diff (ops on a device's collective lane, NCCL
-    kernels), each with how many devices run it (they wait side by side)."""
-    out: dict[str, set[int]] = {}
+def collective_ops(d: Diff) -> np.ndarray:
+    """Per op family of a member's diff (``d.op_names``): whether it is a collective (ops on a
+    device's collective lane, NCCL kernels)."""
+    out = np.array([nccl_kind(n) is not None for n in d.op_names], bool)
     for run in (d.a, d.b):
         t = run.trace
         track = t.slices.track[run.work]
         unit = t.strings.lookup("collective")
-        lane = (t.tracks.kind[track] == int(TrackKind.EXEC_UNIT)) & (t.tracks.name[track] == unit)
-        for k in np.unique(run.op).tolist():
-            sel = run.op == k
-            name = d.op_names[k]
-            if lane[sel].any() or nccl_kind(name) is not None:
-                out.setdefault(name, set()).update(t.tracks.device[track[sel]].tolist())
-    return {n: max(1, len(devs)) for n, devs in out.items()}
+        on_lane = (t.tracks.kind[track] == int(TrackKind.EXEC_UNIT)) & (t.tracks.name[track] == unit)
+        out[np.unique(run.op[on_lane])] = True
+    return out
+
+
+def per_device(run: RunData, group: str, wanted: np.ndarray) -> dict[tuple[int, int], float]:
+    """(op family, device) → median time per iteration of the group, for the op families ``wanted``."""
+    g = run.groups[group]
+    t = run.trace
+    device = t.tracks.device[t.slices.track[run.work]].astype(np.int64)
+    occ = np.zeros(len(run.work), np.int64) if g.everything else g.occ.astype(np.int64)
+    sel = wanted[run.op] & (occ >= 0)
+    out = {}
+    for k, dev in set(zip(run.op[sel].tolist(), device[sel].tolist(), strict=True)):
+        m = sel & (run.op == k) & (device == dev)
+        out[(k, dev)] = float(np.median(np.bincount(occ[m], weights=run.dur[m], minlength=g.n)))
+    return out
+
+
+def _own(change: float, waited: float) -> float:
+    """A change less the waiting in it, never past zero (waiting explains at most all of it)."""
+    if change * waited <= 0:
+        return change
+    return change - waited if abs(waited) < abs(change) else 0.0
 
 
 def _discount_waiting(pairs: dict[str, Diff], entries: list[MemberEntry]) -> None:
-    """Set each member's collective and phase entries' own change: the waiting for the others left out."""
-    if len(pairs) < 2:
-        return
-    coll = {m: collectives(d) for m, d in pairs.items()}
-    by_key: dict[tuple[str, str], list[MemberEntry]] = {}
-    for e in entries:
-        if e.member is not None and e.kind == "op" and e.name in coll.get(e.member, {}):
-            by_key.setdefault((e.group, e.name), []).append(e)
-    waited: dict[tuple[str, str], float] = {}  # (member, group) → more time waited per iteration
-    for (group, name), es in by_key.items():
-        if len(es) < 2:
+    """Set the own change of the collective and phase entries: per collective and device, the
+    part of its change every participant shares (the smallest, by size) is the collective's own;
+    the rest is waiting for the others. A member's step waited as long as the least-waiting of
+    its devices; the whole run's collective, as the median member."""
+    deltas: dict[tuple[str, str], dict[tuple[str, int], float]] = {}  # (group, op) → (member, device) → change
+    for m, d in pairs.items():
+        wanted = collective_ops(d)
+        if not wanted.any():
             continue
-        shared = min(es, key=lambda x: abs(x.change_ns)).change_ns
-        for e in es:
-            e.own_ns = shared
-            member = e.member or ""
-            waited[(member, group)] = waited.get((member, group), 0.0) + (e.change_ns - shared) / coll[member][name]
+        for g in d.matched:
+            xa, xb = per_device(d.a, g, wanted), per_device(d.b, g, wanted)
+            for k, dev in set(xa) | set(xb):
+                change = xb.get((k, dev), 0.0) - xa.get((k, dev), 0.0)
+                deltas.setdefault((g, d.op_names[k]), {})[(m, dev)] = change
+    op_wait: dict[tuple[str, str, str], float] = {}  # (member, group, op) → summed over its devices
+    step_wait: dict[tuple[str, str], float] = {}  # (member, group) → waited by the step
+    for (g, name), by_device in deltas.items():
+        if len(by_device) < 2:
+            continue
+        shared = min(by_device.values(), key=abs)
+        per_member: dict[str, list[float]] = {}
+        for (m, _), change in by_device.items():
+            per_member.setdefault(m, []).append(change - shared)
+        for m, waits in per_member.items():
+            op_wait[(m, g, name)] = sum(waits)
+            step_wait[(m, g)] = step_wait.get((m, g), 0.0) + min(waits, key=abs)
     for e in entries:
-        w = waited.get((e.member or "", e.group), 0.0)
-        if e.kind == "phase" and e.member is not None and w:
-            e.own_ns = e.change_ns - w if abs(e.change_ns - w) < abs(e.change_ns) else e.change_ns
-            if np.sign(e.own_ns) != np.sign(e.change_ns):
-                e.own_ns = 0.0
-            e.detail = f"{_dur(w)} more waiting for the other {'hosts' if e.member.startswith('host') else 'ranks'}"
+        g = OUTSIDE if e.group == WHOLE and e.kind == "op" else e.group
+        if e.kind == "op" and e.member is not None:
+            e.own_ns = _own(e.change_ns, op_wait.get((e.member, g, e.name), 0.0))
+        elif e.kind == "op":
+            waits = [w for (m, grp, n), w in op_wait.items() if grp == g and n == e.name]
+            e.own_ns = _own(e.change_ns, float(np.median(waits)) if waits else 0.0)
+        elif e.kind == "phase" and e.member is not None and step_wait.get((e.member, e.group)):
+            w = step_wait[(e.member, e.group)]
+            e.own_ns = _own(e.change_ns, w)
+            if abs(w) >= SHOWN_WAIT * abs(e.change_ns):
+                e.detail = f"{_dur(w)} more waiting for the other {'hosts' if e.member.startswith('host') else 'ranks'}"
 
 
 def _dur(ns: float) -> str:
