@@ -255,7 +255,10 @@ def _discount_waiting(pairs: dict[str, Diff], entries: list[MemberEntry]) -> Non
     for e in entries:
         g = OUTSIDE if e.group == WHOLE and e.kind == "op" else e.group
         if e.kind == "op" and e.member is not None:
-            e.own_ns = _own(e.change_ns, op_wait.get((e.member, g, e.name), 0.0))
+            w = op_wait.get((e.member, g, e.name), 0.0)
+            e.own_ns = _own(e.change_ns, w)
+            if w and abs(w) >= SHOWN_WAIT * abs(e.change_ns):
+                e.detail = f"{_dur(w)} of it waiting for the other {_plural(e.member)}"
         elif e.kind == "op":
             waits = [w for (m, grp, n), w in op_wait.items() if grp == g and n == e.name]
             e.own_ns = _own(e.change_ns, float(np.median(waits)) if waits else 0.0)
@@ -263,7 +266,11 @@ def _discount_waiting(pairs: dict[str, Diff], entries: list[MemberEntry]) -> Non
             w = step_wait[(e.member, e.group)]
             e.own_ns = _own(e.change_ns, w)
             if abs(w) >= SHOWN_WAIT * abs(e.change_ns):
-                e.detail = f"{_dur(w)} more waiting for the other {'hosts' if e.member.startswith('host') else 'ranks'}"
+                e.detail = f"{_dur(w)} more waiting for the other {_plural(e.member)}"
+
+
+def _plural(member: str) -> str:
+    return "hosts" if member.startswith("host") else "ranks"
 
 
 def _dur(ns: float) -> str:
