@@ -32,7 +32,8 @@ class Comparing:
             self.statusBar().showMessage("Open a run first, then compare another with it", 5000)
             return None
         if Path(path).is_dir():
-            self._compare_failed(f"{path}: comparing directories of ranks or hosts is not supported yet")
+            self._compare_failed(f"{path}: a folder; the comparison view compares one capture or trace with another. "
+                                 "Two folders of hosts or ranks compare host by host with accelview diff A_DIR B_DIR")
             return None
         job = CompareJob(self.state.trace, path, self)
         self.compare_job = job

@@ -51,6 +51,10 @@ def test_the_top_entry_names_the_slow_host(runs, capsys, cause):
     assert waited["significant"] and abs(waited["own_change_ns"]) < waited["change_ns"] / 4
     whole = [e for e in j["entries"] if e["host"] is None]
     assert whole and all(e["kind"] == "op" for e in whole)
+    # the hosts read together: a straggler appeared, and it is host1
+    straggler = next(e for e in j["entries"] if e["kind"] == "finding" and e["name"] == "straggler")
+    assert straggler["host"] == "host1" and straggler["status"] == "new" and straggler["across_hosts"]
+    assert "now a straggler" in j["summary"]
 
 
 def test_the_documented_schema_with_the_host_of_each_entry(runs, capsys):

@@ -65,14 +65,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_members(args: argparse.Namespace, a: list[str], b: list[str]) -> int:
     """Two distributed runs (hosts or ranks) compared member by member."""
-    from accelview.model.cluster.sides import read_sides
+    from accelview.model.cluster.sides import cluster_findings, read_sides
     from accelview.model.compare.clusters import compare_members
     from accelview.model.text.cluster_diff import format_cluster_diff, listed
 
     side_a, side_b = read_sides(a, b)
     try:
         d = compare_members(side_a.kind, side_a.members, side_b.members, args.min_change,
-                            (side_a.label, side_b.label))
+                            (side_a.label, side_b.label), (cluster_findings(side_a), cluster_findings(side_b)))
     except ValueError as e:
         raise AccelviewError(f"{side_a.label} vs {side_b.label}: {e}") from None
     if side_a.size != side_b.size:

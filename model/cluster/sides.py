@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..analysis.collectives import find_collectives
+from ..analysis.distributed import distributed_findings
+from ..analysis.findings import Finding
 from ..errors import AccelviewError, CaptureError
 from ..trace import Trace
 from .inputs import cluster_inputs, is_cluster_capture
@@ -29,6 +32,7 @@ class Side:
     members: dict[str, Trace] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     label: str = ""  # what the side was read from, in a few words
+    aligned: bool = False  # the members share one timebase already (taken from a merged capture)
 
     @property
     def size(self) -> int:
@@ -111,6 +115,7 @@ def _read(files: list[tuple[Path, int]], paths: Sequence[str | Path]) -> Side:
                                      f"{'host captures' if side.kind == HOSTS else 'Kineto traces'} ({first}): "
                                      "one run is either hosts or ranks")
         if merged:
+            side.aligned = True
             for t in split_hosts(trace):
                 _add(side, f"host{int(t.metadata['capture']['host_index'])}", t, path)
         elif kind == HOSTS:
@@ -143,3 +148,18 @@ def _add(side: Side, name: str, trace: Trace, path: Path, world: object = None) 
     side.members[name] = trace
     side.sources[name] = str(path)
 
+
+
+def cluster_findings(side: Side) -> list[Finding]:
+    """The findings of the distributed analysis of a run's hosts read together, on host0's clock
+    (a straggler and who it is); none for ranks, whose collectives the analysis does not match."""
+    if side.kind != HOSTS or len(side.members) < 2:
+        return []
+    from .load import align_cluster
+
+    traces = list(side.members.values())
+    if not side.aligned:
+        traces, _ = align_cluster(traces)
+    bounds = [t.time_bounds() for t in traces]
+    span = max(max(b for _, b in bounds) - min(a for a, _ in bounds), 1)
+    return distributed_findings(traces, find_collectives(traces), span)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 from accelview.model.align.ranks import nccl_kind
+from accelview.model.analysis.findings import Finding
 from accelview.model.schema import TrackKind
 from accelview.model.text.values import format_duration
 from accelview.model.trace import Trace
@@ -45,6 +46,7 @@ class MemberEntry(Entry):
     member: str | None = None
     member_kind: str = "host"  # the JSON field naming the member: host or rank
     own_ns: float = 0.0
+    together: bool = False  # a finding of the members read together (a straggler), blaming ``member``
 
     def to_json(self) -> dict[str, Any]:
         """The documented entry, with its ``host`` or ``rank`` (null for the whole run)."""
@@ -55,6 +57,8 @@ class MemberEntry(Entry):
         out[self.member_kind] = value
         if self.own_ns != self.change_ns:
             out["own_change_ns"] = round(self.own_ns, 1)
+        if self.together:
+            out["across_" + ("hosts" if self.member_kind == "host" else "ranks")] = True
         return out
 
 
@@ -97,9 +101,11 @@ class ClusterDiff:
 
 
 def compare_members(kind: str, a: dict[str, Trace], b: dict[str, Trace], min_change: float = 1.0,
-                    labels: tuple[str, str] = ("A", "B")) -> ClusterDiff:
-    """Compare run B's members with run A's (``kind``: "hosts" or "ranks"; member name → trace).
-    Raises ``ValueError`` when the runs share no member."""
+                    labels: tuple[str, str] = ("A", "B"),
+                    findings: tuple[list[Finding], list[Finding]] = ([], [])) -> ClusterDiff:
+    """Compare run B's members with run A's (``kind``: "hosts" or "ranks"; member name → trace;
+    ``findings``: each run's findings of its members read together, as a straggler). Raises
+    ``ValueError`` when the runs share no member."""
     member_kind = "host" if kind == "hosts" else "rank"
     both = [m for m in a if m in b]
     if not both:
@@ -113,6 +119,7 @@ def compare_members(kind: str, a: dict[str, Trace], b: dict[str, Trace], min_cha
     for names, run, is_b in ((only_a, a, False), (only_b, b, True)):
         for m in names:
             entries += [_marked(e, m, member_kind) for e in _phases_of(run[m], is_b)]
+    entries += _run_findings(*findings, member_kind)
     _discount_waiting(pairs, entries)
     entries.sort(key=rank_key)
     d = ClusterDiff(kind, *labels, pairs, only_a, only_b, entries, min_change)
@@ -125,6 +132,31 @@ def rank_key(e: MemberEntry) -> tuple[bool, int, float, int, str, bool, str]:
     """Significant first, in the tiers of a single diff, by |own change|; a member's entry before the whole run's."""
     return (not e.significant, TIER[e.kind], -abs(e.own_ns), KINDS.index(e.kind), e.name, e.member is None,
             e.member or "")
+
+
+def _run_findings(a: list[Finding], b: list[Finding], member_kind: str) -> list[MemberEntry]:
+    """Findings of a whole run's members read together, per kind and the member they blame: time
+    lost in each run; one that appeared or went away is significant."""
+    def keyed(fs: list[Finding]) -> dict[tuple[str, str | None], Finding]:
+        out = {}
+        for f in fs:
+            culprit = f.evidence.get("culprit")
+            who = culprit.get("host") if isinstance(culprit, dict) else None
+            out[(f.kind, f"{who}" if who is not None else None)] = f
+        return out
+
+    ka, kb = keyed(a), keyed(b)
+    out = []
+    for key in sorted(set(ka) | set(kb), key=lambda k: (k[0], k[1] or "")):
+        fa, fb = ka.get(key), kb.get(key)
+        one = fa is None or fb is None
+        e = Entry("finding", key[0], WHOLE, float(fa.time_lost_ns if fa else 0), float(fb.time_lost_ns if fb else 0),
+                  test="present in one run only" if one else "", p=0.0 if one else 1.0, significant=one,
+                  detail=(fb or fa).summary if (fb or fa) else "")
+        m = _marked(e, key[1], member_kind)
+        m.together = True
+        out.append(m)
+    return out
 
 
 def _phases_of(trace: Trace, run_is_b: bool) -> list[Entry]:
@@ -294,9 +326,16 @@ def summary(d: ClusterDiff) -> str:
         return f"whole run (median of the {who}): {describe(top)}"
     pair = d.pairs[top.member]
     text = pair.summary if pair.top is not None and _same(pair.top, top) else describe(top)
-    return f"{top.member} changed most: {text}{_waiters(d, top.member)}"
+    return f"{top.member} changed most: {text}{_waiters(d, top.member)}{_blamed(d, top.member)}"
 
 
+def _blamed(d: ClusterDiff, member: str) -> str:
+    """"; now a straggler: …" (or "no more straggler") when a finding of the run read together that
+    blames ``member`` appeared (went away)."""
+    for e in d.entries:
+        if e.together and e.member == member and e.status in ("new", "missing"):
+            return f"; now a {e.name}: {e.detail.split(';')[0]}" if e.status == "new" else f"; no more {e.name}"
+    return ""
 def _same(e: Entry, m: MemberEntry) -> bool:
     return (e.kind, e.name, e.group) == (m.kind, m.name, m.group)
 
