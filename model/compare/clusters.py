@@ -5,7 +5,9 @@ compared as two single runs are (``compare``: its own iterations matched, its ph
 critical-path and finding entries), each entry marked with its member. The whole run's op
 entries pool every member's per-iteration times: the median per iteration across the members
 (an op a member does not run counts 0 there), tested with the same rank test over the pooled
-iterations. A member present in one run only is reported by its phases, new or missing.
+iterations. A member present in one run only is reported by its phases, new or missing. The
+findings of each run's members read together (a straggler, from the hosts on one clock) are
+compared per kind and the member they blame.
 
 In a job whose steps end at a collective, one slow member makes every other one wait: their
 collectives grow as much as the slow one's own work did. So the entries are ranked by each
@@ -203,7 +205,7 @@ def _whole_run_ops(pairs: dict[str, Diff], min_change: float) -> list[Entry]:
                 lb.append(xb[:, k] if k >= 0 else np.zeros(len(xb)))
         va, vb = np.concatenate(la), np.concatenate(lb)
         (ma, a_lo, a_hi), (mb, b_lo, b_hi) = median_ci(va), median_ci(vb)
-        e = Entry("op", name, WHOLE if g == OUTSIDE else g, ma, mb, a_ci=(a_lo, a_hi), b_ci=(b_lo, b_hi),
+        e = Entry("op", name, g, ma, mb, a_ci=(a_lo, a_hi), b_ci=(b_lo, b_hi),
                   a_n=len(va), b_n=len(vb))
         if not va.any() or not vb.any():
             e.test, e.p = "present in one run only", 0.0
@@ -216,7 +218,7 @@ def _whole_run_ops(pairs: dict[str, Diff], min_change: float) -> list[Entry]:
     adjusted = benjamini_hochberg(np.array([e.p for e in out]))
     for e, q in zip(out, adjusted.tolist(), strict=True):
         e.p_adjusted = q
-        floor = NOISE_FLOOR * step_ns.get(OUTSIDE if e.group == WHOLE else e.group, 0.0)
+        floor = NOISE_FLOOR * step_ns.get(e.group, 0.0)
         one_run = e.a_ns == 0 or e.b_ns == 0
         big = abs(e.change_ns) >= (floor if one_run else max(min_change / 100 * e.a_ns, floor))
         e.significant = bool(q < ALPHA and big and e.change_ns != 0)
@@ -285,7 +287,7 @@ def _discount_waiting(pairs: dict[str, Diff], entries: list[MemberEntry]) -> Non
             op_wait[(m, g, name)] = sum(waits)
             step_wait[(m, g)] = step_wait.get((m, g), 0.0) + min(waits, key=abs)
     for e in entries:
-        g = OUTSIDE if e.group == WHOLE and e.kind == "op" else e.group
+        g = e.group
         if e.kind == "op" and e.member is not None:
             w = op_wait.get((e.member, g, e.name), 0.0)
             e.own_ns = _own(e.change_ns, w)
