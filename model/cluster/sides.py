@@ -52,11 +52,11 @@ def _files(paths: Sequence[str | Path]) -> list[tuple[Path, int]]:
     from ..importers.kineto import rank_files
 
     out: list[tuple[Path, int]] = []
-    for p in map(Path, paths):
+    for i, p in enumerate(map(Path, paths)):
         if not p.exists():
             raise CaptureError(p, "no such file or folder")
         if not p.is_dir():
-            out.append((p, 0))
+            out.append((p, i))  # a file given by itself: its place among the files given
             continue
         captures, ranks = sorted(p.glob("*.h5")), rank_files(p)
         if captures and ranks:
