@@ -6,7 +6,7 @@ Fields: the names ``op``, ``host``, ``lane``, ``class``; the numbers ``device``,
 ``total_ns``, ``mean_ns``, ``p50_ns``, ``p95_ns``, ``max_ns``. Comparisons ``== != < <= > >=``
 (names compare with quoted strings, numbers with numbers; ``<`` and friends on numbers only),
 ``FIELD in [v, ...]`` and ``FIELD not in [...]``, ``NAME ~ 'glob*'`` (the whole name, case
-sensitive) and ``NAME ~ /regex/`` (a match anywhere, Python syntax), ``!~`` for no match;
+sensitive) and ``NAME ~ /regex/`` (a match anywhere, Python syntax; ``/regex/i`` ignores case), ``!~`` for no match;
 ``and``, ``or``, ``not``, parentheses. A number may carry a time unit (``ns us µs ms s``) on the
 time fields. The empty query keeps every row.
 
@@ -80,8 +80,11 @@ def tokenize(text: str) -> list[Token]:
             i = j
         elif c == "/":
             value, j = _quoted(text, i, "/")
+            flags = 0
+            if text.startswith("i", j) and not (text[j + 1:j + 2].isalnum() or text[j + 1:j + 2] == "_"):
+                flags, j = re.IGNORECASE, j + 1
             try:
-                pattern = re.compile(value)
+                pattern = re.compile(value, flags)
             except re.error as e:
                 raise QueryError(i + 1, f"bad regular expression /{value}/: {e.msg}") from None
             out.append(Token("regex", pattern, i, text[i:j]))

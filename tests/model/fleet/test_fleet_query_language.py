@@ -33,6 +33,8 @@ def _keep(query):
     ("op ~ 'nccl'", []),  # a glob matches the whole name
     ("op ~ /All[Rr]educe/", [0]),  # a regex matches anywhere
     ("op !~ /^nccl/", [1]),
+    ("op ~ /ALLREDUCE|^MAT/i", [0, 1]),
+    ("op ~ /a\\/b/ or op ~ /\\d/", []),
     ("host in ['host0', 'host10']", [1, 2]),
     ("host not in ['host0', 'host10']", [0]),
     ("device == 1", [0]),
