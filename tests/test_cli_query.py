@@ -8,6 +8,8 @@ import csv
 import io
 import json
 import shutil
+import subprocess
+import sys
 
 import pytest
 from accelview.app.cli.main import main
@@ -94,3 +96,12 @@ def test_nothing_readable_is_exit_2(tmp_path, capsys):
     code, out, err = _query(capsys, tmp_path, "")
     assert code == 2 and out == ""
     assert "a.h5" in err and "no capture of 1 could be read" in err
+
+
+def test_a_cached_query_does_not_import_dask(fleet, capsys):
+    assert _query(capsys, fleet, "")[0] == 0  # summarised and cached
+    code = ("import sys; from accelview.app.cli.main import main; rc = main(['query', sys.argv[1], 'count > 0']); "
+            "print(rc, 'dask' in sys.modules, 'distributed' in sys.modules, 'h5py' in sys.modules, file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", code, str(fleet)], capture_output=True, text=True, check=False)
+    assert r.stderr.split() == ["0", "False", "False", "False"], r.stderr
+    assert r.stdout.startswith("host,op,class,count")

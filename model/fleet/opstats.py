@@ -20,7 +20,7 @@ from accelview.model.trace import Trace, track_roots
 from .cache import cached
 from .query import FIELDS
 
-SECTION = "ops"
+SECTION = "ops"  # a change to the summary's fields must bump cache.FORMAT_VERSION, so old ones are recomputed
 COLUMNS = FIELDS  # one column per field of the query language, in its order
 
 
@@ -44,8 +44,8 @@ def _track_hosts(trace: Trace) -> list[str]:
 
 
 def op_stats(trace: Trace) -> dict[str, Any]:
-    """The op statistics of ``trace`` as ``{"rows": n, "columns": {field: [value per row]}}``
-    with the fields of ``COLUMNS``; ``device`` is None on a lane of no device."""
+    """The op statistics of ``trace`` as ``{"rows": n, "columns": {field: [value per row]}}`` with
+    the fields of ``COLUMNS``; ``device`` is None on a lane of no device."""
     # Here, not at the top: a query answered from the cache never loads the analysis (~0.1 s).
     from accelview.model.analysis.stats import group_percentiles
     from accelview.model.analysis.stats_table import CLASSES, StatsSource

@@ -24,8 +24,6 @@ from .query import FIELDS, Predicate
 
 GROUP_KEYS = ("host", "device", "lane", "op", "class")
 ROW_KEYS = ("host", "device", "lane", "op")  # a summary row's identity: grouping by these merges nothing
-DEFAULT_BY = ("host", "op")
-SUMS = ("count", "total_ns")
 
 
 class _Missing(Exception):
@@ -49,7 +47,8 @@ class FleetOps:
 
 
 def _cached_summary(path: str) -> dict[str, Any] | None:
-    """The current cached summary of ``path``, or None when it must be computed."""
+    """The current cached summary of ``path``, or None when it must be computed (none cached, or
+    the capture changed since)."""
     try:
         return cached(path, SECTION, _refuse)
     except _Missing:
@@ -90,7 +89,7 @@ def gather_ops(paths: Sequence[str | os.PathLike[str]], *, scheduler: str | None
         try:
             per_capture.append((p, _rows_of(s)))
         except (KeyError, TypeError, ValueError):
-            out.failures[p] = f"{p}: its cached op summary is not one this version reads"
+            out.failures[p] = f"{p}: its cached op summary is damaged (delete .{Path(p).name}.fleet.json beside it)"
     for p, rows in _name_hosts(per_capture):
         out.captures.append(p)
         out.rows += rows
@@ -134,9 +133,12 @@ def _name_hosts(per_capture: list[tuple[str, list[tuple[Any, ...]]]]) -> list[tu
     for p, rows in per_capture:
         for r in rows:
             owners.setdefault(r[0], set()).add(p)
+    names: dict[str, int] = {}
+    for p, _ in per_capture:
+        names[Path(p).name] = names.get(Path(p).name, 0) + 1
     out = []
     for p, rows in per_capture:
-        name = Path(p).name
+        name = Path(p).name if names[Path(p).name] == 1 else p  # the path where file names repeat too
         renamed = {h: (f"{h} ({name})" if h else Path(p).stem) for h in {r[0] for r in rows}
                    if not h or len(owners[h]) > 1}
         out.append((p, [(renamed[r[0]], *r[1:]) if r[0] in renamed else r for r in rows] if renamed else rows))

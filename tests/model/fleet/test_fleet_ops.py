@@ -5,6 +5,7 @@ about percentiles."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -127,3 +128,23 @@ def test_the_dask_engine_gives_the_same_rows(fleet):
     on_dask = gather_ops(_paths(fleet), workers=1)
     assert sorted(on_dask.computed) == _paths(fleet)
     assert on_dask.rows == here.rows and on_dask.failures == {}
+
+
+def test_same_file_names_in_two_folders_are_told_apart_by_path(made, tmp_path):
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        shutil.copy2(made[0] / "host0.h5", tmp_path / d / "host0.h5")
+    out = gather_ops([tmp_path / "a" / "host0.h5", tmp_path / "b" / "host0.h5"])
+    assert {r[0] for r in out.rows} == {f"host0 ({tmp_path / d / 'host0.h5'})" for d in ("a", "b")}
+
+
+def test_a_damaged_cached_summary_is_named(fleet):
+    gather_ops(_paths(fleet))
+    side = fleet / ".host1.h5.fleet.json"
+    doc = json.loads(side.read_text())
+    doc["sections"]["ops"]["value"] = {"rows": 2, "columns": {"op": ["x"]}}
+    side.write_text(json.dumps(doc))
+    out = gather_ops(_paths(fleet))
+    assert list(out.failures) == [str(fleet / "host1.h5")] and "delete .host1.h5.fleet.json" in \
+        out.failures[str(fleet / "host1.h5")]
+    assert {r[0] for r in out.rows} == {"host0", "host2"}
