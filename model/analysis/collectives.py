@@ -105,10 +105,11 @@ def find_collectives(traces: Sequence[Trace]) -> list[Collective]:
     return match_collectives([(host_name(t), participations(t)) for t in traces])
 
 
-def match_collectives(hosts: Sequence[tuple[str, dict[str, list]]]) -> list[Collective]:
+def match_collectives(hosts: Sequence[tuple[str, dict[str, list]]], partial: bool = False) -> list[Collective]:
     """The collectives matched from each host's :func:`participations` (on one timebase): the k-th
     of one name and shape on each device is one collective; with a ``busy`` column (per
-    participation, time per category before it arrived) each collective carries its rows."""
+    participation, time per category before it arrived) each collective carries its rows.
+    ``partial``: some hosts are missing, so a collective may have fewer participants than ranks."""
     seen: dict[tuple, list[tuple[Participant, float, float, tuple]]] = defaultdict(list)
     with_busy = all("busy" in cols for _, cols in hosts)
     for host, cols in hosts:
@@ -124,7 +125,8 @@ def match_collectives(hosts: Sequence[tuple[str, dict[str, list]]]) -> list[Coll
         ranks = key[3]
         if ranks < 2:
             continue
-        groups = [parts] if len(parts) == ranks else _by_host(parts, ranks)
+        fewer = partial and 2 <= len(parts) < ranks
+        groups = [parts] if len(parts) == ranks or fewer else _by_host(parts, ranks)
         for g in groups:
             g = sorted(g)
             out.append(Collective(key[0], key[1], key[2], tuple(p for p, _, _, _ in g),

@@ -23,9 +23,10 @@ from .hostextract import host_extract
 from .stragglers import straggler_finding
 
 
-def collectives_of(extracts: Sequence[dict[str, Any]]) -> list[Collective]:
-    """The collectives matched across the hosts' extracts (on the timebase they share)."""
-    return match_collectives([(e["host"], e["participations"]) for e in extracts])
+def collectives_of(extracts: Sequence[dict[str, Any]], partial: bool = False) -> list[Collective]:
+    """The collectives matched across the hosts' extracts (on the timebase they share; ``partial``:
+    some hosts are missing, their collectives matched among those present)."""
+    return match_collectives([(e["host"], e["participations"]) for e in extracts], partial)
 
 
 def summary(extracts: Sequence[dict[str, Any]], collectives: Sequence[Collective]) -> dict[str, Any]:
@@ -62,10 +63,10 @@ def bounds_of(extracts: Sequence[dict[str, Any]]) -> tuple[float, float]:
     return min(e["bounds"][0] for e in extracts), max(e["bounds"][1] for e in extracts)
 
 
-def analyze_extracts(extracts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def analyze_extracts(extracts: Sequence[dict[str, Any]], partial: bool = False) -> dict[str, Any]:
     """The report of several hosts' extracts read together (on one timebase), as plain JSON data:
-    ``sources``, ``hosts``, ``findings``, ``communication``."""
-    collectives = collectives_of(extracts)
+    ``sources``, ``hosts``, ``findings``, ``communication`` (``partial``: some hosts missing)."""
+    collectives = collectives_of(extracts, partial)
     begin, end = bounds_of(extracts)
     findings = ranked(distributed_findings(collectives, begin, max(end - begin, 1)))
     return {"sources": [e["source"] for e in extracts], "hosts": [e["host"] for e in extracts],

@@ -92,5 +92,5 @@ def placed(extract: dict[str, Any], place: Callable[[np.ndarray], np.ndarray]) -
         parts[k] = place(np.asarray(parts[k], dtype=np.float64)).tolist() if parts[k] else []
     bounds = place(np.asarray(extract["bounds"], dtype=np.float64)).tolist()
     return {**extract, "bounds": bounds, "participations": parts, "sends": [
-        [a, b, n, z, place(np.asarray(rows, dtype=np.float64).reshape(-1, 2)).tolist()]
+        [a, b, n, z, place(np.asarray(rows, dtype=np.float64).ravel()).reshape(-1, 2).tolist()]
         for a, b, n, z, rows in extract["sends"]]}

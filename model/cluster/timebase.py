@@ -173,17 +173,17 @@ def tightened(aligns: Sequence[HostAlignment], traces: Sequence[Trace]) -> list[
 
 
 def tightened_maps(host_maps: dict[str, ClockMap], parts: Sequence[dict[str, list]],
-                   sends: Sequence[Sends]) -> dict[str, ClockMap]:
+                   sends: Sequence[Sends], partial: bool = False) -> dict[str, ClockMap]:
     """The hosts' maps (host raw ns → host0 ns; the first host the reference) narrowed by what
     each host's collective participations and sends (on its own clock, devices aligned to it:
     ``participations`` and ``point_to_point``) prove: for each collective and each pair of hosts,
     the last arrival on one precedes the first end on the other; a send's and its receive's
     arrivals each precede the other's end. Only these small extracts are needed, so a fleet's
-    hosts make them where their captures lie."""
+    hosts make them where their captures lie (``partial``: some of its hosts are missing)."""
     hosts = list(host_maps)
     col = {h: i for i, h in enumerate(hosts)}
     groups: dict[tuple[str, ...], list[tuple[np.ndarray, np.ndarray]]] = {}
-    for c in match_collectives(list(zip(hosts, parts, strict=True))):
+    for c in match_collectives(list(zip(hosts, parts, strict=True)), partial):
         arrival, end = np.full(len(hosts), -np.inf), np.full(len(hosts), np.inf)
         for (h, _), a, e in zip(c.participants, c.arrivals.tolist(), c.ends.tolist(), strict=True):
             arrival[col[h]] = max(arrival[col[h]], a)
