@@ -14,13 +14,16 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accelview.model.errors import AccelviewError
 
 from .cache import cached
 from .opstats import SECTION, capture_ops
 from .query import FIELDS, Predicate
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 GROUP_KEYS = ("host", "device", "lane", "op", "class")
 ROW_KEYS = ("host", "device", "lane", "op")  # a summary row's identity: grouping by these merges nothing
@@ -57,10 +60,11 @@ def _cached_summary(path: str) -> dict[str, Any] | None:
 
 def gather_ops(paths: Sequence[str | os.PathLike[str]], *, scheduler: str | None = None, workers: int | None = None,
                timeout_s: float = 600.0, progress: Callable[[int, int], None] | None = None,
-               dashboard: Callable[[str], None] | None = None) -> FleetOps:
+               dashboard: Callable[[str], None] | None = None, client: Client | None = None) -> FleetOps:
     """The op statistics of every capture of ``paths``: cached summaries where current, the rest
-    computed with ``engine.map_captures`` (on a Dask client when ``scheduler`` or ``workers`` is
-    given, else in this process; ``dashboard`` is told the link of a LocalCluster's dashboard).
+    computed with ``engine.map_captures`` (on ``client``, or on a Dask client opened for them when
+    ``scheduler`` or ``workers`` is given, else in this process; ``dashboard`` is told the link of
+    a LocalCluster's dashboard).
     A capture that cannot be read or summarised lands in ``failures``; the others still answer."""
     out = FleetOps()
     summaries: dict[str, dict[str, Any]] = {}
@@ -80,7 +84,7 @@ def gather_ops(paths: Sequence[str | os.PathLike[str]], *, scheduler: str | None
         else:
             summaries[p] = s
     if missing:
-        summaries.update(_compute(missing, out, scheduler, workers, timeout_s, progress, dashboard))
+        summaries.update(_compute(missing, out, scheduler, workers, timeout_s, progress, dashboard, client))
     per_capture: list[tuple[str, list[tuple[Any, ...]]]] = []
     for p in paths:
         s = summaries.get(p)
@@ -98,18 +102,19 @@ def gather_ops(paths: Sequence[str | os.PathLike[str]], *, scheduler: str | None
 
 def _compute(missing: list[str], out: FleetOps, scheduler: str | None, workers: int | None, timeout_s: float,
              progress: Callable[[int, int], None] | None,
-             dashboard: Callable[[str], None] | None) -> dict[str, dict[str, Any]]:
+             dashboard: Callable[[str], None] | None, client: Client | None) -> dict[str, dict[str, Any]]:
     """Summaries of the captures in ``missing``, computed on the engine (Dask imported only here)."""
     from . import engine
 
-    client = engine.open_client(scheduler, workers) if scheduler or workers else None
-    if client is not None and dashboard is not None and not scheduler and client.dashboard_link:
-        dashboard(client.dashboard_link)
+    own = engine.open_client(scheduler, workers) if client is None and (scheduler or workers) else None
+    if own is not None and dashboard is not None and not scheduler and own.dashboard_link:
+        dashboard(own.dashboard_link)
     try:
-        result = engine.map_captures(capture_ops, missing, client=client, timeout_s=timeout_s, progress=progress)
+        result = engine.map_captures(capture_ops, missing, client=client or own, timeout_s=timeout_s,
+                                     progress=progress)
     finally:
-        if client is not None:
-            engine.close_client(client)
+        if own is not None:
+            engine.close_client(own)
     out.failures.update(result.failures)
     out.computed = [p for p in missing if p in result.results]
     return result.results
