@@ -175,9 +175,10 @@ def parse_by(text: str) -> tuple[str, ...]:
 
 def group(rows: Sequence[tuple[Any, ...]], by: Sequence[str]) -> OpTable:
     """``rows`` (tuples in ``FIELDS`` order) grouped by the keys ``by``: count and total summed,
-    mean recomputed, max the largest; percentiles the rows' own when no group merges rows, else
-    the largest of the group's (an upper bound, named ``max_p50_ns``/``max_p95_ns``); class, when
-    not a key, the one with most of the group's time."""
+    mean recomputed, max the largest; percentiles the rows' own when ``by`` names host, device,
+    lane and op (no group can merge rows), else the largest of the group's (an upper bound, named
+    ``max_p50_ns``/``max_p95_ns`` whatever the data); class, when not a key, the one with most of
+    the group's time."""
     by = tuple(by)
     at = {f: i for i, f in enumerate(FIELDS)}
     keys = [at[k] for k in by]
@@ -224,7 +225,7 @@ def sort_rows(table: OpTable, by: str | None = None, top: int | None = None) -> 
         raise AccelviewError(f"--sort {col}: sort by one of {', '.join(table.columns)}")
     i = table.columns.index(col)
     keys = list(range(len(table.by)))
-    numeric = col not in ("host", "lane", "op", "class") and col != "device"
+    numeric = col not in GROUP_KEYS  # device numbers sort as keys do, ascending
 
     def key(r: tuple[Any, ...]) -> tuple[Any, ...]:
         first = (-r[i],) if numeric else (_natural(r[i]),)
