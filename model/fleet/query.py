@@ -97,8 +97,9 @@ def tokenize(text: str) -> list[Token]:
                 value *= TIME_UNITS[unit.group(1)]
                 j = unit.end()
             elif j < n and (text[j].isalnum() or text[j] == "_"):
-                word = re.match(r"\w*", text[i:]).group()  # type: ignore[union-attr]
-                raise QueryError(i + 1, f"{word!r}: a number, then a time unit (ns, us, µs, ms, s) or nothing")
+                while j < n and (text[j].isalnum() or text[j] == "_"):
+                    j += 1
+                raise QueryError(i + 1, f"{text[i:j]!r}: a number, then a time unit (ns, us, µs, ms, s) or nothing")
             out.append(Token("time" if unit else "number", value, i, text[i:j]))
             i = j
         elif (m := _NAME.match(text, i)) is not None:
