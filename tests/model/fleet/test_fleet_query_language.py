@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 from accelview.model.fleet.query import FIELDS, QueryError, compile_query
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 
 def _row(**kw):
@@ -99,3 +101,20 @@ def test_a_malformed_query_names_the_position_and_the_problem(query, position, w
     assert msg.startswith(f"query: position {position}: "), msg
     assert words in msg and "\n" not in msg
     assert e.value.position == position
+
+
+FRAGMENTS = ["op", "host", "count", "p95_ns", "device", "==", "!=", "<", ">=", "~", "!~", "in", "not", "and", "or",
+             "(", ")", "[", "]", ",", "'x*'", '"a\\"b"', "/nc+l/i", "/(/", "3", "2.5ms", "1e3", "'", "/", "=", "µs"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), max_size=12) | st.lists(st.text(max_size=6), max_size=4))
+def test_any_text_parses_or_is_one_query_error(parts):
+    text = " ".join(parts)
+    try:
+        pred = compile_query(text)
+    except QueryError as e:
+        assert 1 <= e.position <= len(text) + 1 and "\n" not in str(e)
+        return
+    for r in ROWS:
+        assert pred(r) in (True, False)
