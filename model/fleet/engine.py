@@ -43,9 +43,10 @@ class MapResult:
         return bool(self.failures)
 
 
-def open_client(scheduler: str | None = None, workers: int | None = None) -> Client:
+def open_client(scheduler: str | None = None, workers: int | None = None, *, dashboard: bool = True) -> Client:
     """A Dask client: on the scheduler at ``scheduler`` (e.g. ``tcp://host:8786``), or on a new
-    LocalCluster of ``workers`` single-threaded worker processes (default 2) when none is named.
+    LocalCluster of ``workers`` single-threaded worker processes (default 2) when none is named,
+    serving the Dask dashboard on a free port unless ``dashboard`` is False.
 
     Prints nothing; the dashboard link is ``client.dashboard_link``. Closing the client also
     closes a LocalCluster it started. An unreachable scheduler is an AccelviewError.
@@ -67,7 +68,7 @@ def open_client(scheduler: str | None = None, workers: int | None = None) -> Cli
     with dask.config.set({"distributed.scheduler.allowed-failures": 0,
                           "distributed.scheduler.worker-saturation": 1.0}):
         cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.CRITICAL)
+                               dashboard_address=":0" if dashboard else None, silence_logs=logging.CRITICAL)
     client = Client(cluster)
     client._fleet_owns_cluster = True  # type: ignore[attr-defined]  # close_client closes it too
     return client
