@@ -9,9 +9,10 @@ the query (``""``: every row; the language is described in model/fleet/query.py)
 summary is cached beside it (``.NAME.fleet.json``), so only the first query reads the captures:
 on the Dask engine with ``--workers N`` or ``--scheduler tcp://HOST:8786``, else in this process.
 
-Output: a table on a terminal, CSV when piped (``--format`` chooses). Exit status: 0 when every
-capture answered; 1 when some could not be read (each named on stderr, the table covers the
-rest); 2 for a malformed query or argument, or when no capture answered.
+Captures being read show ``accelview analyze``'s progress bar on stderr. Output: a table on a
+terminal, CSV when piped (``--format`` chooses). Exit status: 0 when every capture answered; 1
+when some could not be read (each named on stderr, the table covers the rest); 2 for a malformed
+query or argument, or when no capture answered.
 """
 
 from __future__ import annotations
@@ -40,39 +41,37 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="give up on a capture whose summary takes longer (s; Dask only; default 600)")
 
 
-class _Bar:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.on = sys.stderr.isatty()
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.on:
-            filled = 30 * done // max(total, 1)
-            print(f"\rsummarising captures [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}", end="",
-                  file=sys.stderr, flush=True)
-            if done >= total:
-                print(file=sys.stderr)
-
-
 def run(args: argparse.Namespace) -> int:
     """Parse the query, gather the fleet's summaries, print the table; returns the exit status."""
     from accelview.model.cluster.inputs import expand
     from accelview.model.errors import AccelviewError
     from accelview.model.fleet.opformat import to_csv, to_json, to_text
-    from accelview.model.fleet.optable import gather_ops, group, parse_by, select, sort_rows
+    from accelview.model.fleet.optable import check_sort, gather_ops, group, parse_by, select, sort_rows
     from accelview.model.fleet.query import compile_query
 
     predicate = compile_query(args.query)
     by = parse_by(args.by)
+    check_sort(args.sort, by)
     if args.top < 0:
         raise AccelviewError(f"--top {args.top}: give a number of rows, 0 for all")
     if args.workers is not None and args.workers < 1:
         raise AccelviewError(f"--workers {args.workers}: need at least one worker")
     fmt = args.format or ("table" if sys.stdout.isatty() else "csv")
-    fleet = gather_ops(expand(args.fleet), scheduler=args.scheduler, workers=args.workers,
-                       timeout_s=args.timeout, progress=_Bar(),
-                       dashboard=lambda link: print(f"accelview: Dask dashboard {link}", file=sys.stderr))
+    bars = []
+
+    def progress(done: int, total: int) -> None:  # the bar of `accelview analyze`, only when captures are read
+        if not bars:
+            from .analyze_cluster import ProgressBar
+
+            bars.append(ProgressBar(sys.stderr))
+        bars[0](done, total)
+
+    try:
+        fleet = gather_ops(expand(args.fleet), scheduler=args.scheduler, workers=args.workers, timeout_s=args.timeout,
+                           progress=progress, dashboard=lambda link: print(f"Dask dashboard: {link}", file=sys.stderr))
+    finally:
+        if bars:
+            bars[0].close()
     for path, line in fleet.failures.items():
         print(f"accelview: {line if path in line else f'{path}: {line}'}", file=sys.stderr)
     if not fleet.captures:

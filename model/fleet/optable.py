@@ -173,6 +173,20 @@ def parse_by(text: str) -> tuple[str, ...]:
     return keys
 
 
+def table_columns(by: Sequence[str]) -> tuple[str, ...]:
+    """The columns of a table grouped ``by`` these keys (known before any capture is read)."""
+    exact = set(ROW_KEYS) <= set(by)
+    return (*by, *(("class",) if "class" not in by else ()), "count", "total_ns", "mean_ns",
+            *(("p50_ns", "p95_ns") if exact else ("max_p50_ns", "max_p95_ns")), "max_ns")
+
+
+def check_sort(column: str | None, by: Sequence[str]) -> None:
+    """AccelviewError unless ``column`` (None: the default) is a column of the table grouped ``by``."""
+    columns = table_columns(by)
+    if column is not None and column not in columns:
+        raise AccelviewError(f"--sort {column}: sort by one of {', '.join(columns)}")
+
+
 def group(rows: Sequence[tuple[Any, ...]], by: Sequence[str]) -> OpTable:
     """``rows`` (tuples in ``FIELDS`` order) grouped by the keys ``by``: count and total summed,
     mean recomputed, max the largest; percentiles the rows' own when ``by`` names host, device,
@@ -199,8 +213,7 @@ def group(rows: Sequence[tuple[Any, ...]], by: Sequence[str]) -> OpTable:
         a[4] = max(a[4], r[c_max])
         a[5][r[c_class]] = a[5].get(r[c_class], 0) + r[c_total]
     with_class = "class" not in by
-    columns = (*by, *(("class",) if with_class else ()), "count", "total_ns", "mean_ns",
-               *(("p50_ns", "p95_ns") if exact else ("max_p50_ns", "max_p95_ns")), "max_ns")
+    columns = table_columns(by)
     out = []
     for k, (count, total, p50, p95, longest, classes) in acc.items():
         cls = (max(classes.items(), key=lambda kv: (kv[1], kv[0]))[0],) if with_class else ()
@@ -220,9 +233,8 @@ def _natural(value: Any) -> tuple[Any, ...]:
 def sort_rows(table: OpTable, by: str | None = None, top: int | None = None) -> OpTable:
     """``table`` with its rows ordered by the column ``by`` (numbers largest first, names in
     natural order; default: total_ns), ties by the group keys; the first ``top`` only."""
+    check_sort(by, table.by)
     col = by or "total_ns"
-    if col not in table.columns:
-        raise AccelviewError(f"--sort {col}: sort by one of {', '.join(table.columns)}")
     i = table.columns.index(col)
     keys = list(range(len(table.by)))
     numeric = col not in GROUP_KEYS  # device numbers sort as keys do, ascending
