@@ -48,6 +48,8 @@ WORKLOADS: dict[str, Callable[..., None]] = _load()
 # every host's own clock (capture/sim/clocks): drift within ±drift_ppm (its devices' counters too, against
 # their host), PCIe read jitter (mean each way)
 CLOCK_PARAMS = {"drift_ppm": 30.0, "jitter_ns": 150.0}
+# one host's clock steps forward (NTP sets it) by step_us at step_at of its run (0 … 1); step_host -1: none
+STEP_PARAMS = {"step_host": -1, "step_us": 1000.0, "step_at": 0.5}
 CLUSTER_SHAPES = {"tp-decode": (1, 8), "pp-hosts": (4, 1), "dp-straggler": (4, 8)}  # default (hosts, devices)
 CLUSTER_WORKLOADS: dict[str, Callable[..., None]] = {
     name: import_module(f"accelview.resources.examples.{name.replace('-', '_')}").run for name in CLUSTER_SHAPES}
@@ -73,7 +75,7 @@ def _defaults(name: str) -> dict[str, Any]:
     if name in CLUSTER_WORKLOADS:
         hosts, devices = CLUSTER_SHAPES[name]
         sig = inspect.signature(CLUSTER_WORKLOADS[name])
-        return {"hosts": hosts, "devices": devices, **CLOCK_PARAMS,
+        return {"hosts": hosts, "devices": devices, **CLOCK_PARAMS, **STEP_PARAMS,
                 **{k: p.default for k, p in sig.parameters.items() if k != "cluster"}}
     if name not in WORKLOADS:
         raise ValueError(f"unknown workload {name!r}; known: {', '.join([*WORKLOADS, *CLUSTER_WORKLOADS])}")
@@ -109,12 +111,25 @@ def run_cluster(name: str, params: Sequence[str] | dict[str, Any] = (), spec: st
     hosts, devices = CLUSTER_SHAPES[name]
     hosts, devices = kwargs.pop("hosts", hosts), kwargs.pop("devices", devices)
     drift, jitter = (kwargs.pop(k, v) for k, v in CLOCK_PARAMS.items())
+    step = {k: kwargs.pop(k, v) for k, v in STEP_PARAMS.items()}
+    if step["step_host"] != -1 and not 0 < step["step_host"] < hosts:
+        raise ValueError(f"{name}: step_host {step['step_host']} is not a host of {hosts} other than host0 "
+                         "(the reference), or -1: none")
+    if step["step_us"] < 0:  # its host lanes would run back: a capture's lanes hold their events in time order
+        raise ValueError(f"{name}: step_us must be ≥ 0 (a host clock stepped back would put its capture's events "
+                         f"out of order), got {step['step_us']}")
+    if not 0.0 <= step["step_at"] <= 1.0:
+        raise ValueError(f"{name}: step_at must be within 0 … 1 (a share of the run), got {step['step_at']}")
     models = ClusterHostClock.for_cluster(hosts, devices, seed, drift, jitter)
     cluster = Cluster(hosts, devices, spec, seed, counter_period_ns=counter_period_ns, clock_models=models)
     for dev in cluster.devices():  # device counters drift within ±drift_ppm of their host too
         dev.clock = dataclasses.replace(dev.clock, drift_ppm=dev.clock.drift_ppm * drift / DEVICE_DRIFT_PPM)
     CLUSTER_WORKLOADS[name](cluster, **kwargs)
     cluster.finish()
+    if step["step_host"] > 0:
+        sim = cluster.host(step["step_host"])
+        at = sim.clock.start_ns + step["step_at"] * (sim.clock.now - sim.clock.start_ns)
+        models[step["step_host"]].add_step(models[step["step_host"]].to_true(at), round(step["step_us"] * 1000))
     return cluster
 
 
