@@ -138,7 +138,9 @@ def launch_corrected(a: HostAlignment, trace: Trace) -> HostAlignment:
     for c in maps:
         into = np.flatnonzero((src_c < 0) & (dst_c == c))
         if len(into):
-            slack = float(np.min(a.to_host(c, sl.start_ns[f.dst[into]]) - sl.start_ns[f.src[into]]))
+            # on the reference: a step of the host's clock between the two would move host times alone
+            ref = a.host_map.to_ref
+            slack = float(np.min(ref(a.to_host(c, sl.start_ns[f.dst[into]])) - ref(sl.start_ns[f.src[into]])))
             if slack < 0:
                 maps[c] = _shift(maps[c], slack)
     return replace(a, device_maps=maps)

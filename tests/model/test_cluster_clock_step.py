@@ -82,8 +82,8 @@ def test_the_merged_capture_states_the_step(stepped):
 
 def test_a_step_of_the_reference_back_or_outside_the_run_is_refused():
     with pytest.raises(ValueError, match="host0"):
-        workloads.run_cluster("dp-straggler", {"hosts": 2, "devices": 1, "steps": 1, "step_host": 0})
+        workloads.run_cluster("dp-straggler", {"hosts": 2, "devices": 2, "steps": 1, "step_host": 0})
     with pytest.raises(ValueError, match="step_us"):
-        workloads.run_cluster("dp-straggler", {"hosts": 2, "devices": 1, "steps": 1, "step_host": 1, "step_us": -5.0})
+        workloads.run_cluster("dp-straggler", {"hosts": 2, "devices": 2, "steps": 1, "step_host": 1, "step_us": -5.0})
     with pytest.raises(ValueError, match="step_at"):
-        workloads.run_cluster("dp-straggler", {"hosts": 2, "devices": 1, "steps": 1, "step_host": 1, "step_at": 2.0})
+        workloads.run_cluster("dp-straggler", {"hosts": 2, "devices": 2, "steps": 1, "step_host": 1, "step_at": 2.0})
