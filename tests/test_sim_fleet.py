@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from accelview.capture.sim.cluster.fleet import TRUTH_FILE, FleetPlan, write_fleet
 from accelview.model.align.rows import maps_of
+from accelview.model.cluster import align_cluster
 from accelview.model.store.reader import load_capture
 
-HOSTS, DEVICES = 3, 2
+HOSTS, DEVICES = 3, 3
 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
     out = tmp_path_factory.mktemp("fleet")
-    truth = write_fleet(FleetPlan.random(HOSTS, DEVICES, seed=4, steps=3), out)
+    truth = write_fleet(FleetPlan.random(HOSTS, DEVICES, seed=1, steps=4), out)
     return out, truth
 
 
@@ -50,7 +52,7 @@ def test_the_fleet_is_one_capture_per_host_and_its_truth(fleet):
 def test_each_planted_straggler_arrives_late_by_its_delay(fleet):
     out, truth = fleet
     rounds = _arrivals(out)
-    assert len(rounds) == 3
+    assert len(rounds) == 4
     for p in truth["stragglers"]:
         h = int(p["host"].removeprefix("host"))
         who = [(h, p["device"])] if p["device"] is not None else [(h, d) for d in range(DEVICES)]
@@ -80,3 +82,21 @@ def test_an_existing_fleet_is_not_overwritten_and_a_one_host_fleet_refused(fleet
         FleetPlan.random(1, 8)
     big = FleetPlan.random(64, 8, seed=1)  # enough hosts: each plant on a host of its own
     assert len({p.host for p in big.plants}) == len(big.plants) and 0 not in {p.host for p in big.plants}
+
+
+def test_the_stepped_host_and_its_devices_are_aligned_as_the_truth_has_them(fleet):
+    out, truth = fleet
+    (step,) = truth["clock_steps"]
+    hosts = [load_capture(out / f"host{h}.h5") for h in range(HOSTS)]
+    _, aligns = align_cluster(hosts)
+    h = int(step["host"].removeprefix("host"))
+    t, a = hosts[h], aligns[h]
+    true = maps_of(t.truth["truth_clock_segments"])
+    lo, hi = t.time_bounds()
+    at = np.linspace(lo, hi, 400)
+    jump = step["jump_us"] * 1e3  # readings away from the step's moment (and none fall in the gap it left)
+    at = at[(at < step["at_raw_ns"] - 200_000) | (at > step["at_raw_ns"] + jump + 200_000)]
+    for c, m in a.device_maps.items():  # each device against its stepped host, through the step
+        seg = true[c].segment_at_ref(at)
+        assert np.abs(m.to_ref(true[c].from_ref(at, seg)) - at).max() < 1000
+    assert len(a.host_map) >= 2

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from accelview.capture.sim import workloads
 from accelview.model.align.rows import maps_of
+from accelview.model.analysis.distributed import analyze_cluster
 from accelview.model.cluster import align_cluster, load_cluster
 from accelview.model.cluster.timebase import PTP_CLOCK
 from accelview.model.store.reader import load_capture
@@ -51,6 +52,8 @@ def test_the_step_is_found_where_it_happened_and_nothing_precedes_its_cause(step
     hosts = [load_capture(run / f"host{h}.h5") for h in range(3)]
     aligned, aligns = align_cluster(hosts)
     assert _violations(hosts) > 0 and _violations(aligned) == 0
+    top = analyze_cluster(aligned)["findings"][0]  # the stepped host is not taken for the straggler
+    assert top["kind"] == "straggler" and top["culprit"] == {"host": "host1", "device": 1}
     m = aligns[2].host_map
     offsets = [s.offset_ns for s in m.segments]
     k = int(np.argmax(np.abs(np.diff(offsets))))
