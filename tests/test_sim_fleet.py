@@ -44,6 +44,9 @@ def test_the_fleet_is_one_capture_per_host_and_its_truth(fleet):
     for p in truth["planted"]:
         assert p["host"] in {f"host{h}" for h in range(1, HOSTS)}
         assert p["device"] is None or 0 <= p["device"] < DEVICES
+        if p["kind"].endswith("-link"):  # the link's sending end is late too, and named
+            assert p["peer"]["host"] in truth["late_hosts"]
+    assert {p["host"] for p in truth["stragglers"]} <= set(truth["late_hosts"])
     for h in range(HOSTS):
         t = load_capture(out / f"host{h}.h5")
         assert t.metadata["capture"]["host"] == f"host{h}" and t.metadata["capture"]["devices"] == DEVICES

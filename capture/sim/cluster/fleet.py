@@ -19,7 +19,12 @@ to simulate), and every host waits for its devices. Planted, on hosts drawn from
   neighbour's activations arrive ``delay_us`` late (its link);
 - ``clock-step``: one host's clock steps forward (NTP) halfway through the run.
 
-Each straggler has its own delay (largest first, in the order above), so they rank apart. The
+A transfer keeps the collective units of both its ends busy (as a communication kernel does on
+both GPUs), so a slow link holds back its sender too: the truth names it (``peer``: the host
+and device that send over the link). Each straggler has its own delay (largest first, in the
+order above), so they rank apart; the plants and their peers are on hosts of their own while
+there are hosts enough, the stepped clock on a host no straggler touches. The
+The
 hosts are simulated together (their collectives meet), then each host's capture is built,
 written and dropped before the next: memory holds the simulation and one capture.
 """
@@ -50,6 +55,7 @@ class Plant:
     device: int | None
     delay_us: float = 0.0  # a straggler's lateness per step
     jump_us: float = 0.0  # a clock step's size
+    peer: tuple[int, int | None] | None = None  # a slow link's sending end (host, device; None: every device)
 
     def as_json(self) -> dict[str, Any]:
         """The plant as the truth file states it (hosts by name)."""
@@ -58,7 +64,13 @@ class Plant:
             out.update(cause=CAUSES[self.kind], delay_us=self.delay_us)
         else:
             out["jump_us"] = self.jump_us
+        if self.peer is not None:
+            out["peer"] = {"host": f"host{self.peer[0]}", "device": self.peer[1]}
         return out
+
+    def hosts(self) -> set[int]:
+        """The hosts this plant makes late (a slow link's two ends)."""
+        return {self.host} | ({self.peer[0]} if self.peer is not None else set())
 
 
 @dataclass(frozen=True)
@@ -89,20 +101,38 @@ class FleetPlan:
         if hosts < 2 or devices < 1:
             raise ValueError(f"a fleet needs at least 2 hosts of 1 device, got {hosts} x {devices}")
         rng = np.random.default_rng([seed, 24])
-        order = [int(h) for h in rng.permutation(np.arange(1, hosts))]
-        pick = iter(order * 5)
-        kinds = [k for k in STRAGGLERS if k != "slow-c2c-link" or devices > 1]
+        free = [int(h) for h in rng.permutation(np.arange(1, hosts))]
+        used: set[int] = set()
         plants = []
+        kinds = [k for k in STRAGGLERS if k != "slow-c2c-link" or devices > 1]
         for kind, share in zip(kinds, (1.0, 0.75, 0.5, 0.375), strict=False):
-            on_device = kind in ("slow-device", "slow-c2c-link")
-            plants.append(Plant(kind, next(pick), int(rng.integers(devices)) if on_device else None,
-                                round(delay_us * share, 1)))
-        plants.append(Plant("clock-step", next(pick), None, jump_us=jump_us))
+            delay = round(delay_us * share, 1)
+            if kind == "slow-network-link":  # its input comes from the same device of the next host
+                h = _pick(free, used | {0}, lambda h: (h + 1) % hosts)
+                plant = Plant(kind, h, None, delay, peer=((h + 1) % hosts, None))
+            elif kind == "slow-c2c-link":  # its activations come from the previous device of its host
+                d, h = int(rng.integers(devices)), _pick(free, used)
+                plant = Plant(kind, h, d, delay, peer=(h, (d - 1) % devices))
+            else:
+                plant = Plant(kind, _pick(free, used), int(rng.integers(devices)) if kind == "slow-device" else None,
+                              delay)
+            used.update(plant.hosts())
+            plants.append(plant)
+        plants.append(Plant("clock-step", _pick(free, used), None, jump_us=jump_us))
         return cls(hosts, devices, seed, plants=tuple(plants), **sizes)
 
     def plant(self, kind: str) -> Plant | None:
         """The plant of ``kind`` (None: none)."""
         return next((p for p in self.plants if p.kind == kind), None)
+
+
+def _pick(free: list[int], used: set[int], peer: Any = None) -> int:
+    """The first host of ``free`` that neither it nor its ``peer(host)`` is in ``used``; the first
+    of ``free`` when there is none (a small fleet: plants share hosts)."""
+    for h in free:
+        if h not in used and (peer is None or peer(h) not in used):
+            return h
+    return free[0]
 
 
 def simulate(plan: FleetPlan) -> Cluster:
@@ -177,6 +207,8 @@ def fleet_truth(plan: FleetPlan, cluster: Cluster, files: list[str], slices: int
     return {"hosts": plan.hosts, "devices": plan.devices, "seed": plan.seed, "files": files, "slices": slices,
             "workload": sizes, "planted": plants,
             "stragglers": [r for r in plants if r["kind"] in CAUSES],
+            "late_hosts": sorted({f"host{h}" for p in plan.plants if p.kind in CAUSES for h in p.hosts()},
+                                 key=lambda n: int(n[4:])),
             "clock_steps": [r for r in plants if r["kind"] == "clock-step"]}
 
 
