@@ -10,6 +10,7 @@ import pytest
 from accelview.capture.sim.cluster.fleet import TRUTH_FILE, FleetPlan, write_fleet
 from accelview.model.align.rows import maps_of
 from accelview.model.cluster import align_cluster
+from accelview.model.fleet.analyze import analyze_fleet
 from accelview.model.store.reader import load_capture
 
 HOSTS, DEVICES = 3, 3
@@ -103,3 +104,12 @@ def test_the_stepped_host_and_its_devices_are_aligned_as_the_truth_has_them(flee
         seg = true[c].segment_at_ref(at)
         assert np.abs(m.to_ref(true[c].from_ref(at, seg)) - at).max() < 1000
     assert len(a.host_map) >= 2
+
+
+def test_the_fleet_analysis_finds_the_step_and_ranks_the_planted_hosts_latest(fleet):
+    out, truth = fleet
+    report = analyze_fleet(out, cache=False)
+    stepped = {s["host"] for s in truth["clock_steps"]}
+    assert {h["host"] for h in report["hosts"] if h["clock"]["steps"]} == stepped
+    late = set(truth["late_hosts"])
+    assert {h["host"] for h in report["hosts"][:len(late)]} == late
