@@ -4,8 +4,11 @@ no event lands before its cause, and the merged capture states the step."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+from accelview.app.cli.main import main
 from accelview.capture.sim import workloads
 from accelview.model.align.rows import maps_of
 from accelview.model.analysis.distributed import analyze_cluster
@@ -90,3 +93,10 @@ def test_a_step_of_the_reference_back_or_outside_the_run_is_refused():
         workloads.run_cluster("dp-straggler", {"hosts": 2, "devices": 2, "steps": 1, "step_host": 1, "step_us": -5.0})
     with pytest.raises(ValueError, match="step_at"):
         workloads.run_cluster("dp-straggler", {"hosts": 2, "devices": 2, "steps": 1, "step_host": 1, "step_at": 2.0})
+
+
+def test_analyze_reports_the_stepped_host(stepped, capsys):
+    run, _ = stepped
+    assert main(["analyze", str(run), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {h["host"]: h["clock"]["steps"] for h in report["hosts"]} == {"host0": 0, "host1": 0, "host2": 1}
