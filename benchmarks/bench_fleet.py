@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import sys
 import tempfile
 import time
@@ -100,7 +101,8 @@ def run(folder: Path, truth: dict[str, Any], workers: list[int]) -> None:
         stragglers, step = found(report, truth)
         print(f"{hosts} hosts, {w} worker{'s' if w > 1 else ''}: analysis {wall:.1f} s wall ({cpu:.1f} s CPU in the "
               f"client; LocalCluster start {start:.1f} s), speed-up x{first / wall:.2f}, client peak "
-              f"{peak / 2**20:.1f} MiB{', partial' if report['partial'] else ''}")
+              f"{peak / 2**20:.1f} MiB{', partial' if report['partial'] else ''} (load average "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
         print(f"  planted stragglers found: {stragglers}")
         print(f"  stepped clock found: {step}")
     q = cached_query(folder)
