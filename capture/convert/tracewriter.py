@@ -33,6 +33,7 @@ from .clusterrows import (
 from .deviceslices import DeviceTracks, Flow, OpShapes, add_records
 from .graphrows import replay_counters
 from .hostslices import add_calls, add_submissions
+from .hoststep import stepped
 from .hostsync import add_host_sync, cluster_clock
 from .offload import Offload
 from .records import DeviceRecords, records_of
@@ -118,7 +119,7 @@ def build_trace(sim: Simulator) -> Trace:
     # in track order, each track's samples in time order (window starts, through monotonic clock maps)
     b.add_rows_after_build(trace, "counters", {"track": np.repeat(np.array(track_ids, dtype=np.int32), len(edges) - 1),
                                                "ts_ns": made["ts_ns"], "value": made["value"]})
-    return trace
+    return stepped(trace, b, model) if model is not None else trace  # a cluster host's clock may have stepped
 
 
 def _counter_track(b: TraceBuilder, t: sampled.CounterTrack, top: int, clock: int,

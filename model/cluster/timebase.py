@@ -5,7 +5,8 @@ at capture time from the capture's first estimate (``clocks`` row: offset and dr
 keeps their raw timestamps recoverable. Here each device is fitted again from its PCIe
 samples (``clock_samples``) by :func:`accelview.model.align.fit_clock` (low-delay exchanges,
 steps, a robust line, an error bound), each host against host0 from its PTP exchanges (the
-``ptp host0`` clock row, docs/FORMAT.md), and the hosts' maps are then narrowed by what the
+``ptp host0`` clock row, docs/FORMAT.md), a step of a host's clock placed where all its devices
+saw it (:mod:`.hoststeps`), and the hosts' maps are then narrowed by what the
 collectives prove (no participant's collective ends before every participant arrived:
 :func:`accelview.model.align.tighten`).
 """
@@ -23,6 +24,7 @@ from ..align.segments import OPEN_END, OPEN_START
 from ..analysis.collectives import match_collectives, participations
 from ..analysis.hostextract import Sends, point_to_point
 from ..trace import Trace
+from .hoststeps import with_host_steps
 from .retime import retimed
 
 PTP_CLOCK = "ptp host0"  # the clocks row of a host's PTP exchanges with host0 (docs/FORMAT.md)
@@ -99,20 +101,25 @@ def host_alignment(trace: Trace, host: str, index: int) -> HostAlignment:
     names = [trace.strings[int(n)] for n in clocks.name]
     used = set(trace.tracks.clock[trace.tracks.clock >= 0].tolist())
     tick = _tick_ns(trace)
-    device_maps, estimates = {}, {}
+    device_maps, estimates, fits = {}, {}, {}
     for c in sorted(used):
         estimates[c] = (float(clocks.offset_ns[c]), float(clocks.drift_ppm[c]))
         b = _brackets(trace, c, tick)
-        device_maps[c] = (fit_clock(b, PCIE_ASYMMETRY_BOUND_NS, extra_error_ns=tick / 2).map if len(b) >= 2 else
-                          _line(*estimates[c], float(clocks.error_ns[c])))
+        if len(b) >= 2:
+            fits[c] = fit_clock(b, PCIE_ASYMMETRY_BOUND_NS, extra_error_ns=tick / 2)
+            device_maps[c] = fits[c].map
+        else:
+            device_maps[c] = _line(*estimates[c], float(clocks.error_ns[c]))
     if index == 0:
         return HostAlignment(host, ClockMap.identity(), device_maps, estimates)
     ptp = [i for i, n in enumerate(names) if n == PTP_CLOCK]
     b = _brackets(trace, ptp[0]) if ptp else None
-    if b is None or len(b) < 2:
-        return HostAlignment(host, _line(0.0, 0.0, UNSYNCED_ERROR_NS), device_maps, estimates, synced=False)
-    fit = fit_clock(b, _sync_bound(trace, "ptp_asymmetry_bound_ns", None))
-    return HostAlignment(host, fit.map, device_maps, estimates)
+    synced = b is not None and len(b) >= 2
+    # a step of this host's clock: seen by all of its devices at once (and by PTP when it sampled after it)
+    host_map, stepped, _ = with_host_steps(b, _sync_bound(trace, "ptp_asymmetry_bound_ns", None), fits,
+                                           _line(0.0, 0.0, UNSYNCED_ERROR_NS))
+    device_maps.update(stepped)
+    return HostAlignment(host, host_map, device_maps, estimates, synced=synced)
 
 
 def _shift(m: ClockMap, e: float) -> ClockMap:
@@ -131,7 +138,9 @@ def launch_corrected(a: HostAlignment, trace: Trace) -> HostAlignment:
     for c in maps:
         into = np.flatnonzero((src_c < 0) & (dst_c == c))
         if len(into):
-            slack = float(np.min(a.to_host(c, sl.start_ns[f.dst[into]]) - sl.start_ns[f.src[into]]))
+            # on the reference: a step of the host's clock between the two would move host times alone
+            ref = a.host_map.to_ref
+            slack = float(np.min(ref(a.to_host(c, sl.start_ns[f.dst[into]])) - ref(sl.start_ns[f.src[into]])))
             if slack < 0:
                 maps[c] = _shift(maps[c], slack)
     return replace(a, device_maps=maps)
