@@ -70,6 +70,8 @@ def participation_busy(trace: Trace, parts: dict[str, list]) -> list[list[float]
     each of ``CATEGORIES`` since the end of the participation before it on its lane (everything
     before, for the first), measured on ``trace``'s clock. What names a straggler's cause, small
     enough to travel from a fleet's hosts."""
+    if not parts["lane"]:
+        return []  # no collectives: a single device's capture need not sort its work
     timelines = _Timelines(trace)
     previous: dict[int, float] = {}
     out = []
