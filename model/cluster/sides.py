@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..analysis.collectives import find_collectives
-from ..analysis.distributed import distributed_findings
+from ..analysis.distributed import bounds_of, collectives_of, distributed_findings
 from ..analysis.findings import Finding
+from ..analysis.hostextract import host_extract
 from ..errors import AccelviewError, CaptureError
 from ..trace import Trace
 from .inputs import cluster_inputs, is_cluster_capture
@@ -160,6 +160,6 @@ def cluster_findings(side: Side) -> list[Finding]:
     traces = list(side.members.values())
     if not side.aligned:
         traces, _ = align_cluster(traces)
-    bounds = [t.time_bounds() for t in traces]
-    span = max(max(b for _, b in bounds) - min(a for a, _ in bounds), 1)
-    return distributed_findings(traces, find_collectives(traces), span)
+    extracts = [host_extract(t) for t in traces]
+    begin, end = bounds_of(extracts)
+    return distributed_findings(collectives_of(extracts), begin, max(end - begin, 1))
