@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from .background import BackgroundTask
+from .fleet_map import FleetMap
 from .fleet_model import HOST, HOST_ROLE, LATE, LOST, METRIC, RANK, STRIP, FleetModel, default_order, label, metric_keys
 from .fleet_strip import StripDelegate, StripHeader, legend_pixmap
 from .theme import Theme
@@ -118,8 +119,12 @@ class FleetView(QWidget):
         self.failures = QListWidget()
         self.failures.setWordWrap(True)
         self.failures_label = QLabel("Failed captures")
-        for w in (QLabel("Stragglers and findings"), self.findings, self.failures_label, self.failures):
-            col.addWidget(w, 1 if isinstance(w, QListWidget) else 0)
+        self.map = FleetMap(self.model, theme)
+        self.map.picked.connect(self._map_picked)
+        self.map_label = QLabel("The whole fleet")
+        for w in (self.map_label, self.map, QLabel("Stragglers and findings"), self.findings, self.failures_label,
+                  self.failures):
+            col.addWidget(w, 0 if isinstance(w, QLabel) else 1)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.table)
         split.addWidget(side)
@@ -157,6 +162,8 @@ class FleetView(QWidget):
             h.setSectionResizeMode(c, QHeaderView.ResizeMode.Interactive)
             t.setColumnWidth(c, w)
         h.setSectionResizeMode(STRIP, QHeaderView.ResizeMode.Stretch)
+        t.verticalScrollBar().valueChanged.connect(lambda _v: self._show_view_on_map())
+        t.selectionModel().currentRowChanged.connect(lambda _c, _p: self._show_view_on_map())
         t.doubleClicked.connect(lambda _i: self._drill_current())
         t.entered.connect(self._drill_current)
         return t
@@ -273,6 +280,16 @@ class FleetView(QWidget):
             self.table.selectRow(row)
             self.table.scrollTo(self.model.index(row, HOST))
 
+    def _map_picked(self, row: int) -> None:
+        self.table.selectRow(row)
+        self.table.scrollTo(self.model.index(row, HOST))
+
+    def _show_view_on_map(self) -> None:
+        t, n = self.table, self.model.rowCount()
+        first = max(t.rowAt(0), 0)
+        last = t.rowAt(t.viewport().height() - 1)
+        self.map.set_view(first, n - 1 if last < 0 else last, t.currentIndex().row())
+
     def _drill_current(self) -> None:
         host = self.selected_host()
         if host:
@@ -338,6 +355,7 @@ class FleetView(QWidget):
         self.theme = theme
         self.delegate.set_theme(theme)
         self.header.theme = theme
+        self.map.set_theme(theme)
         self.model.mark = theme.c("accent")
         self.banner.setStyleSheet(f"background: {theme.header}; color: {theme.accent}; padding: 4px 8px;")
         self.title.setStyleSheet(f"color: {theme.text}; font-weight: bold;")
@@ -351,6 +369,10 @@ class FleetView(QWidget):
         font.setPixelSize(max(9, min(12, h - 3)))
         self.table.setFont(font)
         self.table.verticalHeader().setDefaultSectionSize(h)
+        crowded = n * h > self.table.viewport().height()  # not all in the table: the map shows them all
+        self.map.setVisible(crowded)
+        self.map_label.setVisible(crowded)
+        self._show_view_on_map()
 
     def resizeEvent(self, event: Any) -> None:
         super().resizeEvent(event)

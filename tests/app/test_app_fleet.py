@@ -20,7 +20,7 @@ from accelview.app.window import MainWindow
 from accelview.capture.synthetic import demo_trace
 from accelview.model import CaptureError
 from fleet_reports import fake_report
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QPoint, QSettings, Qt
 
 
 @pytest.fixture
@@ -184,3 +184,16 @@ def test_a_small_cluster_opens_merged_with_the_fleet_behind_view_fleet(win, qtbo
         win.fleet_action.trigger()
     assert win.pages.currentWidget() is win.fleet_view
     assert win.fleet_view.model.rowCount() == 3
+
+
+def test_a_crowded_fleet_gets_the_whole_fleet_map_which_picks_hosts(view, qtbot):
+    view.set_report(fake_report(8))
+    assert not view.map.isVisibleTo(view)  # all in the table: no map
+    view.set_report(fake_report(200, late=(150,)))
+    assert view.map.isVisibleTo(view)
+    assert view.map._image.height() == 200
+    order = view.hosts_in_order()
+    qtbot.wait(20)  # laid out now it shows
+    qtbot.mouseClick(view.map, Qt.MouseButton.LeftButton, pos=QPoint(1, view.map.height() - 1))
+    assert view.selected_host() == order[-1]
+    assert view.map.current == 199 and view.map.shown[1] == 199  # the table scrolled to it
