@@ -7,12 +7,11 @@ its timeline (``drill``)."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from accelview.model.text.values import format_duration
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -30,32 +29,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .background import BackgroundTask
 from .fleet_map import FleetMap
 from .fleet_model import HOST, HOST_ROLE, LATE, LOST, METRIC, RANK, STRIP, FleetModel, default_order, label, metric_keys
+from .fleet_run import Analyze, FleetRun, default_analyze
 from .fleet_strip import StripDelegate, StripHeader, legend_pixmap
 from .theme import Theme
 
 SIDE_MAX_W = 300  # px of the findings' column: the strips keep the width
 MIN_ROW, MAX_ROW = 12, 22  # px of a host's lane: fit the fleet to the height within these
 HOST_ROLE_ITEM = Qt.ItemDataRole.UserRole  # a finding's culprit host in the side list
-Analyze = Callable[..., dict[str, Any]]
-
-
-class AnalysisStopped(Exception):
-    """Raised from the progress callback when the view no longer wants the running analysis."""
-
-
-def _default_analyze() -> Analyze:
-    from accelview.model.fleet.analyze import analyze_fleet
-
-    return analyze_fleet
-
-
-class _Relay(QObject):
-    """Carries the analysis' progress from its thread to the UI thread."""
-
-    progressed = Signal(int, int)
 
 
 class FleetTable(QTableView):
@@ -81,10 +63,7 @@ class FleetView(QWidget):
         super().__init__(parent)
         self.theme = theme
         self.report: dict[str, Any] | None = None
-        self._task = BackgroundTask(self)
-        self._stop = threading.Event()
-        self._relay = _Relay(self)
-        self._relay.progressed.connect(self.set_progress)
+        self._run: FleetRun | None = None
         self.model = FleetModel(self)
         self.title = QLabel("No fleet analysed")
         self.title.setObjectName("fleet-title")
@@ -303,23 +282,19 @@ class FleetView(QWidget):
     # -- the analysis ---------------------------------------------------------------------------
     def analyze(self, paths: Sequence[str], analyze: Analyze | None = None, **options: Any) -> None:
         """Run ``analyze(paths, progress=..., **options)`` (``analyze_fleet`` by default) off the UI
-        thread; the progress bar follows it and its report replaces the one shown."""
+        thread, dropping any run under way; the progress bar follows it and its report replaces
+        the one shown."""
         self.stop()
-        self._stop = stop = threading.Event()
-        files = list(paths)
-        fn = analyze or _default_analyze()
-        relay = self._relay
-
-        def progress(done: int, total: int) -> None:
-            if stop.is_set():
-                raise AnalysisStopped("the fleet view no longer wants this analysis")
-            relay.progressed.emit(int(done), int(total))
-
+        run = FleetRun(self)
+        run.progressed.connect(self.set_progress)
+        run.done.connect(self._done)
+        run.failed.connect(self._failed)
+        self._run = run
         self.show_banner("")
-        self.set_progress(0, len(files))
+        self.set_progress(0, len(paths))
         self.progress.setVisible(True)
-        self.title.setText(f"Analysing {len(files)} host captures…")
-        self._task.start(lambda: fn(files, progress=progress, **options), "fleet analysis", self._done, self._failed)
+        self.title.setText(f"Analysing {len(paths)} host captures…")
+        run.start(analyze or default_analyze(), paths, **options)
 
     def set_progress(self, done: int, total: int) -> None:
         """Show ``done`` of ``total`` captures analysed."""
@@ -329,25 +304,34 @@ class FleetView(QWidget):
     @property
     def running(self) -> bool:
         """Whether an analysis is under way."""
-        return self.progress.isVisible()
+        return self._run is not None
 
     def _done(self, report: object) -> None:
+        self._run = None
         self.progress.setVisible(False)
         if isinstance(report, dict):
             self.set_report(report)
             self.report_ready.emit(report)
 
     def _failed(self, message: str) -> None:
+        self._run = None
         self.progress.setVisible(False)
-        if not self._stop.is_set():
-            self.title.setText("Fleet analysis failed")
-            self.show_banner(message)
+        self.title.setText("Fleet analysis failed")
+        self.show_banner(message)
 
     def stop(self) -> None:
-        """Abandon a running analysis: it stops at its next progress report (this waits for it)."""
-        self._stop.set()
-        self._task.shutdown()
+        """Drop the analysis under way, if any, without waiting for it."""
+        if self._run is not None:
+            self._run.cancel()
+            self._run = None
         self.progress.setVisible(False)
+
+    def shutdown(self) -> None:
+        """Drop every analysis and wait for their threads to end (before the window goes)."""
+        self.stop()
+        for run in self.findChildren(FleetRun):
+            run.cancel()
+            run.wait()
 
     # -- display --------------------------------------------------------------------------------
     def set_theme(self, theme: Theme) -> None:

@@ -165,5 +165,5 @@ class Fleeting:
         return self.open_path(self.fleet_label, cluster_loader(self.fleet_paths))
 
     def closeEvent(self, event: Any) -> None:
-        self.fleet_view.stop()
+        self.fleet_view.shutdown()
         super().closeEvent(event)

@@ -94,7 +94,6 @@ def test_analysis_runs_in_the_background_with_progress(view, qtbot):
     report = fake_report(4)
     go = threading.Event()
     seen: list[tuple[int, int]] = []
-    view._relay.progressed.connect(lambda d, t: seen.append((d, t)))
 
     def analyze(paths, progress=None, workers=None):
         assert workers == 2
@@ -105,12 +104,35 @@ def test_analysis_runs_in_the_background_with_progress(view, qtbot):
         return report
 
     view.analyze([f"/f/host{i}.h5" for i in range(4)], analyze, workers=2)
+    view._run.progressed.connect(lambda d, t: seen.append((d, t)))
     qtbot.waitUntil(lambda: view.progress.value() == 2, timeout=5000)
     assert view.running and view.model.rowCount() == 0  # the UI answers while the analysis waits
     with qtbot.waitSignal(view.report_ready, timeout=5000):
         go.set()
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
     assert not view.running and view.model.rowCount() == 4
+
+
+def test_a_new_analysis_drops_the_one_under_way_without_waiting(view, qtbot):
+    go = threading.Event()
+    calls: list[str] = []
+
+    def slow(paths, progress=None):
+        calls.append("slow")
+        go.wait(10)
+        calls.append("woke")
+        progress(1, 1)  # raises: this run was dropped
+        return fake_report(3)
+
+    view.analyze(["/f/a.h5"], slow)
+    qtbot.waitUntil(lambda: calls == ["slow"], timeout=5000)
+    with qtbot.waitSignal(view.report_ready, timeout=5000):
+        view.analyze(["/f/b.h5"], lambda paths, progress=None: fake_report(5))  # while the first still runs
+        assert calls == ["slow"]  # not waited for
+    go.set()
+    view.shutdown()
+    qtbot.wait(10)
+    assert view.model.rowCount() == 5 and not view.banner.isVisible() and not view.running
 
 
 def test_a_failed_analysis_says_why(view, qtbot):
