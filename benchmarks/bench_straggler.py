@@ -14,6 +14,7 @@ import time
 import numpy as np
 from accelview.capture.sim import workloads
 from accelview.model.analysis.distributed import analyze_cluster
+from accelview.model.cluster import align_cluster
 
 CAUSES = ("compute", "host", "pcie", "network")
 
@@ -35,7 +36,8 @@ def main() -> None:
         params = {"hosts": hosts, "devices": devices, "steps": 4, "slow_host": slow_host, "slow_device": slow_device,
                   "cause": cause, "delay_us": round(delay, 1)}
         cluster = workloads.run_cluster("dp-straggler", params, seed=run)
-        report = analyze_cluster(cluster.traces())
+        aligned, _ = align_cluster(cluster.traces())  # each host in its own raw time: onto host0's clock
+        report = analyze_cluster(aligned)
         top = report["findings"][0] if report["findings"] else {}
         want = {"host": f"host{slow_host}", "device": None if slow_device < 0 else slow_device}
         got_culprit = top.get("kind") == "straggler" and top.get("culprit") == want

@@ -2,9 +2,12 @@
 communication per device and per host, each participant's collective time split into skew and
 transfer, and the straggler finding.
 
+Every path goes through one extract → combine pipeline: each capture is reduced to its small
+:func:`.hostextract.host_extract`, and :func:`analyze_extracts` combines the hosts' extracts. So
+``analyze_cluster(traces)`` (traces in one process), the single-capture report and the fleet
+analysis (extracts made where the captures lie, model/fleet) give the same answer by construction.
 ``summary`` is what ``accelview analyze --json`` reports under ``communication`` when a capture
-has collectives; :func:`analyze_cluster` is the report of several host captures read together
-(on the timebase they share: each host's own raw time until they are aligned).
+has collectives.
 """
 
 from __future__ import annotations
@@ -13,38 +16,30 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from ..schema import TrackKind
 from ..trace import Trace
-from .collectives import Collective, communication_split, find_collectives, host_name
+from .collectives import Collective, communication_split, match_collectives
 from .findings import Finding, ranked
+from .hostextract import host_extract
 from .stragglers import straggler_finding
 
 
-def _busy(trace: Trace) -> dict[tuple[str, int], dict[str, float]]:
-    """Per (host, device): time its execution units spent in compute ops and in collectives."""
-    host = host_name(trace)
-    tracks, sl = trace.tracks, trace.slices
-    on_unit = tracks.kind[sl.track] == int(TrackKind.EXEC_UNIT)
-    coll = tracks.name[sl.track] == trace.strings.lookup("collective")
-    out: dict[tuple[str, int], dict[str, float]] = {}
-    dev = tracks.device[sl.track]
-    for d in np.unique(dev[on_unit]).tolist():
-        mine = on_unit & (dev == d)
-        out[(host, int(d))] = {"compute_ns": float(sl.dur_ns[mine & ~coll].sum()),
-                               "communication_ns": float(sl.dur_ns[mine & coll].sum())}
-    return out
+def collectives_of(extracts: Sequence[dict[str, Any]], partial: bool = False) -> list[Collective]:
+    """The collectives matched across the hosts' extracts (on the timebase they share; ``partial``:
+    some hosts are missing, their collectives matched among those present)."""
+    return match_collectives([(e["host"], e["participations"]) for e in extracts], partial)
 
 
-def summary(traces: Sequence[Trace], collectives: Sequence[Collective]) -> dict[str, Any]:
+def summary(extracts: Sequence[dict[str, Any]], collectives: Sequence[Collective]) -> dict[str, Any]:
     """Compute vs communication per device and host, with the collectives' skew/transfer split."""
     split = communication_split(collectives)
     devices = []
-    for trace in traces:
-        for (host, d), busy in _busy(trace).items():
+    for e in extracts:
+        host = e["host"]
+        for busy in e["devices"]:
+            d = int(busy["device"])
             row = split.get((host, d), {"skew_ns": 0.0, "transfer_ns": 0.0, "collectives": 0})
-            devices.append({"host": host, "device": d, **{k: round(v) for k, v in busy.items()},
+            devices.append({"host": host, "device": d, "compute_ns": round(busy["compute_ns"]),
+                            "communication_ns": round(busy["communication_ns"]),
                             "skew_ns": round(row["skew_ns"]), "transfer_ns": round(row["transfer_ns"]),
                             "collectives": int(row["collectives"])})
     hosts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -55,17 +50,29 @@ def summary(traces: Sequence[Trace], collectives: Sequence[Collective]) -> dict[
             "hosts": [{"host": h, **v} for h, v in hosts.items()]}
 
 
-def distributed_findings(traces: Sequence[Trace], collectives: Sequence[Collective], span_ns: float) -> list[Finding]:
+def distributed_findings(collectives: Sequence[Collective], begin_ns: float, span_ns: float) -> list[Finding]:
     """The findings of the distributed analysis (for now: the straggler)."""
-    f = straggler_finding(traces, collectives, span_ns)
+    f = straggler_finding(collectives, begin_ns, span_ns)
     return [f] if f is not None else []
 
 
+def bounds_of(extracts: Sequence[dict[str, Any]]) -> tuple[float, float]:
+    """(first, last) time over the extracts."""
+    if not extracts:
+        return 0.0, 0.0
+    return min(e["bounds"][0] for e in extracts), max(e["bounds"][1] for e in extracts)
+
+
+def analyze_extracts(extracts: Sequence[dict[str, Any]], partial: bool = False) -> dict[str, Any]:
+    """The report of several hosts' extracts read together (on one timebase), as plain JSON data:
+    ``sources``, ``hosts``, ``findings``, ``communication`` (``partial``: some hosts missing)."""
+    collectives = collectives_of(extracts, partial)
+    begin, end = bounds_of(extracts)
+    findings = ranked(distributed_findings(collectives, begin, max(end - begin, 1)))
+    return {"sources": [e["source"] for e in extracts], "hosts": [e["host"] for e in extracts],
+            "findings": [f.to_json() for f in findings], "communication": summary(extracts, collectives)}
+
+
 def analyze_cluster(traces: Sequence[Trace]) -> dict[str, Any]:
-    """The report of several host captures read together, as plain JSON data."""
-    collectives = find_collectives(traces)
-    bounds = [t.time_bounds() for t in traces]
-    span = max(max(b for _, b in bounds) - min(a for a, _ in bounds), 1)
-    findings = ranked(distributed_findings(traces, collectives, span))
-    return {"sources": [t.source for t in traces], "hosts": [host_name(t) for t in traces],
-            "findings": [f.to_json() for f in findings], "communication": summary(traces, collectives)}
+    """The report of several host captures read together (on the timebase they share)."""
+    return analyze_extracts([host_extract(t) for t in traces])

@@ -11,13 +11,13 @@ from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
 from . import intervals as iv
-from .collectives import find_collectives
 from .critical_path import CriticalPath, critical_path
 from .device_passes import fusion_candidates, host_sync, launch_bound, low_hbm_efficiency
-from .distributed import distributed_findings, summary
+from .distributed import collectives_of, distributed_findings, summary
 from .findings import Finding, ranked
 from .gaps import Gaps, device_gaps
 from .gpu import report_section
+from .hostextract import host_extract
 from .metrics.evaluate import sampled_metrics, window_metric
 from .metrics.expr import ExprError
 from .metrics.taxonomy import MetricRegistry
@@ -223,8 +223,9 @@ def analyze(trace: Trace, roles: Roles | None = None, tables: bool = True) -> Re
         if f is not None:
             found.append(f)
     found += trace_findings(roles, labels, gaps, span)
-    collectives = find_collectives([trace])
-    found += distributed_findings([trace], collectives, span)
+    extract = [host_extract(trace)]
+    collectives = collectives_of(extract)
+    found += distributed_findings(collectives, t0, span)
     idle = gpu_idle(roles, gaps, ranked(found), span)
     if idle is not None:
         found.append(idle)
@@ -235,4 +236,4 @@ def analyze(trace: Trace, roles: Roles | None = None, tables: bool = True) -> Re
     return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found),
                   op_stats(trace, roles.device_ops), cp.by_resource_ns, report_section(trace),
                   lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1, roles.device_busy), cp,
-                  summary([trace], collectives) if collectives else None)
+                  summary(extract, collectives) if collectives else None)

@@ -15,14 +15,14 @@ host to submit work → ``host``.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 
 from ..schema import TrackKind
 from ..trace import Trace
-from .collectives import Collective, Participant, host_name
+from .collectives import Collective, Participant
 from .findings import Finding, severity
 
 MIN_SPREAD_NS = 1_000.0
@@ -31,32 +31,30 @@ CATEGORIES = ("compute", "pcie", "network")
 
 
 class _Timelines:
-    """Per participant, its device's work by category as sorted (start, end) columns."""
+    """Per device, its work by category as sorted (start, end) columns."""
 
-    def __init__(self, traces: Sequence[Trace]) -> None:
-        self.work: dict[Participant, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
-        for trace in traces:
-            host = host_name(trace)
-            tracks, sl = trace.tracks, trace.slices
-            kind, dev = tracks.kind[sl.track], tracks.device[sl.track]
-            on_coll = (tracks.name[sl.track] == trace.strings.lookup("collective")) & (kind == int(TrackKind.EXEC_UNIT))
-            p2p = np.zeros(len(sl), dtype=bool)
-            for a in np.unique(sl.args[on_coll]).tolist():
-                if a >= 0 and trace.args(a).get("op") in ("send", "recv"):
-                    p2p |= on_coll & (sl.args == a)
-            cats = {"compute": (kind == int(TrackKind.EXEC_UNIT)) & ~on_coll,
-                    "pcie": kind == int(TrackKind.DMA_ENGINE), "network": p2p}
-            for d in np.unique(dev[dev >= 0]).tolist():
-                mine = dev == d
-                per = {}
-                for cat, mask in cats.items():
-                    rows = np.flatnonzero(mask & mine)
-                    rows = rows[np.argsort(sl.start_ns[rows], kind="stable")]
-                    s = sl.start_ns[rows].astype(np.float64)
-                    per[cat] = (s, s + sl.dur_ns[rows])
-                self.work[(host, int(d))] = per
+    def __init__(self, trace: Trace) -> None:
+        self.work: dict[int, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+        tracks, sl = trace.tracks, trace.slices
+        kind, dev = tracks.kind[sl.track], tracks.device[sl.track]
+        on_coll = (tracks.name[sl.track] == trace.strings.lookup("collective")) & (kind == int(TrackKind.EXEC_UNIT))
+        p2p = np.zeros(len(sl), dtype=bool)
+        for a in np.unique(sl.args[on_coll]).tolist():
+            if a >= 0 and trace.args(a).get("op") in ("send", "recv"):
+                p2p |= on_coll & (sl.args == a)
+        cats = {"compute": (kind == int(TrackKind.EXEC_UNIT)) & ~on_coll,
+                "pcie": kind == int(TrackKind.DMA_ENGINE), "network": p2p}
+        for d in np.unique(dev[dev >= 0]).tolist():
+            mine = dev == d
+            per = {}
+            for cat, mask in cats.items():
+                rows = np.flatnonzero(mask & mine)
+                rows = rows[np.argsort(sl.start_ns[rows], kind="stable")]
+                s = sl.start_ns[rows].astype(np.float64)
+                per[cat] = (s, s + sl.dur_ns[rows])
+            self.work[int(d)] = per
 
-    def busy(self, who: Participant, t0: float, t1: float) -> dict[str, float]:
+    def busy(self, who: int, t0: float, t1: float) -> dict[str, float]:
         """Time in each category of ``who``'s work within [t0, t1)."""
         out = {}
         for cat, (s, e) in self.work.get(who, {}).items():
@@ -65,11 +63,27 @@ class _Timelines:
         return out
 
 
-def straggler_finding(traces: Sequence[Trace], collectives: Sequence[Collective], span_ns: float) -> Finding | None:
-    """The ``straggler`` finding of ``collectives`` (from ``traces``), or None when nobody is late."""
+def participation_busy(trace: Trace, parts: dict[str, list]) -> list[list[float]]:
+    """Per participation (:func:`.collectives.participations` of ``trace``): its device's time in
+    each of ``CATEGORIES`` since the end of the participation before it on its lane (everything
+    before, for the first), measured on ``trace``'s clock. What names a straggler's cause, small
+    enough to travel from a fleet's hosts."""
+    timelines = _Timelines(trace)
+    previous: dict[int, float] = {}
+    out = []
+    for lane, device, arrival, end in zip(parts["lane"], parts["device"], parts["arrival"], parts["end"], strict=True):
+        busy = timelines.busy(device, previous.get(lane, arrival - 1e12), arrival)
+        out.append([busy.get(cat, 0.0) for cat in CATEGORIES])
+        previous[lane] = end
+    return out
+
+
+def straggler_finding(collectives: Sequence[Collective], begin_ns: float, span_ns: float) -> Finding | None:
+    """The ``straggler`` finding of ``collectives`` (with their ``busy`` rows; ``begin_ns``: when
+    the run began), or None when nobody is late."""
     late_at: list[tuple[Collective, frozenset[Participant], float]] = []
     previous: dict[tuple[Participant, ...], float] = {}  # the last end of each set of participants
-    begin = float(min(t.time_bounds()[0] for t in traces)) if traces else 0.0
+    begin = float(begin_ns)
     for c in collectives:
         med = float(np.median(c.arrivals))
         spread = c.last_arrival_ns - med
@@ -87,7 +101,7 @@ def straggler_finding(traces: Sequence[Trace], collectives: Sequence[Collective]
     hits = [(c, late, spread) for c, late, spread in late_at if _matches(late, culprit, device)]
     if len(hits) * 3 < len(late_at):
         return None
-    cause, by_cause = _cause(traces, collectives, hits, culprit, device)
+    cause, by_cause = _cause(hits, culprit, device)
     lost = sum(spread for _, _, spread in hits)
     who = f"host {culprit}" if device is None else f"device {device} of {culprit}"
     mean = lost / len(hits)
@@ -127,32 +141,21 @@ def _culprit(late_at: list[tuple[Collective, frozenset[Participant], float]]) ->
     return best[0], best[1]
 
 
-def _cause(traces: Sequence[Trace], collectives: Sequence[Collective],
-           hits: list[tuple[Collective, frozenset[Participant], float]], host: str, device: int | None
+def _cause(hits: list[tuple[Collective, frozenset[Participant], float]], host: str, device: int | None
            ) -> tuple[str, dict[str, int]]:
-    """The likely cause: the culprit's extra time per category since the previous collective."""
-    timelines = _Timelines(traces)
-    previous: dict[Participant, float] = {}
-    hit_ids = {id(c) for c, _, _ in hits}
-    excess: dict[str, float] = defaultdict(float)
+    """The likely cause: the culprit's extra time per category before it arrived, against its peers'."""
+    excess = np.zeros(len(CATEGORIES))
     late_total = 0.0
-    for c in collectives:
-        if id(c) in hit_ids:
-            med = float(np.median(c.arrivals))
-            mine = [i for i, p in enumerate(c.participants) if p[0] == host and (device is None or p[1] == device)]
-            peers = [i for i in range(len(c.participants)) if i not in mine]
-            if peers:
-                busy = [timelines.busy(p, previous.get(p, c.arrivals[i] - 1e12), float(c.arrivals[i]))
-                        for i, p in enumerate(c.participants)]
-                for cat in CATEGORIES:
-                    base = float(np.median([busy[i].get(cat, 0.0) for i in peers]))
-                    excess[cat] += float(np.mean([busy[i].get(cat, 0.0) for i in mine])) - base
-                late_total += float(np.mean([c.arrivals[i] for i in mine])) - med
-        for p, e in zip(c.participants, c.ends.tolist(), strict=True):
-            previous[p] = e
-    best = max(CATEGORIES, key=lambda k: excess[k])
-    cause = best if late_total > 0 and excess[best] > 0.5 * late_total else "host"
-    return cause, {k: round(excess[k]) for k in CATEGORIES}
+    for c, _, _ in hits:
+        med = float(np.median(c.arrivals))
+        mine = [i for i, p in enumerate(c.participants) if p[0] == host and (device is None or p[1] == device)]
+        peers = [i for i in range(len(c.participants)) if i not in mine]
+        if peers and c.busy is not None and c.busy.shape[1] == len(CATEGORIES):
+            excess += c.busy[mine].mean(axis=0) - np.median(c.busy[peers], axis=0)
+            late_total += float(np.mean([c.arrivals[i] for i in mine])) - med
+    best = int(np.argmax(excess))
+    cause = CATEGORIES[best] if late_total > 0 and excess[best] > 0.5 * late_total else "host"
+    return cause, {k: round(float(v)) for k, v in zip(CATEGORIES, excess, strict=True)}
 
 
 def _advice(cause: str, who: str) -> str:

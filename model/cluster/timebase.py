@@ -20,8 +20,8 @@ import numpy as np
 
 from ..align import Brackets, ClockMap, Precedence, Segment, collective_precedences, compose, fit_clock, tighten
 from ..align.segments import OPEN_END, OPEN_START
-from ..analysis.collectives import find_collectives
-from ..schema import TrackKind
+from ..analysis.collectives import match_collectives, participations
+from ..analysis.hostextract import Sends, point_to_point
 from ..trace import Trace
 from .retime import retimed
 
@@ -137,42 +137,17 @@ def launch_corrected(a: HostAlignment, trace: Trace) -> HostAlignment:
     return replace(a, device_maps=maps)
 
 
-def _sends(trace: Trace, host: str) -> dict[tuple[str, str, str, int], list[tuple[float, float]]]:
-    """A capture's sends and receives that name their peer, by (sender, receiver, name, bytes):
-    (arrival, end) of each in order (arrival: the slice's start plus the kernel's launch time)."""
-    spec = trace.metadata.get("device_spec")
-    timing = spec.get("timing", {}) if isinstance(spec, dict) else {}
-    launch = float(timing.get("op_launch_ns", 0.0)) if isinstance(timing, dict) else 0.0
-    tracks, sl = trace.tracks, trace.slices
-    lanes = np.flatnonzero((tracks.kind == int(TrackKind.EXEC_UNIT))
-                           & (tracks.name == trace.strings.lookup("collective")))
-    rows = np.flatnonzero(np.isin(sl.track, lanes))
-    rows = rows[np.argsort(sl.start_ns[rows], kind="stable")]
-    args: dict[int, dict[str, Any]] = {}
-    out: dict[tuple[str, str, str, int], list[tuple[float, float]]] = {}
-    for i in rows.tolist():
-        a = int(sl.args[i])
-        got = args.get(a)
-        if got is None:
-            got = args[a] = trace.args(a)
-        op, peer = got.get("op"), got.get("peer")
-        if op not in ("send", "recv") or not isinstance(peer, str) or not peer:
-            continue
-        me = f"{host}/device{int(tracks.device[sl.track[i]])}"
-        key = (me, peer) if op == "send" else (peer, me)
-        start = float(sl.start_ns[i])
-        out.setdefault((*key, trace.strings[int(sl.name[i])], int(got.get("nbytes", 0))), []).append(
-            (start + launch, start + float(sl.dur_ns[i])))
-    return out
-
-
 def send_recv_precedences(traces: Sequence[Trace], hosts: Sequence[str]) -> list[Precedence]:
     """Each send and its receive on another host (the k-th of one name and size between the two
     devices, each side naming the other): each side's arrival precedes the other side's end."""
+    return _send_recv(hosts, [point_to_point(t, h) for t, h in zip(traces, hosts, strict=True)])
+
+
+def _send_recv(hosts: Sequence[str], host_sends: Sequence[Sends]) -> list[Precedence]:
     sends: dict[tuple, list] = {}
     recvs: dict[tuple, list] = {}
-    for t, h in zip(traces, hosts, strict=True):
-        for key, rows in _sends(t, h).items():
+    for h, mine in zip(hosts, host_sends, strict=True):
+        for key, rows in mine.items():
             (sends if key[0].split("/")[0] == h else recvs)[key] = rows
     pairs: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
     for key, s in sends.items():
@@ -189,14 +164,26 @@ def send_recv_precedences(traces: Sequence[Trace], hosts: Sequence[str]) -> list
 
 
 def tightened(aligns: Sequence[HostAlignment], traces: Sequence[Trace]) -> list[HostAlignment]:
-    """The hosts' maps narrowed by what ``traces`` prove: for each collective and each pair of
-    hosts, the last arrival on one precedes the first end on the other; a send's and its
-    receive's arrivals each precede the other's end."""
+    """The hosts' maps narrowed by what ``traces`` prove (see :func:`tightened_maps`)."""
     local = [retimed(t, a.to_host) for t, a in zip(traces, aligns, strict=True)]
     hosts = [a.host for a in aligns]
+    maps = tightened_maps({a.host: a.host_map for a in aligns}, [participations(t) for t in local],
+                          [point_to_point(t, h) for t, h in zip(local, hosts, strict=True)])
+    return [replace(a, host_map=maps[a.host]) for a in aligns]
+
+
+def tightened_maps(host_maps: dict[str, ClockMap], parts: Sequence[dict[str, list]],
+                   sends: Sequence[Sends], partial: bool = False) -> dict[str, ClockMap]:
+    """The hosts' maps (host raw ns → host0 ns; the first host the reference) narrowed by what
+    each host's collective participations and sends (on its own clock, devices aligned to it:
+    ``participations`` and ``point_to_point``) prove: for each collective and each pair of hosts,
+    the last arrival on one precedes the first end on the other; a send's and its receive's
+    arrivals each precede the other's end. Only these small extracts are needed, so a fleet's
+    hosts make them where their captures lie (``partial``: some of its hosts are missing)."""
+    hosts = list(host_maps)
     col = {h: i for i, h in enumerate(hosts)}
     groups: dict[tuple[str, ...], list[tuple[np.ndarray, np.ndarray]]] = {}
-    for c in find_collectives(local):
+    for c in match_collectives(list(zip(hosts, parts, strict=True)), partial):
         arrival, end = np.full(len(hosts), -np.inf), np.full(len(hosts), np.inf)
         for (h, _), a, e in zip(c.participants, c.arrivals.tolist(), c.ends.tolist(), strict=True):
             arrival[col[h]] = max(arrival[col[h]], a)
@@ -205,15 +192,14 @@ def tightened(aligns: Sequence[HostAlignment], traces: Sequence[Trace]) -> list[
         if len(present) > 1:
             idx = [col[h] for h in present]
             groups.setdefault(present, []).append((arrival[idx], end[idx]))
-    precedences = send_recv_precedences(local, hosts)
+    precedences = _send_recv(hosts, sends)
     for present, rows in groups.items():
         arrival = np.rint(np.array([r[0] for r in rows])).astype(np.int64)
         end = np.rint(np.array([r[1] for r in rows])).astype(np.int64)
         precedences += collective_precedences(list(present), arrival, end)
     if not precedences:
-        return list(aligns)
-    maps = tighten({a.host: a.host_map for a in aligns}, {h: h for h in hosts}, hosts[0], precedences)
-    return [replace(a, host_map=maps[a.host]) for a in aligns]
+        return dict(host_maps)
+    return tighten(host_maps, {h: h for h in hosts}, hosts[0], precedences)
 
 
 def alignment_summary(aligns: Sequence[HostAlignment]) -> dict[str, Any]:

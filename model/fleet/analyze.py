@@ -1,0 +1,60 @@
+"""``analyze_fleet``: many host captures analysed where they lie and combined into one FleetReport.
+
+Per capture, a task given only its path (``extract.extract_capture``) runs in this process, on a
+LocalCluster of worker processes, or on any Dask cluster (``engine.map_captures``); the hosts'
+small extracts are combined here (``combine.combine``). The same function makes every extract on
+every path, so the single-process and the Dask answers are the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..cluster.inputs import expand
+from ..errors import AccelviewError
+from .combine import combine
+from .engine import MapResult, Progress, close_client, map_captures, open_client
+from .extract import extract_capture, extract_fresh
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+
+def fleet_paths(paths: Sequence[str | Path] | str | Path) -> list[str]:
+    """The capture files of ``paths`` (files, or folders standing for the ``*.h5`` in them)."""
+    return [str(p) for p in expand([paths] if isinstance(paths, str | Path) else list(paths))]
+
+
+def analyze_fleet(paths: Sequence[str | Path] | str | Path, *, scheduler: str | None = None,
+                  workers: int | None = None, timeout_s: float = 600.0, progress: Progress | None = None,
+                  client: Client | None = None, cache: bool = True) -> dict[str, Any]:
+    """The FleetReport of the host captures ``paths``: in this process when neither ``scheduler``
+    nor ``workers`` (nor an open ``client``) is given, else one Dask task per capture on that
+    client, on the scheduler at ``scheduler`` or on a LocalCluster of ``workers`` processes.
+    ``cache=False`` recomputes every extract instead of reading the sidecars beside the captures.
+    Raises ``AccelviewError`` when no capture could be analysed."""
+    files = fleet_paths(paths)
+    fn = extract_capture if cache else extract_fresh
+    if client is not None:
+        result = map_captures(fn, files, client=client, timeout_s=timeout_s, progress=progress)
+    elif scheduler is None and workers is None:
+        result = map_captures(fn, files, timeout_s=timeout_s, progress=progress)
+    else:
+        own = open_client(scheduler, workers)
+        try:
+            result = map_captures(fn, files, client=own, timeout_s=timeout_s, progress=progress)
+        finally:
+            close_client(own)
+    return fleet_report(result)
+
+
+def fleet_report(result: MapResult) -> dict[str, Any]:
+    """The FleetReport of ``map_captures``'s extracts and failures; ``AccelviewError`` when every
+    capture failed (naming the first)."""
+    if not result.results:
+        first = next(iter(result.failures.items()), None)
+        why = f": {first[1]}" if first else ""
+        raise AccelviewError(f"none of the {len(result.failures)} captures could be analysed{why}")
+    return combine(result.results, result.failures)
