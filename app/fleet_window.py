@@ -147,14 +147,20 @@ class Fleeting:
         job = LoadJob(title, load, self)
         self.job = job
         self.progress = progress_dialog(job, host, self)
-        job.loaded.connect(lambda tr: self._fleet_host_loaded(title, tr, job.lod))
+        span = report.get("span_ns") or None
+        job.loaded.connect(lambda tr: self._fleet_host_loaded(title, tr, job.lod, span))
         job.failed.connect(self._failed)
         job.start()
         return job
 
-    def _fleet_host_loaded(self, title: str, trace: Trace, lod: object) -> None:
+    def _fleet_host_loaded(self, title: str, trace: Trace, lod: object, span: list[int] | None) -> None:
+        """Show the host's trace over the fleet's span, its ruler counting from the span's start
+        as the fleet view's does, so a time read in one is the same time in the other."""
         self.set_trace(trace, title, lod)  # shows the timeline
         self.bookmarks.set_source(None)  # its sidecar is on the host's own clock, not the fleet's
+        if span:
+            self.state.set_time_origin(float(span[0]) - self.state.origin)
+            self.state.show_window(float(span[0]), float(span[1]), pad=0.01)
         self.statusBar().showMessage(f"{title}, on the fleet's timebase (View → Fleet goes back)", 8000)
 
     def open_fleet_merged(self) -> LoadJob | None:

@@ -190,6 +190,7 @@ def test_a_large_fleet_opens_on_the_fleet_view_and_drills_into_a_host(win, qtbot
     with qtbot.waitSignal(win.state.trace_changed, timeout=10000):
         qtbot.keyClick(win.fleet_view.table, Qt.Key.Key_Return)
     assert drilled == ["host9"] and win.state.trace is trace
+    assert win.state.time_origin == report["span_ns"][0] - win.state.origin  # the ruler counts as the fleet's
     assert win.pages.currentIndex() == 0 and not win.fleet_action.isChecked()
     assert "host9 of fleet" in win.windowTitle()
     win.fleet_action.trigger()  # View → Fleet goes back, the report kept (not analysed again)
