@@ -8,6 +8,7 @@ its timeline (``drill``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from accelview.model.text.values import format_duration
@@ -204,14 +205,17 @@ class FleetView(QWidget):
     def _fill_failures(self, report: dict[str, Any] | None) -> None:
         fails = dict((report or {}).get("failures", {}))
         self.failures.clear()
-        for name, line in sorted(fails.items()):
-            self.failures.addItem(f"{name} — {line}")
+        for path, line in sorted(fails.items()):
+            name = Path(path).name  # the line often starts with the path again: once is enough
+            item = QListWidgetItem(f"{name} — {str(line).removeprefix(f'{path}: ').removeprefix(f'{name}: ')}")
+            item.setToolTip(f"{path}\n{line}")
+            self.failures.addItem(item)
         self.failures_label.setText(f"Failed captures ({len(fails)})")
         self.failures.setVisible(bool(fails))
         self.failures_label.setVisible(bool(fails))
         if report is not None and (report.get("partial") or fails):
             n = len(report.get("hosts", []))
-            names = ", ".join(sorted(fails)) or "see the list"
+            names = ", ".join(sorted(Path(p).name for p in fails)) or "see the list"
             self.show_banner(f"Partial answer: {len(fails)} of {n + len(fails)} captures could not be analysed "
                              f"({names}); ranks and figures are over the other {n}.")
         else:

@@ -70,10 +70,13 @@ def test_sorting_by_box_and_header_changes_the_order(view):
 
 
 def test_failures_are_named_and_the_answer_marked_partial(view):
-    view.set_report(fake_report(6, failures={"host6.h5": "worker died", "host7.h5": "host7.h5: not an HDF5 file"}))
+    view.set_report(fake_report(6, failures={"/f/host6.h5": "worker died",
+                                             "/f/host7.h5": "/f/host7.h5: not an HDF5 capture"}))
     assert view.banner.isVisible() and "Partial answer: 2 of 8" in view.banner.text()
+    assert "host6.h5, host7.h5" in view.banner.text()
     items = [view.failures.item(i).text() for i in range(view.failures.count())]
-    assert items == ["host6.h5 — worker died", "host7.h5 — host7.h5: not an HDF5 file"]
+    assert items == ["host6.h5 — worker died", "host7.h5 — not an HDF5 capture"]
+    assert view.failures.item(1).toolTip().startswith("/f/host7.h5")
     assert view.failures_label.text() == "Failed captures (2)"
 
 
