@@ -80,7 +80,8 @@ class Fleeting:
         self.pages.addWidget(top)
         self.pages.addWidget(self.fleet_view)
         self._strips = split.widget(1)
-        self.state.trace_changed.connect(lambda: self.show_fleet(False))  # a trace shown: the timeline
+        self._load_behind: object = None  # the load under way when the fleet view was shown
+        self.state.trace_changed.connect(self._trace_shown)
         self.fleet_view.drill.connect(self.open_fleet_host)
         self.fleet_view.merged_requested.connect(self.open_fleet_merged)
         self.fleet_action = QAction("&Fleet", self, checkable=True, shortcut="Ctrl+Shift+F", enabled=False)
@@ -121,11 +122,18 @@ class Fleeting:
             self.fleet_action.setChecked(on)
         if not on:
             return
+        self._load_behind = self.job if self.job is not None and self.job.running else None
         self.setWindowTitle(f"accelview — fleet {self.fleet_label}")
         if self.fleet_view.report is None and not self.fleet_view.running:
             self.fleet_view.analyze(self.fleet_paths, self.fleet_analyze,
                                     **fleet_options(len(self.fleet_paths), self.settings))
         self.fleet_view.table.setFocus()
+
+    def _trace_shown(self) -> None:
+        """A new trace goes to the timeline, unless it is the load that was already under way
+        when the user turned to the fleet view (a merged timeline arriving late stays behind)."""
+        if self.job is None or self.job is not self._load_behind:
+            self.show_fleet(False)
 
     def open_fleet_host(self, host: str) -> LoadJob | None:
         """Load ``host``'s capture moved onto the fleet's timebase and show it in the timeline."""

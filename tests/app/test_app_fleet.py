@@ -223,3 +223,26 @@ def test_a_crowded_fleet_gets_the_whole_fleet_map_which_picks_hosts(view, qtbot)
     qtbot.mouseClick(view.map, Qt.MouseButton.LeftButton, pos=QPoint(1, view.map.height() - 1))
     assert view.selected_host() == order[-1]
     assert view.map.current == 199 and view.map.shown[1] == 199  # the table scrolled to it
+
+
+def test_a_real_fleet_analysed_and_drilled_into(win, qtbot, tmp_path):
+    """The real engine (in this process) and the real drill-down on a small simulated fleet."""
+    from fleet_tasks import write_fleet
+
+    folder = tmp_path / "real"
+    write_fleet(folder, hosts=3, devices=2, steps=4)
+    job = win.open_paths([str(folder)])  # three hosts: the merged timeline, the fleet behind View → Fleet
+    with qtbot.waitSignal(win.fleet_view.report_ready, timeout=60000):
+        win.fleet_action.trigger()
+    job.wait(60000)
+    qtbot.waitUntil(lambda: win.state.trace is not None, timeout=60000)
+    assert win.pages.currentIndex() == 1  # the merged timeline, arriving late, stays behind the fleet
+    view = win.fleet_view
+    assert sorted(view.hosts_in_order()) == ["host0", "host1", "host2"]
+    assert view.hosts_in_order()[0] == "host1"  # the planted straggler ranks first
+    assert "stragglers: host1" in view.title.text()
+    assert all(len(view.model.host_at(r)["utilisation"]) > 0 for r in range(3))
+    qtbot.keyClick(view.table, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "host1 of fleet" in win.windowTitle(), timeout=60000)
+    assert win.pages.currentIndex() == 0
+    assert len(win.state.trace.slices) > 0
