@@ -4,4 +4,5 @@ import sys
 
 from .main import cli
 
-sys.exit(cli())
+if __name__ == "__main__":  # worker processes (the fleet's LocalCluster) import this module again
+    sys.exit(cli())

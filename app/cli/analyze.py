@@ -22,6 +22,15 @@ def configure(p: argparse.ArgumentParser) -> None:
                                            "(several, or their folder)")
     p.add_argument("--json", action="store_true", help="print the documented JSON object instead of text")
     p.add_argument("--top", type=int, default=10, metavar="N", help="findings and ops to list (default 10)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="a cluster's host captures: analyse them on the Dask scheduler at ADDRESS "
+                        "(tcp://HOST:8786; its workers must see the same paths)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="a cluster's host captures: analyse them on a local Dask cluster of N worker processes "
+                        "(default: in this process, one capture after another)")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                   help="a cluster's host captures: give up on a capture still running after S seconds "
+                        "(default 600); the rest is reported, marked partial")
     p.add_argument("--what-if", metavar="STAGE=PCT", type=parse_what_if,
                    help="print each request lifecycle stage's latency distribution, then replay the run with one "
                         "stage (api, driver, doorbell, dma, execution, wake) PCT%% faster and print the time "
@@ -33,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise SystemExit("accelview analyze: --top must be at least 1")
     if is_cluster(args.file):  # one capture per host of a cluster: read together, on host0's clock
-        return analyze_cluster.run(args.file, args.json, args.top)
+        return analyze_cluster.run(args.file, args.json, args.top, scheduler=args.scheduler, workers=args.workers,
+                                   timeout_s=args.timeout)
     trace = load_trace(args.file[0])
     if "merged" in trace.metadata and args.what_if is None:  # a merged cluster: the hosts read together
         return analyze_cluster.run_merged(trace, args.json, args.top)

@@ -37,7 +37,10 @@ def cached(path: str, section: str, compute: Callable[[], dict[str, Any]]) -> di
     """``section``'s value for the capture at ``path``: from the sidecar when its key still matches
     the capture, else ``compute()``'s, stored in the sidecar (when the folder allows) and returned.
     """
-    key = capture_key(path)
+    try:
+        key = capture_key(path)
+    except OSError:  # no capture to key a cache by: compute() says what is wrong with it
+        return json.loads(json.dumps(compute()))
     side = sidecar_path(path)
     sections = _read(side)
     entry = sections.get(section)

@@ -13,6 +13,7 @@ died" when its worker was killed, "timed out after N s" when the task did not fi
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -43,9 +44,10 @@ class MapResult:
         return bool(self.failures)
 
 
-def open_client(scheduler: str | None = None, workers: int | None = None) -> Client:
+def open_client(scheduler: str | None = None, workers: int | None = None, *, dashboard: bool = True) -> Client:
     """A Dask client: on the scheduler at ``scheduler`` (e.g. ``tcp://host:8786``), or on a new
-    LocalCluster of ``workers`` single-threaded worker processes (default 2) when none is named.
+    LocalCluster of ``workers`` single-threaded worker processes (default 2) when none is named,
+    serving the Dask dashboard on a free port unless ``dashboard`` is False.
 
     Prints nothing; the dashboard link is ``client.dashboard_link``. Closing the client also
     closes a LocalCluster it started. An unreachable scheduler is an AccelviewError.
@@ -67,7 +69,7 @@ def open_client(scheduler: str | None = None, workers: int | None = None) -> Cli
     with dask.config.set({"distributed.scheduler.allowed-failures": 0,
                           "distributed.scheduler.worker-saturation": 1.0}):
         cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.CRITICAL)
+                               dashboard_address=":0" if dashboard else None, silence_logs=logging.CRITICAL)
     client = Client(cluster)
     client._fleet_owns_cluster = True  # type: ignore[attr-defined]  # close_client closes it too
     return client
@@ -94,8 +96,10 @@ def map_captures(fn: CaptureFn, paths: Iterable[str], *, client: Client | None =
 
     ``fn`` must be a module-level function (workers import it by name) returning a JSON-able
     dict. With ``client`` each call is a Dask task given only the path; without, calls run one
-    after another here. ``progress(done, total)`` is called as each path finishes. A task still
-    running ``timeout_s`` after the map started is cancelled and reported as timed out.
+    after another here. ``progress(done, total)`` is called as paths finish. A task running on a
+    worker for more than ``timeout_s`` is cancelled and reported as timed out (its worker thread
+    cannot be stopped: a LocalCluster's go with it when the client closes), as are those still
+    waiting when no task has started or finished for as long.
     """
     order = list(dict.fromkeys(str(p) for p in paths))
     if client is None:
@@ -117,9 +121,7 @@ def _map_here(fn: CaptureFn, paths: list[str], progress: Progress | None) -> Map
 
 def _map_dask(fn: CaptureFn, paths: list[str], client: Client, timeout_s: float,
               progress: Progress | None) -> MapResult:
-    from distributed import as_completed
-    from distributed.client import FutureCancelledError
-    from distributed.scheduler import KilledWorker
+    from distributed import wait
 
     out = MapResult()
     if not paths:
@@ -129,29 +131,52 @@ def _map_dask(fn: CaptureFn, paths: list[str], client: Client, timeout_s: float,
     keys = [f"fleet-{run}-{i}-{_safe(p)}" for i, p in enumerate(paths)]
     futures = client.map(fn, paths, key=keys, pure=False, retries=0)
     path_of = {f.key: p for f, p in zip(futures, paths, strict=True)}
-    done = 0
-    try:
-        for future in as_completed(futures, timeout=timeout_s):
-            path = path_of[future.key]
-            try:
-                out.results[path] = future.result()
-            except (KilledWorker, FutureCancelledError):
-                out.failures[path] = WORKER_DIED
-            except Exception as error:
-                out.failures[path] = failure_line(error)
-            done += 1
+    pending = set(futures)
+    started: dict[str, float] = {}  # when each task was first seen running on a worker
+    poll = min(0.5, timeout_s / 4)
+    last_news = time.monotonic()
+    while pending:
+        try:
+            finished = wait(list(pending), timeout=poll, return_when="FIRST_COMPLETED").done
+        except TimeoutError:
+            finished = set()
+        now = time.monotonic()
+        for future in finished:
+            _collect(future, path_of[future.key], out)
+            pending.discard(future)
             if progress is not None:
-                progress(done, len(paths))
-    except TimeoutError:
-        pass
-    late = [f for f in futures if path_of[f.key] not in out.results and path_of[f.key] not in out.failures]
-    if late:
-        client.cancel(late, force=True)
-        for future in late:
-            out.failures[path_of[future.key]] = f"timed out after {timeout_s:g} s"
-        if progress is not None:
-            progress(len(paths), len(paths))
+                progress(len(paths) - len(pending), len(paths))
+        if finished:
+            last_news = now
+        running = {k for ks in client.processing().values() for k in ks}
+        for future in pending:
+            if future.key in running:
+                started.setdefault(future.key, now)
+                last_news = max(last_news, started[future.key])
+        # A task running past the timeout is hung; with none running and none finishing for as
+        # long (no worker left to run them), so are the ones still waiting.
+        late = [f for f in pending if now - started.get(f.key, last_news) > timeout_s]
+        if late:
+            client.cancel(late, force=True)
+            for future in late:
+                out.failures[path_of[future.key]] = f"timed out after {timeout_s:g} s"
+                pending.discard(future)
+        if progress is not None and late:
+            progress(len(paths) - len(pending), len(paths))
     return out
+
+
+def _collect(future: Any, path: str, out: MapResult) -> None:
+    """A finished task's result, or its failure as one line, into ``out``."""
+    from distributed.client import FutureCancelledError
+    from distributed.scheduler import KilledWorker
+
+    try:
+        out.results[path] = future.result()
+    except (KilledWorker, FutureCancelledError):
+        out.failures[path] = WORKER_DIED
+    except Exception as error:
+        out.failures[path] = failure_line(error)
 
 
 def _safe(path: str) -> str:

@@ -9,23 +9,19 @@ import json
 import shutil
 
 import pytest
+from accelview.app.cli.main import main
 from accelview.model.analysis.distributed import analyze_cluster
 from accelview.model.cluster import load_cluster, split_hosts
 from accelview.model.fleet.analyze import analyze_fleet, fleet_report
 from accelview.model.fleet.engine import WORKER_DIED, close_client, map_captures, open_client
-from fleet_tasks import RELEASE, extract_or_die, probe, write_fleet
+from fleet_tasks import RELEASE, extract_or_die, probe
 
 
 @pytest.fixture(scope="module")
 def client():
-    c = open_client(workers=2)
+    c = open_client(workers=2, dashboard=False)
     yield c
     close_client(c)
-
-
-@pytest.fixture(scope="module")
-def fleet(tmp_path_factory):
-    return write_fleet(tmp_path_factory.mktemp("fleet"))
 
 
 def _files(tmp_path, names):
@@ -117,3 +113,16 @@ def test_a_killed_worker_and_a_truncated_capture_leave_the_rest_intact(fleet, cl
         assert out[k] == rest[k]
     assert sorted(h["host"] for h in out["hosts"]) == ["host0", "host3"]
     assert out["communication"]["collectives"] > 0
+
+
+def test_the_command_on_a_running_scheduler(fleet, client, capsys):
+    folder = str(fleet[0].parent)
+    assert main(["analyze", folder, "--json"]) == 0
+    here = json.loads(capsys.readouterr().out)
+    assert main(["analyze", folder, "--json", "--scheduler", client.scheduler.address]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == here
+    assert err.rstrip().endswith("4/4 captures") and "dashboard" not in err  # a running cluster's own
+    assert main(["analyze", folder, "--scheduler", client.scheduler.address]) == 0
+    table = capsys.readouterr().out.split("Hosts by lateness")[1].splitlines()
+    assert table[1].split()[:2] == ["host1", "1"] and len(table) == 5
