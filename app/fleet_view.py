@@ -59,6 +59,7 @@ class FleetView(QWidget):
     drill = Signal(str)  # a host's name: open its timeline on the fleet's timebase
     merged_requested = Signal()  # the user asks for the whole fleet as one merged timeline
     report_ready = Signal(object)
+    analysis_failed = Signal(str)  # no answer at all: the one line why
 
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -169,7 +170,8 @@ class FleetView(QWidget):
         self._fit_rows()
         if hosts:
             self.table.selectRow(0)
-        self.table.setFocus()
+        if self.isVisible():  # not from behind the timeline: its keys stay its own
+            self.table.setFocus()
 
     def _fill_sort_box(self, report: dict[str, Any] | None) -> None:
         current = self.model.sort_key
@@ -322,6 +324,7 @@ class FleetView(QWidget):
         self.progress.setVisible(False)
         self.title.setText("Fleet analysis failed")
         self.show_banner(message)
+        self.analysis_failed.emit(message)
 
     def stop(self) -> None:
         """Drop the analysis under way, if any, without waiting for it."""

@@ -84,6 +84,7 @@ class Fleeting:
         self.state.trace_changed.connect(self._trace_shown)
         self.fleet_view.drill.connect(self.open_fleet_host)
         self.fleet_view.merged_requested.connect(self.open_fleet_merged)
+        self.fleet_view.analysis_failed.connect(self._failed)  # the dialog bad input gets
         self.fleet_action = QAction("&Fleet", self, checkable=True, shortcut="Ctrl+Shift+F", enabled=False)
         self.fleet_action.setToolTip("The hosts of the open cluster ranked, one summary lane each")
         self.fleet_action.toggled.connect(self.show_fleet)

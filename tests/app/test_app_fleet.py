@@ -142,8 +142,9 @@ def test_a_failed_analysis_says_why(view, qtbot):
     def analyze(paths, progress=None):
         raise CaptureError(paths[0], "no capture in this fleet could be read")
 
-    view.analyze(["/f/a.h5"], analyze)
-    qtbot.waitUntil(lambda: view.banner.isVisible(), timeout=5000)
+    with qtbot.waitSignal(view.analysis_failed, timeout=5000) as sig:
+        view.analyze(["/f/a.h5"], analyze)
+    assert "no capture in this fleet could be read" in sig.args[0]
     assert "no capture in this fleet could be read" in view.banner.text() and not view.running
 
 
@@ -210,6 +211,17 @@ def test_a_small_cluster_opens_merged_with_the_fleet_behind_view_fleet(win, qtbo
         win.fleet_action.trigger()
     assert win.pages.currentWidget() is win.fleet_view
     assert win.fleet_view.model.rowCount() == 3
+
+
+def test_a_fleet_nothing_could_be_read_of_gets_a_dialog(win, qtbot, tmp_path):
+    folder = _fleet_dir(tmp_path / "junk", 3)  # empty files: the real engine reads none of them
+    job = win.open_paths([str(folder)])
+    job.wait(10000)
+    qtbot.wait(10)
+    with qtbot.waitSignal(win.fleet_view.analysis_failed, timeout=30000):
+        win.fleet_action.trigger()
+    assert win.error_box is not None and "none of the 3 captures could be analysed" in win.error_box.text()
+    assert "host0.h5" in win.error_box.text() and win.fleet_view.banner.isVisible()
 
 
 def test_a_crowded_fleet_gets_the_whole_fleet_map_which_picks_hosts(view, qtbot):
