@@ -7,12 +7,20 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from accelview.model.view.timescale import TimeScale, ruler_ticks
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt
-from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPixmap
-from PySide6.QtWidgets import QHeaderView, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from accelview.model.view.timescale import TimeScale, format_time, ruler_ticks
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, Qt
+from PySide6.QtGui import QColor, QHelpEvent, QImage, QPainter, QPen, QPixmap
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolTip,
+    QWidget,
+)
 
-from .fleet_model import STRIP, STRIP_ROLE
+from .fleet_model import HOST_ROLE, STRIP, STRIP_ROLE
 from .theme import Theme
 
 _STOPS = ("#440154", "#3b528b", "#21918c", "#5ec962", "#fde725")  # viridis at 0, ¼, ½, ¾, 1
@@ -86,6 +94,7 @@ class StripDelegate(QStyledItemDelegate):
     def __init__(self, theme: Theme, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.theme = theme
+        self.span_ns = 0.0  # the fleet's span the strips cover
         self._images: dict[int, tuple[Any, QImage]] = {}
 
     def clear(self) -> None:
@@ -104,6 +113,29 @@ class StripDelegate(QStyledItemDelegate):
             hit = (values, strip_image(values, self.theme.c("gutter")))
             self._images[id(values)] = hit
         return hit[1]
+
+    def bin_at(self, option: QStyleOptionViewItem, x: float, bins: int) -> int:
+        """The strip's bin under x (-1: none)."""
+        target = option.rect.adjusted(PAD, 0, -PAD, 0)
+        if bins <= 0 or target.width() <= 0 or not target.left() <= x < target.left() + target.width():
+            return -1
+        return min(int((x - target.left()) * bins / target.width()), bins - 1)
+
+    def helpEvent(self, event: QHelpEvent, view: QAbstractItemView, option: QStyleOptionViewItem,
+                  index: QModelIndex | QPersistentModelIndex) -> bool:
+        """The tooltip over a strip: the time under the cursor and how busy the host's devices were."""
+        values = index.data(STRIP_ROLE)
+        if event.type() != QEvent.Type.ToolTip or not isinstance(values, list) or self.span_ns <= 0:
+            return super().helpEvent(event, view, option, index)
+        b = self.bin_at(option, event.pos().x(), len(values))
+        if b < 0:
+            return super().helpEvent(event, view, option, index)
+        v = values[b]
+        busy = "no data" if v is None or v != v else f"{float(v):.0%} busy"
+        step = self.span_ns / len(values)
+        when = f"{format_time(b * step, step, self.span_ns)}–{format_time((b + 1) * step, step, self.span_ns)}"
+        QToolTip.showText(event.globalPos(), f"{index.data(HOST_ROLE)} at {when}: {busy}", view)
+        return True
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:

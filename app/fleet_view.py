@@ -161,7 +161,7 @@ class FleetView(QWidget):
         self.model.stragglers = culprits
         self._fill_failures(report)
         span = (report or {}).get("span_ns") or [0, 0]
-        self.header.span_ns = float(span[1]) - float(span[0])
+        self.header.span_ns = self.delegate.span_ns = float(span[1]) - float(span[0])
         if report is not None:
             devices = sum(int(h.get("devices", 0) or 0) for h in hosts)
             late = ", ".join(sorted(culprits)) or "none"

@@ -21,6 +21,7 @@ from accelview.capture.synthetic import demo_trace
 from accelview.model import CaptureError
 from fleet_reports import fake_report
 from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtWidgets import QStyleOptionViewItem
 
 
 @pytest.fixture
@@ -67,6 +68,20 @@ def test_sorting_by_box_and_header_changes_the_order(view):
     assert [means[h] for h in order] == sorted(means.values())
     assert {view.sort_box.itemData(i) for i in range(view.sort_box.count())} >= {
         "rank", "late_ns", "lost_ns", "busy", "host", "compute_ns", "devices", "clock.steps"}
+
+
+def test_the_model_passes_the_model_tester_and_a_strip_tells_its_time(view, qtmodeltester):
+    report = fake_report(6)
+    view.set_report(report)
+    qtmodeltester.check(view.model)
+    rect = view.table.visualRect(view.model.index(0, STRIP))
+    option = QStyleOptionViewItem()
+    option.rect = rect
+    bins = len(report["hosts"][0]["utilisation"])
+    assert view.delegate.bin_at(option, rect.left() + 3, bins) == 0
+    assert view.delegate.bin_at(option, rect.right() - 3, bins) == bins - 1
+    assert view.delegate.bin_at(option, rect.left() + 3 + (rect.width() - 6) / 2, bins) == bins // 2
+    assert view.delegate.bin_at(option, rect.left(), bins) == -1  # the padding is no bin
 
 
 def test_failures_are_named_and_the_answer_marked_partial(view):
