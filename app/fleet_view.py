@@ -44,11 +44,11 @@ HOST_ROLE_ITEM = Qt.ItemDataRole.UserRole  # a finding's culprit host in the sid
 class FleetTable(QTableView):
     """The hosts' table: arrows move the selection, Enter asks for the host's timeline."""
 
-    entered = Signal()
+    enter_pressed = Signal()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            self.entered.emit()
+            self.enter_pressed.emit()
             return
         super().keyPressEvent(event)
 
@@ -139,14 +139,14 @@ class FleetView(QWidget):
         t.sortByColumn(RANK, Qt.SortOrder.AscendingOrder)
         h = t.horizontalHeader()
         h.sortIndicatorChanged.connect(self._header_sorted)
-        for c, w in ((RANK, 46), (HOST, 110), (LATE, 76), (LOST, 76), (METRIC, 96)):
+        for c, w in ((RANK, 54), (HOST, 110), (LATE, 76), (LOST, 76), (METRIC, 96)):
             h.setSectionResizeMode(c, QHeaderView.ResizeMode.Interactive)
             t.setColumnWidth(c, w)
         h.setSectionResizeMode(STRIP, QHeaderView.ResizeMode.Stretch)
         t.verticalScrollBar().valueChanged.connect(lambda _v: self._show_view_on_map())
         t.selectionModel().currentRowChanged.connect(lambda _c, _p: self._show_view_on_map())
         t.doubleClicked.connect(lambda _i: self._drill_current())
-        t.entered.connect(self._drill_current)
+        t.enter_pressed.connect(self._drill_current)
         return t
 
     # -- the report -----------------------------------------------------------------------------
