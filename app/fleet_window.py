@@ -80,7 +80,7 @@ class Fleeting:
         self.pages.addWidget(top)
         self.pages.addWidget(self.fleet_view)
         self._strips = split.widget(1)
-        self._load_behind: object = None  # the load under way when the fleet view was shown
+        self._load_behind: object = None  # the last load when the fleet view was shown
         self.state.trace_changed.connect(self._trace_shown)
         self.fleet_view.drill.connect(self.open_fleet_host)
         self.fleet_view.merged_requested.connect(self.open_fleet_merged)
@@ -123,7 +123,7 @@ class Fleeting:
             self.fleet_action.setChecked(on)
         if not on:
             return
-        self._load_behind = self.job if self.job is not None and self.job.running else None
+        self._load_behind = self.job  # if still to arrive, it arrives behind the fleet view
         self.setWindowTitle(f"accelview — fleet {self.fleet_label}")
         if self.fleet_view.report is None and not self.fleet_view.running:
             self.fleet_view.analyze(self.fleet_paths, self.fleet_analyze,
