@@ -29,8 +29,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="a cluster's host captures: analyse them on a local Dask cluster of N worker processes "
                         "(default: in this process, one capture after another)")
     p.add_argument("--timeout", type=float, default=600.0, metavar="S",
-                   help="a cluster's host captures: give up on a capture still running after S seconds "
-                        "(default 600); the rest is reported, marked partial")
+                   help="a cluster's host captures on Dask: give up on a capture whose task still runs after "
+                        "S seconds (default 600); the rest is reported, marked partial")
     p.add_argument("--what-if", metavar="STAGE=PCT", type=parse_what_if,
                    help="print each request lifecycle stage's latency distribution, then replay the run with one "
                         "stage (api, driver, doorbell, dma, execution, wake) PCT%% faster and print the time "

@@ -11,6 +11,7 @@ from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
 from . import intervals as iv
+from .collectives import participations
 from .critical_path import CriticalPath, critical_path
 from .device_passes import fusion_candidates, host_sync, launch_bound, low_hbm_efficiency
 from .distributed import collectives_of, distributed_findings, summary
@@ -223,7 +224,7 @@ def analyze(trace: Trace, roles: Roles | None = None, tables: bool = True) -> Re
         if f is not None:
             found.append(f)
     found += trace_findings(roles, labels, gaps, span)
-    extract = [host_extract(trace)]
+    extract = [host_extract(trace)] if participations(trace)["lane"] else []  # no collectives: nothing to extract
     collectives = collectives_of(extract)
     found += distributed_findings(collectives, t0, span)
     idle = gpu_idle(roles, gaps, ranked(found), span)

@@ -7,7 +7,9 @@ At each collective whose last arrival is later than the median by at least ``MIN
 participants later than the median by more than half of that are *late*. The culprit is who is
 late at most collectives (at least a third of those): every device of one host late together
 names the host (``"device": None``), else the device most often late. The cause compares what
-the culprit did since the previous collective with its peers (the median): more time in
+the culprit did since its previous collective with its peers (the median; per participation,
+``participation_busy`` measures it on the capture's own clock, so it travels from a fleet's hosts
+as a few numbers): more time in
 compute ops → ``compute``, in PCIe copies (DMA) → ``pcie``, in receiving over the network
 (send/recv) → ``network``; lateness none of these explain is time the device waited for its
 host to submit work → ``host``.
@@ -68,6 +70,8 @@ def participation_busy(trace: Trace, parts: dict[str, list]) -> list[list[float]
     each of ``CATEGORIES`` since the end of the participation before it on its lane (everything
     before, for the first), measured on ``trace``'s clock. What names a straggler's cause, small
     enough to travel from a fleet's hosts."""
+    if not parts["lane"]:
+        return []  # no collectives: a single device's capture need not sort its work
     timelines = _Timelines(trace)
     previous: dict[int, float] = {}
     out = []

@@ -58,7 +58,7 @@ def open_client(scheduler: str | None = None, workers: int | None = None, *, das
     if scheduler:
         try:
             return Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as error:
+        except (OSError, TimeoutError, ValueError) as error:
             raise AccelviewError(f"{scheduler}: cannot reach the Dask scheduler ({error})") from None
     count = DEFAULT_WORKERS if workers is None else workers
     if count < 1:
@@ -70,14 +70,12 @@ def open_client(scheduler: str | None = None, workers: int | None = None, *, das
                           "distributed.scheduler.worker-saturation": 1.0}):
         cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
                                dashboard_address=":0" if dashboard else None, silence_logs=logging.CRITICAL)
-    client = Client(cluster)
-    client._fleet_owns_cluster = True  # type: ignore[attr-defined]  # close_client closes it too
-    return client
+    return Client(cluster)
 
 
 def close_client(client: Client) -> None:
-    """Close ``client`` and the LocalCluster ``open_client`` started for it, if any."""
-    cluster = client.cluster if getattr(client, "_fleet_owns_cluster", False) else None
+    """Close ``client`` and the LocalCluster it was opened on, if any (not a scheduler it joined)."""
+    cluster = client.cluster
     client.close()
     if cluster is not None:
         cluster.close()

@@ -19,6 +19,13 @@ from accelview.model.fleet.combine import FLEET_BINS
 from accelview.model.fleet.drill import host_timeline
 from accelview.model.fleet.extract import map_of
 from accelview.model.store.reader import load_capture
+from fleet_tasks import write_fleet
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """4 hosts × 2 devices of dp-straggler (host1's device 1 late), one capture per host."""
+    return write_fleet(tmp_path_factory.mktemp("fleet"))
 
 
 @pytest.fixture(scope="module")

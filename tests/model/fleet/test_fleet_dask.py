@@ -14,7 +14,13 @@ from accelview.model.analysis.distributed import analyze_cluster
 from accelview.model.cluster import load_cluster, split_hosts
 from accelview.model.fleet.analyze import analyze_fleet, fleet_report
 from accelview.model.fleet.engine import WORKER_DIED, close_client, map_captures, open_client
-from fleet_tasks import RELEASE, extract_or_die, probe
+from fleet_tasks import RELEASE, extract_or_die, probe, write_fleet
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """4 hosts × 2 devices of dp-straggler (host1's device 1 late), one capture per host."""
+    return write_fleet(tmp_path_factory.mktemp("fleet"))
 
 
 @pytest.fixture(scope="module")
