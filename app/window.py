@@ -36,6 +36,7 @@ from .counter_list import CounterListModel
 from .details import DetailsPanel
 from .file_choosing import ExportJob, FileChoosing
 from .findings_panel import FindingsPanel
+from .fleet_window import Fleeting
 from .graph_panel import GraphPanel
 from .keys_help import KeysDialog
 from .lane_tree import LanePanel, LaneTreeView
@@ -54,7 +55,7 @@ LEFT_DOCK_W, RIGHT_DOCK_W = 170, 320  # at 1600 px the timeline keeps over two t
 LAYOUT_VERSION = 2  # saved dock states of older layouts (wide, untabbed docks) are not restored
 
 
-class MainWindow(FileChoosing, Comparing, QMainWindow):
+class MainWindow(Fleeting, FileChoosing, Comparing, QMainWindow):
     """The accelview window. ``set_trace`` shows a loaded trace; ``open_path`` loads a file."""
 
     def __init__(self, theme: str | None = None, settings: QSettings | None = None,
@@ -75,6 +76,7 @@ class MainWindow(FileChoosing, Comparing, QMainWindow):
         self._build_views()
         self._build_actions()
         self._build_status()
+        self._build_fleet()
         self.apply_theme(self.theme.name)
 
     # -- construction ---------------------------------------------------------------------------
