@@ -113,3 +113,18 @@ def test_the_fleet_analysis_finds_the_step_and_ranks_the_planted_hosts_latest(fl
     assert {h["host"] for h in report["hosts"] if h["clock"]["steps"]} == stepped
     late = set(truth["late_hosts"])
     assert {h["host"] for h in report["hosts"][:len(late)]} == late
+
+
+def test_the_stepped_hosts_utilisation_is_not_folded_by_its_step(fleet):
+    """Each host's strip holds its devices' compute time: the stepped host's as much as the
+    others' (its profile sampled on host0's clock, not folded around the jump)."""
+    out, truth = fleet
+    report = analyze_fleet([str(out / f"host{h}.h5") for h in range(HOSTS)])
+    t0, t1 = report["span_ns"]
+    stepped = truth["clock_steps"][0]["host"]
+    shown = {}
+    for h in report["hosts"]:
+        u = np.asarray(h["utilisation"])
+        shown[h["host"]] = float(u.sum()) * (t1 - t0) / len(u) * h["devices"]
+        assert shown[h["host"]] == pytest.approx(h["compute_ns"], rel=0.02)
+    assert shown[stepped] > 0

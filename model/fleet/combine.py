@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..align import ClockMap
 from ..analysis.collectives import Collective
 from ..analysis.distributed import analyze_extracts, bounds_of, collectives_of
 from ..analysis.hostextract import placed, sends_of
@@ -54,7 +55,8 @@ def combine(extracts: Mapping[str, dict[str, Any]], failures: Mapping[str, str] 
                       "clock": {"steps": len(map_of(e["host_map"]).segments) - 1,
                                 "error_ns": round(max(s.error_ns for s in segments), 1),
                                 "synced": bool(e["synced"]), "map": map_json(maps[h])},
-                      "utilisation": utilisation(e["profile"], maps[h].to_ref, begin, end)})
+                      "utilisation": utilisation(e["profile"], _narrowing(map_of(e["host_map"]), maps[h]),
+                                                 begin, end)})
     index = {e["host"]: int(e["index"]) for e in moved}
     hosts.sort(key=lambda r: (-r["late_ns"], -r["lost_ns"], index[r["host"]]))
     for rank, row in enumerate(hosts, 1):
@@ -104,15 +106,21 @@ def lateness(collectives: Sequence[Collective]) -> tuple[dict[str, float], dict[
     return dict(late), dict(lost)
 
 
+def _narrowing(fitted: ClockMap, narrowed: ClockMap) -> Any:
+    """host0 time on a host's fitted map → on its narrowed one (what the collectives proved)."""
+    return lambda r: narrowed.to_ref(fitted.from_ref(r))
+
+
 def utilisation(profile: dict[str, Any], place: Any, begin: float, end: float, bins: int = FLEET_BINS) -> list[float]:
     """A host's busy fraction of its devices in each of ``bins`` equal bins of [begin, end) (host0
-    ns), from its cumulative busy profile (sampled on its own clock, moved by ``place``)."""
+    ns), from its cumulative busy profile (sampled on host0's clock as its fitted map placed it,
+    moved by ``place`` to where the narrowed map puts it)."""
     busy = np.asarray(profile["busy_ns"], dtype=np.float64)
     devices = int(profile["devices"])
     if devices == 0 or end <= begin or not len(busy):
         return [0.0] * bins
     t0, t1 = profile["times"]
-    at = place(np.linspace(float(t0), float(t1), len(busy)))
+    at = np.maximum.accumulate(place(np.linspace(float(t0), float(t1), len(busy))))  # xp must not fall
     edges = np.linspace(begin, end, bins + 1)
     cumulative = np.interp(edges, at, busy, left=0.0, right=float(busy[-1]))
     share = np.diff(cumulative) / (np.diff(edges) * devices)

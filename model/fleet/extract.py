@@ -27,7 +27,7 @@ from ..schema import TrackKind
 from ..trace import Trace
 from .cache import cached
 
-SECTION = "extract-1"  # the sidecar section; a new number when the extract changes
+SECTION = "extract-3"  # the sidecar section; a new number when the extract changes
 PROFILE_POINTS = 2049  # the busy profile's samples over the capture's span
 
 
@@ -53,7 +53,8 @@ def extract_fresh(path: str) -> dict[str, Any]:
     out = host_extract(local, host)
     cluster = trace.metadata["capture"]["cluster"]
     out.update(path=str(path), index=index, cluster_hosts=int(cluster.get("hosts", 0)),
-               host_map=map_json(align.host_map), synced=align.synced, profile=busy_profile(local))
+               host_map=map_json(align.host_map), synced=align.synced,
+               profile=busy_profile(local, to_ref=align.host_map.to_ref))
     return out
 
 
@@ -68,21 +69,28 @@ def map_of(data: dict[str, Any]) -> ClockMap:
     return ClockMap(tuple(Segment(int(a), int(z), float(o), float(d), float(e)) for a, z, o, d, e in data["segments"]))
 
 
-def busy_profile(trace: Trace, points: int = PROFILE_POINTS) -> dict[str, Any]:
+def busy_profile(trace: Trace, points: int = PROFILE_POINTS, to_ref: Any = None) -> dict[str, Any]:
     """How much device time was busy up to each of ``points`` times evenly over the trace's span:
-    ``times`` (first, last), ``busy_ns`` (cumulative over the devices' execution units, each
-    device's busy time counted once however many of its units overlap), ``devices``."""
-    t0, t1 = (float(x) for x in trace.time_bounds())
+    ``times`` (first, last), ``busy_ns`` (cumulative over the devices' compute units, each
+    device's busy time counted once however many of its units overlap), ``devices``. Collectives
+    are left out: a device waiting in an all-reduce for a straggler is not busy, and a lane that
+    counted that wait would show every host but the straggler fully busy. ``to_ref`` (a host's
+    map to host0) places each interval before the profile is sampled, so the samples lie evenly
+    on host0's clock: sampled on the host's own clock and moved afterwards, a clock step's jump
+    would fold the samples around it."""
+    place = to_ref if to_ref is not None else (lambda t: t)
+    t0, t1 = (float(x) for x in place(np.asarray(trace.time_bounds(), dtype=np.float64)))
     at = np.linspace(t0, t1, points)
     total = np.zeros(points)
     tracks, sl = trace.tracks, trace.slices
     unit = tracks.kind[sl.track] == int(TrackKind.EXEC_UNIT)
+    compute = unit & (tracks.name[sl.track] != trace.strings.lookup("collective"))
     dev = tracks.device[sl.track]
     devices = np.unique(dev[unit]).tolist()
     for d in devices:
-        rows = np.flatnonzero(unit & (dev == d))
+        rows = np.flatnonzero(compute & (dev == d))
         s = sl.start_ns[rows].astype(np.float64)
-        start, end = _union(s, s + sl.dur_ns[rows])
+        start, end = _union(place(s), place(s + sl.dur_ns[rows]))
         before = np.r_[0.0, np.cumsum(end - start)]  # busy before each interval starts
         k = np.searchsorted(start, at, side="right")  # intervals started by each time
         inside = np.where(k > 0, np.clip(at - start[np.maximum(k - 1, 0)], 0, None), 0.0)
