@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from accelview.model.compare.diff import compare
+from accelview.model.compare.inputs import check_comparable
 from accelview.model.errors import AccelviewError
 from accelview.model.loader import load_trace
 from accelview.model.text.diff import format_diff, listed
@@ -32,7 +33,9 @@ def run(args: argparse.Namespace) -> int:
         if Path(path).is_dir():
             raise AccelviewError(f"{path}: comparing directories of ranks or hosts is not supported yet; "
                                  "give one capture or trace per run")
-    d = compare(load_trace(args.a), load_trace(args.b), args.min_change)
+    a, b = load_trace(args.a), load_trace(args.b)
+    check_comparable(a, b, args.a, args.b)
+    d = compare(a, b, args.min_change)
     if args.json:
         out = d.to_json()
         keep = {id(e) for e in listed(d)}
@@ -41,3 +44,4 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_diff(d, args.top))
     return 0
+
