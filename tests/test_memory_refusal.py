@@ -106,3 +106,21 @@ def test_the_app_says_it_in_a_dialog_and_keeps_the_view(monkeypatch, qtbot, tmp_
     qtbot.waitUntil(lambda: w.error_box is not None and w.error_box.isVisible(), timeout=10_000)
     assert w.error_box.text().startswith(f"{capture}: needs about ") and w.state.trace is None
     w.error_box.close()
+
+
+def test_a_cluster_counts_its_hosts_and_their_merge_together(monkeypatch, tmp_path, capsys):
+    from accelview.capture.sim import workloads
+    from accelview.model.loader import memory_need
+
+    run = tmp_path / "run"
+    run.mkdir()
+    cluster = workloads.run_cluster("dp-straggler", {"hosts": 2, "devices": 2, "steps": 2}, seed=3)
+    for h, t in enumerate(cluster.traces()):
+        write_capture(t, run / f"host{h}.h5")
+    each = [memory_need(run / f"host{h}.h5") for h in range(2)]
+    fake_available(monkeypatch, tmp_path, (max(each) >> 10) + 1024)  # either host alone fits
+    assert main(["info", str(run / "host0.h5")]) == 0
+    capsys.readouterr()
+    assert main(["info", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"accelview: {run}: needs about ") and err.count("\n") == 1
