@@ -3,9 +3,10 @@
 Loading reads a whole capture or trace into memory; one larger than the memory the system has
 left would be read into swap (minutes of thrashing) or killed by the OOM killer half way. So the
 readers estimate what loading will take (a capture from its row counts, a trace from its size)
-and refuse with one line when it is more than ``MemAvailable`` of /proc/meminfo. The estimates
-are measured (``load_trace`` of synthetic captures and their Chrome exports, 1M and 4M slices:
-peak RSS over the table bytes 1.6, over the JSON text 2.0–2.2) and rounded up.
+and refuse with one line when it is more than ``MemAvailable`` of /proc/meminfo. The factors
+are measured (``benchmarks/bench_memory_need.py``: peak RSS of ``load_trace`` over the bytes of a
+synthetic capture's tables 1.55–1.8, over the text of its Chrome export 2.3–2.7, of real Kineto
+traces at most 2.0) and rounded up.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from .text.values import format_bytes
 
 MEMINFO = Path("/proc/meminfo")  # where the memory left is read (tests point it at a file of their own)
 BASE_NEED = 32 << 20  # what a load costs beside the data: decoders, indexes, the interpreter's arenas
-COLUMN_FACTOR = 2.0  # peak of a capture's load over the bytes its tables hold (1.6 measured)
-JSON_FACTOR = 2.5  # peak of a JSON import over the decompressed text (2.0–2.2 measured)
+COLUMN_FACTOR = 2.0  # peak of a capture's load over the bytes its tables hold (1.55–1.8 measured)
+JSON_FACTOR = 3.0  # peak of a JSON import over the decompressed text (2.3–2.7 measured)
 GZIP_MAGIC = b"\x1f\x8b"
 TRACE_SUFFIXES = (".json", ".json.gz")  # the files of a folder of traces that a folder's import reads
 
