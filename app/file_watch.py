@@ -76,7 +76,7 @@ class FileWatch(QObject):
     def check(self, *_: object) -> None:
         """Say so in the status bar when a watched file changed (a file the watcher dropped on a
         replacement or deletion keeps being compared through its folder)."""
-        if self.path is None or self.label.isVisible():
+        if self.path is None or not self.label.isHidden():  # said already (isVisible: false in a hidden window)
             return
         f = self.changed()
         if f is None:
