@@ -21,8 +21,12 @@ def _one_line(argv, named, error, capsys, status):
     assert err.startswith(f"accelview: {named}: ") and error in err and err.count("\n") == 1, (argv, err)
 
 
-@pytest.mark.parametrize("command", FOLDER_COMMANDS)
-@pytest.mark.parametrize("case", list(FOLDER_CASES))
+# each folder through `info` and one of the other commands in turn (they share load_input)
+FOLDER_RUNS = [(case, command) for i, case in enumerate(FOLDER_CASES)
+               for command in (FOLDER_COMMANDS[0], FOLDER_COMMANDS[1 + i % (len(FOLDER_COMMANDS) - 1)])]
+
+
+@pytest.mark.parametrize(("case", "command"), FOLDER_RUNS)
 def test_hostile_cluster_folder(hosts, tmp_path, case, command, capsys):
     make, error = FOLDER_CASES[case]
     argv, named = make(hosts, tmp_path, command)
