@@ -29,6 +29,11 @@ GZIP_MAGIC = b"\x1f\x8b"
 TRACE_SUFFIXES = (".json", ".json.gz")  # the files of a folder of traces that a folder's import reads
 
 
+class NotEnoughMemory(CaptureError):
+    """A file refused because loading it needs more memory than the system has left (nothing is
+    wrong with the file)."""
+
+
 def available_bytes() -> int | None:
     """The memory the system can give without swapping (``MemAvailable``), or None where it
     is not known (no /proc/meminfo, an old kernel): then nothing is refused."""
@@ -84,5 +89,6 @@ def check_fits(path: str | Path, need: int, available: int | None = None) -> Non
     needs more memory than is available (``available``: read from the system when None)."""
     left = available_bytes() if available is None else available
     if left is not None and need > left:
-        raise CaptureError(path, f"needs about {format_bytes(need)} of memory to open, but only {format_bytes(left)} "
-                                 f"is available: close other programs, or open it on a machine with more memory")
+        raise NotEnoughMemory(path, f"needs about {format_bytes(need)} of memory to open, but only "
+                                    f"{format_bytes(left)} is available: close other programs, or open it on a "
+                                    "machine with more memory")

@@ -124,3 +124,18 @@ def test_a_cluster_counts_its_hosts_and_their_merge_together(monkeypatch, tmp_pa
     assert main(["info", str(run)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"accelview: {run}: needs about ") and err.count("\n") == 1
+
+
+def test_convert_keeps_what_it_wrote_when_memory_is_short_to_read_it_back(monkeypatch, tmp_path, capsys):
+    import accelview.app.cli.convert as convert
+
+    src, out = tmp_path / "t.json", tmp_path / "out.h5"
+    export_chrome(busy_trace(), src)
+
+    def short(path):  # the read-back alone finds the memory short
+        raise memory.NotEnoughMemory(path, "needs about 1 GB of memory to open, but only 1 MB is available")
+
+    monkeypatch.setattr(convert, "load_trace", short)
+    assert main(["convert", str(src), str(out)]) == 2
+    assert "could not be read back to check it" in capsys.readouterr().err
+    assert len(load_trace(out).slices) == len(load_trace(src).slices)  # kept, and whole
