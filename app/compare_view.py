@@ -238,10 +238,13 @@ class CompareJob(QObject):
 
     def _run(self) -> None:
         from accelview.model.compare.diff import compare
+        from accelview.model.compare.inputs import check_comparable
         from accelview.model.loader import load_trace
 
         try:
-            self.diff = compare(self.trace_a, load_trace(self.path_b))
+            trace_b = load_trace(self.path_b)
+            check_comparable(self.trace_a, trace_b, path_b=self.path_b)
+            self.diff = compare(self.trace_a, trace_b)
         except AccelviewError as e:
             self.failed.emit(str(e))
             return

@@ -35,6 +35,7 @@ from .counter_charts import CounterCharts
 from .counter_list import CounterListModel
 from .details import DetailsPanel
 from .file_choosing import ExportJob, FileChoosing
+from .file_watch import FileWatch
 from .findings_panel import FindingsPanel
 from .fleet_window import Fleeting
 from .graph_panel import GraphPanel
@@ -259,6 +260,9 @@ class MainWindow(Fleeting, FileChoosing, Comparing, QMainWindow):
         sb.addPermanentWidget(self.legend)
         sb.addPermanentWidget(self.range_label)
         sb.addPermanentWidget(self.view_label)
+        self.file_watch = FileWatch(sb)  # says when the open file changes on disk
+        self.file_watch.reopen.connect(lambda p: self.open_paths([p]))
+        self.state.trace_changed.connect(lambda: self.file_watch.watch(None))
         self.timeline.hovered.connect(self._show_cursor)
         self.timeline.hovered.connect(self.counters.set_cursor)
         self.state.selection_changed.connect(self._show_selection)
@@ -389,6 +393,7 @@ class MainWindow(Fleeting, FileChoosing, Comparing, QMainWindow):
         self.add_recent(path)
         self.statusBar().showMessage(f"Opened {path}: {format_count(len(trace.slices))} slices", 5000)
         self.bookmarks.set_source(path)  # after: a bad sidecar's line must not be overwritten
+        self.file_watch.watch(path)  # a label of several files is no path: not watched
 
     def _failed(self, message: str) -> None:
         """Show a bad-file dialog; the trace on screen stays as it was."""

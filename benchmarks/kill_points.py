@@ -11,7 +11,9 @@ it) and hold every event the service had received whole before the kill (the eve
 whole frames in the spool at that instant, or of the whole run once the capture was in place).
 
 Printed per mode: kill points tried / captures readable / events lost, and where the kills
-fell (the spool converted after the kill, or the finished capture already in place).
+fell (the spool converted after the kill, or the finished capture already in place); a run that
+ended by itself before its kill with fewer events than the unkilled run ("ended short": its child
+could not start, or died) is printed with its reason and not counted as a kill's loss.
 
 Run: .venv/bin/python benchmarks/kill_points.py [--points 50] [--launches 60000] [--modes spooled live service]
 """
@@ -61,8 +63,16 @@ def main() -> int:
                 wait_for(proc, out.exists)
                 delay = rng.uniform(0.0, span * 1.05)
                 wait_for(proc, lambda: False, timeout=delay)
+                ended = proc.poll()  # the command ended by itself before the kill (then nothing was killed)
                 kill(proc, service_only=mode == "service")
                 o = judge(out, whole)
+                if ended is not None and o.state == "final" and o.kept < whole:
+                    # not a kill's loss: the run itself ended short (a child that could not start or
+                    # died early sends nothing); the judge, which takes a finished capture for the
+                    # whole run, would count every event of it as lost
+                    print(f"  point {k}: the command ended by itself (status {ended}) before the kill at "
+                          f"{delay:.2f} s with {o.kept:,} events: {o.problem or 'no reason given'}", flush=True)
+                    o.state, o.flushed = "ended short", o.kept
                 tried += 1
                 readable += o.readable
                 lost += o.lost

@@ -136,3 +136,39 @@ def test_a_missing_script_is_reported_in_the_dialog(qtbot, tmp_path) -> None:
     qtbot.addWidget(dialog)
     dialog.start()
     assert "no such file" in dialog.status.text() and not dialog.running
+
+
+LOUD = """\
+import os, sys
+from accelview.capture import sim
+dev = sim.device(0)
+dev.launch("elementwise", elements=4096)
+line = "x" * 99 + "\\n"
+for _ in range(500_000):
+    sys.stdout.write(line)
+sys.stdout.flush()
+while not os.path.exists(sys.argv[1]):  # until the test, on the GUI thread, has seen it all
+    dev.synchronize()
+print("the end")
+"""
+
+
+def test_a_script_printing_50_mb_blocks_neither_the_service_nor_the_dialog(qtbot, tmp_path, stop_after) -> None:
+    script, go_on = tmp_path / "loud.py", tmp_path / "go_on"
+    script.write_text(LOUD)
+    dialog = ProfileDialog(script=str(script), output=str(tmp_path / "loud.h5"))
+    qtbot.addWidget(dialog)
+    stop_after(dialog)
+    dialog.args.setText(str(go_on))
+    dialog.start()
+    # the GUI thread runs its event loop while the script prints, and the 50 MB are read as they
+    # come: the script is still running (it waits for go_on), so nothing waited for its end
+    qtbot.waitUntil(lambda: dialog._service.output is not None and dialog._service.output.total >= 50_000_000,
+                    timeout=60_000)
+    assert dialog.running
+    with qtbot.waitSignal(dialog.captured, timeout=60_000):
+        go_on.touch()
+    dialog.wait()
+    assert dialog.result.complete and dialog.result.exit_code == 0
+    shown = dialog.script_output.toPlainText()
+    assert shown.rstrip().endswith("the end") and len(shown) <= 2 * (64 << 10)  # the tail, not 50 MB in a widget

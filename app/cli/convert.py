@@ -69,8 +69,12 @@ def run(args: argparse.Namespace) -> int:
 def _read_back(out: Path) -> None:
     """Never report success for a file accelview cannot read: load what was written; a file that
     does not load is removed and the problem reported (exit 2)."""
+    from accelview.model.memory import NotEnoughMemory
+
     try:
         load_trace(out)
+    except NotEnoughMemory as e:  # nothing says the file is wrong: keep it
+        raise CaptureError(out, f"was written but could not be read back to check it ({e.problem})") from None
     except AccelviewError as e:
         out.unlink(missing_ok=True)
         raise CaptureError(out, f"was written but does not read back, so it was removed ({e})") from None

@@ -49,10 +49,13 @@ def run(args: argparse.Namespace) -> int:
     if args.a_files or args.b_files or len(a) > 1 or len(b) > 1 or any(Path(p).is_dir() for p in (*a, *b)):
         return _run_members(args, a, b)
     from accelview.model.compare.diff import compare
+    from accelview.model.compare.inputs import check_comparable
     from accelview.model.loader import load_trace
     from accelview.model.text.diff import format_diff, listed
 
-    d = compare(load_trace(a[0]), load_trace(b[0]), args.min_change)
+    ta, tb = load_trace(a[0]), load_trace(b[0])
+    check_comparable(ta, tb, a[0], b[0])
+    d = compare(ta, tb, args.min_change)
     if args.json:
         out = d.to_json()
         keep = {id(e) for e in listed(d)}

@@ -19,6 +19,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Align and merge the host captures, write the result, say how well each host was placed."""
     from accelview.model.cluster import load_cluster
+    from accelview.model.cluster.inputs import expand
     from accelview.model.errors import AccelviewError, CaptureError
     from accelview.model.store.writer import write_capture
     from accelview.model.text.values import format_count, format_duration
@@ -28,10 +29,13 @@ def run(args: argparse.Namespace) -> int:
         raise AccelviewError(f"{out}: merge writes a capture (.h5)")
     if out.exists() and not args.force:
         raise CaptureError(out, "already exists (use --force to overwrite it)")
+    files = expand(args.files)
+    if out.exists() and any(out.resolve() == f.resolve() for f in files if f.exists()):
+        raise CaptureError(out, "is one of the inputs: write the merge to another file")
     t0 = time.perf_counter()
-    trace = load_cluster(args.files)
-    if "merged" not in trace.metadata or not trace.metadata["merged"].get("sources"):
-        raise AccelviewError(f"{args.files[0]}: already a merged cluster capture")
+    trace = load_cluster(files)
+    if len(files) == 1 and "merged" in trace.metadata:  # load_cluster gives a merged capture back as it is
+        raise CaptureError(files[0], "already a merged cluster capture")
     write_capture(trace, out, overwrite=True)
     merged = trace.metadata["merged"]
     bounds = ", ".join(f"{h} ±{format_duration(a['error_ns'])}" + ("" if a["synced"] else " (no sync samples)")

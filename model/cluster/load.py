@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..memory import check_fits
 from ..trace import Trace
 from .inputs import cluster_inputs, expand, is_cluster_capture
 from .merge import merge_aligned
@@ -25,9 +26,12 @@ def load_cluster(paths: Sequence[str | Path] | str | Path) -> Trace:
     event on host0's clock, the hosts (``host0`` …) its top-level tracks, each clock domain's
     map stored in ``clock_segments``. A single merged capture is returned as it is. Raises
     ``AccelviewError`` (one line) for files that are not one cluster's hosts, each once."""
-    from ..loader import load_trace
+    from ..loader import load_trace, memory_need
 
     files = expand([paths] if isinstance(paths, str | Path) else list(paths))
+    if len(files) > 1:  # the hosts' traces and their merge are held at once
+        check_fits(files[0].parent if len({f.parent for f in files}) == 1 else files[0],
+                   2 * sum(memory_need(p) for p in files))
     traces = [load_trace(p) for p in files]
     if len(traces) == 1 and "merged" in traces[0].metadata:
         return traces[0]

@@ -13,6 +13,7 @@ import numpy as np
 from .. import schema as S
 from ..errors import AccelviewError, CaptureError
 from ..jsonvalues import bounded
+from ..memory import capture_need, check_fits, table_need
 from ..strings import StringTable
 from ..table import Table
 from ..trace import SliceRuns, Trace, window_in_run
@@ -242,8 +243,29 @@ class CaptureFile:
         cols["track"], cols["depth"] = np.repeat(r.track[r0:r1], rows), np.repeat(r.depth[r0:r1], rows)
         return Table(S.SLICES, cols)
 
+    def memory_need(self) -> int:
+        """Estimated peak memory of ``load``, from the row counts (each checked against the
+        file's size first, so a column claiming more rows than the file holds counts nothing
+        here and is refused by the read)."""
+        if not self.finalized:  # the staging area: every column widened to 8 bytes on the way
+            return capture_need(self._rows(name) * 8 for name in self._f.datasets())
+        need = [table_need(S.SLICES, self.n_slices)]
+        for sch in (*S.TABLES, *S.TRUTH_TABLES):
+            if sch is not S.SLICES:
+                group = "truth/" if sch in S.TRUTH_TABLES else ""
+                need.append(table_need(sch, self._rows(f"{group}{sch.name}/{sch.columns[0][0]}")))
+        return capture_need(need)
+
+    def _rows(self, name: str) -> int:
+        try:
+            return self._f.length(name) if self._f.has(name) else 0
+        except CaptureError:
+            return 0
+
     def load(self, progress: Progress | None = None, cancel: Cancel | None = None) -> Trace:
-        """Read the whole capture into a Trace and check its invariants."""
+        """Read the whole capture into a Trace and check its invariants; refused before
+        reading when it needs more memory than the system has left."""
+        check_fits(self.path, self.memory_need())
         if not self.finalized:
             try:
                 trace = build_from_staging(self._f, self.metadata)

@@ -46,8 +46,11 @@ def _refuse_existing(path: Path, overwrite: bool) -> None:
         raise CaptureError(path, "is not a regular file (a capture is written beside it and renamed over it)")
     if path.exists() and not overwrite:
         raise CaptureError(path, "already exists (use --force to overwrite it)")
-    if not os.access(path.parent if str(path.parent) else ".", os.W_OK | os.X_OK):
-        raise CaptureError(path, f"cannot write in {path.parent}: permission denied")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise CaptureError(path, f"cannot write in {parent}: {'not a folder' if parent.exists() else 'no such folder'}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CaptureError(path, f"cannot write in {parent}: permission denied")
 
 
 def _root_attrs(metadata: Mapping[str, Any], complete: bool, reason: str, finalized: bool) -> dict[str, Any]:
@@ -84,6 +87,11 @@ def _write_replacing(path: Path, write: Callable[[H5File], object],
     except OSError as e:
         tmp.unlink(missing_ok=True)
         raise CaptureError(path, f"cannot write: {e.strerror or e}") from None
+    except CaptureError as e:  # the temporary file could not be made: name the file the user asked for
+        tmp.unlink(missing_ok=True)
+        if e.path != str(tmp):
+            raise
+        raise CaptureError(path, f"cannot write: {e.problem}") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
