@@ -163,8 +163,8 @@ class FleetModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return {RANK: "1 = the host the others wait for most", LATE: "total time it arrived after the median "
                     "participant", LOST: "time the other participants waited for it",
-                    STRIP: "compute-busy fraction of its devices over the fleet's span (collectives count as idle) (dark: idle, bright: busy); "
-                    "sorts by the mean"}.get(section)
+                    STRIP: "compute-busy fraction of its devices over the fleet's span (dark: idle, bright: "
+                    "busy; collectives count as idle); sorts by the mean"}.get(section)
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

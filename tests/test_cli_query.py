@@ -36,7 +36,8 @@ def _query(capsys, *args):
     return code, out, err
 
 
-def test_csv_by_host(fleet, capsys):
+def test_csv_by_host(fleet, capsys, monkeypatch):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # the progress bar is drawn on a terminal only
     code, out, err = _query(capsys, fleet, "op ~ '*all_reduce*'", "--by", "host")
     assert code == 0 and err.endswith("] 2/2 captures\n")  # the captures read: the progress bar
     rows = list(csv.DictReader(io.StringIO(out)))

@@ -22,15 +22,19 @@ from accelview.model.trace import Trace
 
 
 class ProgressBar:
-    """``analysing [#####.....] 5/10 captures`` on one line of ``out``, redrawn as captures finish."""
+    """``analysing [#####.....] 5/10 captures`` on one line of ``out``, redrawn as captures finish;
+    only on a terminal (a log or a pipe would get every redraw, and error lines after it)."""
 
     WIDTH = 30
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.drawn = False
+        self.shown = bool(getattr(out, "isatty", lambda: False)())
 
     def __call__(self, done: int, total: int) -> None:
+        if not self.shown:
+            return
         filled = self.WIDTH * done // max(total, 1)
         self.out.write(f"\ranalysing [{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{total} captures")
         self.out.flush()
@@ -64,7 +68,9 @@ def run(paths: list[str], as_json: bool, top: int, *, scheduler: str | None = No
         print(json.dumps(report, default=str))
     else:
         print(format_fleet(report, top))
-    return 0
+    for name, line in report["failures"].items():  # each on stderr too, as any unreadable file is
+        print(f"accelview: {line if line.startswith(f'{name}:') else f'{name}: {line}'}", file=sys.stderr)
+    return 1 if report["partial"] else 0
 
 
 def format_fleet(report: dict[str, Any], top: int) -> str:

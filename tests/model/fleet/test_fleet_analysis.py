@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 
 import numpy as np
 import pytest
@@ -88,18 +89,20 @@ def test_inputs_that_are_not_one_fleet_are_one_line(fleet, tmp_path):
     assert missing["partial"] and set(missing["failures"]) == {"host2", "host3"}
 
 
-def test_the_command_names_what_failed_and_refuses_bad_options(fleet, tmp_path, capsys):
+def test_the_command_names_what_failed_and_refuses_bad_options(fleet, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # the progress bar is drawn on a terminal only
     for p in fleet:
         shutil.copy(p, tmp_path / p.name)
     data = (tmp_path / "host3.h5").read_bytes()
     (tmp_path / "host3.h5").write_bytes(data[:1000])
-    assert main(["analyze", str(tmp_path)]) == 0
+    assert main(["analyze", str(tmp_path)]) == 1
     out, err = capsys.readouterr()
     assert "PARTIAL: 1 failed" in out.splitlines()[0]
     failed = out[out.index("Failed"):].splitlines()[1:]
     assert len(failed) == 1 and failed[0].strip().startswith(f"{tmp_path / 'host3.h5'}: ")
     assert "4/4 captures" in err and "Traceback" not in err
-    assert main(["analyze", str(tmp_path), "--json"]) == 0
+    assert err.rstrip().splitlines()[-1].startswith(f"accelview: {tmp_path / 'host3.h5'}: ")
+    assert main(["analyze", str(tmp_path), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["partial"] and list(report["failures"]) == [str(tmp_path / "host3.h5")]
     for bad in (["--workers", "0"], ["--timeout", "0"]):

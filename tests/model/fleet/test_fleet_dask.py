@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 
 import pytest
 from accelview.app.cli.main import main
@@ -121,7 +122,8 @@ def test_a_killed_worker_and_a_truncated_capture_leave_the_rest_intact(fleet, cl
     assert out["communication"]["collectives"] > 0
 
 
-def test_the_command_on_a_running_scheduler(fleet, client, capsys):
+def test_the_command_on_a_running_scheduler(fleet, client, capsys, monkeypatch):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # the progress bar is drawn on a terminal only
     folder = str(fleet[0].parent)
     assert main(["analyze", folder, "--json"]) == 0
     here = json.loads(capsys.readouterr().out)
