@@ -17,12 +17,13 @@ from .device_passes import fusion_candidates, host_sync, launch_bound, low_hbm_e
 from .distributed import distributed_findings, summary
 from .findings import Finding, ranked
 from .gaps import Gaps, device_gaps
-from .gpu import report_section
+from .gpu import ranks, report_section
 from .metrics.evaluate import sampled_metrics, window_metric
 from .metrics.expr import ExprError
 from .metrics.taxonomy import MetricRegistry
 from .op_classes import CLASSES
 from .ops import OpLabels, classify_ops
+from .rank_collectives import rank_collectives, rank_summary, straggler
 from .roles import Roles
 from .stats import OpStat, compute_transfer_overlap, lane_utilization, op_stats
 from .trace_passes import gpu_idle, trace_findings
@@ -225,14 +226,21 @@ def analyze(trace: Trace, roles: Roles | None = None, tables: bool = True) -> Re
     found += trace_findings(roles, labels, gaps, span)
     collectives = find_collectives([trace])
     found += distributed_findings([trace], collectives, span)
+    communication = summary([trace], collectives) if collectives else None
+    if not collectives and len(ranks(trace)) > 1:  # a multi-rank GPU trace: its NCCL kernels across ranks
+        alignment, across = rank_collectives(trace)
+        communication = rank_summary(trace, alignment, across)
+        late = straggler(trace, alignment, across, span)
+        found += [late] if late is not None else []
     idle = gpu_idle(roles, gaps, ranked(found), span)
     if idle is not None:
         found.append(idle)
     cp = critical_path(trace, roles=roles)
     if not tables:
         return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found), [],
-                      cp.by_resource_ns, report_section(trace), critical_path=cp)
+                      cp.by_resource_ns, report_section(trace), critical_path=cp,
+                      communication=communication)
     return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found),
                   op_stats(trace, roles.device_ops), cp.by_resource_ns, report_section(trace),
                   lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1, roles.device_busy), cp,
-                  summary([trace], collectives) if collectives else None)
+                  communication)
