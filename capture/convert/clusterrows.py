@@ -106,23 +106,20 @@ def add_collective_truth(b: TraceBuilder, sim: Simulator, device_tops: Sequence[
     if sim.fabric is None:
         return
     h, raw = sim.host_index, _raw(sim)
-    groups: dict[tuple, list] = {}  # by participants: the collectives of one communicator at once
-    for t in sim.fabric.truth:
-        groups.setdefault(t.ranks, []).append(t)
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("collective", "device", "arrival", "last", "end")}
     names: list[str] = []
-    for ranks, ts in groups.items():
+    for ranks, seqs, part_names, arrivals, ends in sim.fabric.ledger.parts():  # one communicator's at once
         mine = [i for i, r in enumerate(ranks) if r[0] == h]
         if not mine:
             continue
-        arrivals = np.array([t.arrivals for t in ts], dtype=np.float64)
+        last = arrivals.max(axis=1)
         for i in mine:
-            cols["collective"].append(np.array([t.seq for t in ts], dtype=np.int64))
-            cols["device"].append(np.full(len(ts), ranks[i][1], dtype=np.int64))
+            cols["collective"].append(seqs)
+            cols["device"].append(np.full(len(seqs), ranks[i][1], dtype=np.int64))
             cols["arrival"].append(arrivals[:, i])
-            cols["last"].append(arrivals.max(axis=1))
-            cols["end"].append(np.array([t.end_ns for t in ts]))
-            names += [t.name for t in ts]
+            cols["last"].append(last)
+            cols["end"].append(ends)
+            names += part_names
     if not names:
         return
     c = {k: np.concatenate(v) for k, v in cols.items()}
