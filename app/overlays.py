@@ -169,10 +169,11 @@ class OverlayPainter:
             return
         th, marks = self.theme, self.state.collective
         hatch, tint = QBrush(th.c("mark", 150), Qt.BrushStyle.BDiagPattern), th.c("mark", 60)
-        for _, skew in boxes:
-            if skew.width() > 0:
-                p.fillRect(skew, hatch)
-                p.fillRect(skew, tint)
+        skews = [skew for _, skew in boxes if skew.width() > 0]
+        p.setPen(Qt.PenStyle.NoPen)
+        for brush in (hatch, QBrush(tint)):  # each fill over every participant in one call
+            p.setBrush(brush)
+            p.drawRects(skews)
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.setPen(QPen(th.c("select", 220), 1.5))
         p.drawRects([r.adjusted(-1, -1, 1, 1) for r, _ in boxes])  # one call: 128 participants cost 1 ms apart
