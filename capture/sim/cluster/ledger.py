@@ -136,16 +136,22 @@ class Ledger:
         self._truth_parts = len(self._parts)
         return self._truth
 
-    def parts(self) -> Iterator[tuple[tuple[Rank, ...], np.ndarray, list[str], np.ndarray, np.ndarray]]:
-        """The collectives in parts of one set of participants: (ranks, seqs, names, arrivals
-        (collectives × participants), ends), in seq order."""
+    @property
+    def names(self) -> list[str]:
+        """The collectives' names, by the code :meth:`parts` gives them."""
+        return self._names
+
+    def parts(self) -> Iterator[tuple[tuple[Rank, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """The collectives in parts of one set of participants: (ranks, seqs, name codes (into
+        :attr:`names`), arrivals (collectives × participants), ends), in seq order."""
         for part in self._parts:
             if isinstance(part, CollectiveTruth):
-                yield (part.ranks, np.array([part.seq], dtype=np.int64), [part.name],
+                yield (part.ranks, np.array([part.seq], dtype=np.int64),
+                       np.array([self._name_code[part.name]], dtype=np.int64),
                        np.array([part.arrivals], dtype=np.float64), np.array([part.end_ns], dtype=np.float64))
             else:
-                yield (part.ranks, part.first + np.arange(len(part.nodes), dtype=np.int64),
-                       [n.name for n in part.nodes], part.arrivals, part.ends)
+                yield (part.ranks, part.first + np.arange(len(part.nodes), dtype=np.int64), part.names,
+                       part.arrivals, part.ends)
 
     def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(start, end, plan code, name code) of every booking, in seq order."""
