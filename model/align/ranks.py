@@ -84,9 +84,10 @@ def nccl_kernels(trace: Trace) -> dict[int, dict[tuple[str, str], np.ndarray]]:
     rows (ns) in time order."""
     rank_of = _rank_of_tracks(trace)
     s = trace.slices
-    names = {int(i): nccl_kind(trace.strings[int(i)]) for i in np.unique(s["name"])}
+    ids, inverse = np.unique(s["name"], return_inverse=True)
+    names = {int(i): nccl_kind(trace.strings[int(i)]) for i in ids}
     out: dict[int, dict[tuple[str, str], list[tuple[int, int, int]]]] = {}
-    for i in np.flatnonzero([names[int(n)] is not None for n in s["name"]]):
+    for i in np.flatnonzero(np.array([names[int(n)] is not None for n in ids], dtype=bool)[inverse]):
         track = int(s["track"][i])
         if rank_of[track] < 0:
             continue

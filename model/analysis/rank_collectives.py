@@ -60,9 +60,14 @@ class RankCollective:
                 if i != first and lateness[i] > bound[i] + bound[first]]
 
 
-def rank_collectives(trace: Trace) -> tuple[list[RankAlignment], list[RankCollective]]:
-    """The ranks' alignment against the lowest rank and the collectives matched across them."""
-    kernels = nccl_kernels(trace)
+Kernels = dict[int, dict[tuple[str, str], np.ndarray]]
+
+
+def rank_collectives(trace: Trace, kernels: Kernels | None = None
+                     ) -> tuple[list[RankAlignment], list[RankCollective]]:
+    """The ranks' alignment against the lowest rank with NCCL kernels and the collectives matched
+    across them (``kernels``: :func:`nccl_kernels` of the trace, when the caller has them)."""
+    kernels = nccl_kernels(trace) if kernels is None else kernels
     alignment = align_ranks(trace, kernels=kernels)
     ref = min(kernels, default=0)
     joined: dict[tuple[tuple[str, str], int], dict[int, tuple[int, int, int, RankAlignment | None]]] = defaultdict(dict)
@@ -181,10 +186,13 @@ def _cause(trace: Trace, alignment: list[RankAlignment], collectives: list[RankC
     return ("compute" if late > 0 and excess > 0.5 * late else "host"), excess
 
 
-def rank_summary(trace: Trace, alignment: list[RankAlignment], collectives: list[RankCollective]) -> dict[str, Any]:
+def rank_summary(trace: Trace, alignment: list[RankAlignment], collectives: list[RankCollective],
+                 kernels: Kernels | None = None) -> dict[str, Any]:
     """What ``accelview analyze --json`` reports under ``communication`` for a multi-rank trace:
-    the alignment, per rank compute vs communication and its collectives' skew and transfer,
-    and each matched collective."""
+    the alignment, per rank compute vs communication, its NCCL kernels and its collectives' skew
+    and transfer, and each matched collective."""
+    kernels = nccl_kernels(trace) if kernels is None else kernels
+    reference = alignment[0].reference if alignment else min(kernels, default=min(ranks(trace), default=0))
     split: dict[int, dict[str, float]] = defaultdict(lambda: {"skew_ns": 0.0, "transfer_ns": 0.0, "collectives": 0})
     for c in collectives:
         for r, s, t in zip(c.ranks, c.skew_ns.tolist(), c.transfer_ns.tolist(), strict=True):
@@ -198,14 +206,15 @@ def rank_summary(trace: Trace, alignment: list[RankAlignment], collectives: list
         rows.append({"rank": b.rank, "host": host.get(b.rank, f"rank {b.rank}"), "device": device.get(b.rank, -1),
                      "span_ns": b.span, "compute_ns": b.compute, "communication_ns": b.communication,
                      "skew_ns": round(row["skew_ns"]), "transfer_ns": round(row["transfer_ns"]),
-                     "collectives": int(row["collectives"])})
+                     "collectives": int(row["collectives"]),
+                     "nccl_kernels": sum(len(k) for k in kernels.get(b.rank, {}).values())})
     return {
-        "collectives": len(collectives), "ranks": rows,
+        "collectives": len(collectives), "reference": reference, "ranks": rows,
         "alignment": [{"rank": a.rank, "reference": a.reference, "offset_ns": round(a.offset_ns),
                        "proven_low_ns": round(a.low_ns), "proven_high_ns": round(a.high_ns),
                        "proven_uncertainty_ns": round(a.uncertainty_ns), "likely_uncertainty_ns": round(a.likely_ns),
                        "kernels": a.kernels} for a in alignment],
-        "unaligned_ranks": sorted(set(ranks(trace)) - {a.rank for a in alignment} - {min(ranks(trace), default=0)}),
+        "unaligned_ranks": sorted(set(ranks(trace)) - {a.rank for a in alignment} - {reference}),
         "matched": [{"stream": c.stream, "kind": c.kind, "ranks": list(c.ranks),
                      "arrival_ns": [round(x) for x in c.arrivals.tolist()],
                      "skew_ns": [round(x) for x in c.skew_ns.tolist()],

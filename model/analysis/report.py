@@ -10,6 +10,7 @@ import numpy as np
 from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
+from ..align.ranks import nccl_kernels
 from . import intervals as iv
 from .collectives import find_collectives
 from .critical_path import CriticalPath, critical_path
@@ -228,8 +229,9 @@ def analyze(trace: Trace, roles: Roles | None = None, tables: bool = True) -> Re
     found += distributed_findings([trace], collectives, span)
     communication = summary([trace], collectives) if collectives else None
     if not collectives and len(ranks(trace)) > 1:  # a multi-rank GPU trace: its NCCL kernels across ranks
-        alignment, across = rank_collectives(trace)
-        communication = rank_summary(trace, alignment, across)
+        kernels = nccl_kernels(trace)
+        alignment, across = rank_collectives(trace, kernels)
+        communication = rank_summary(trace, alignment, across, kernels)
         late = straggler(trace, alignment, across, span)
         found += [late] if late is not None else []
     idle = gpu_idle(roles, gaps, ranked(found), span)

@@ -16,7 +16,8 @@ def _signed(ns: float) -> str:
 def format_ranks(comm: dict[str, Any], t0: int, top: int) -> list[str]:
     """The section's lines (``comm``: the report's ``communication`` of a multi-rank trace)."""
     ranks = comm["ranks"]
-    ref = min((r["rank"] for r in ranks), default=0)
+    ref = comm["reference"]
+    kernels = {r["rank"]: r["nccl_kernels"] for r in ranks}
     lines = [f"\nCollectives across ranks (NCCL kernels matched across ranks, on rank {ref}'s clock)"]
     for a in comm["alignment"]:
         lines.append(f"  rank {a['rank']}: clock {_signed(a['offset_ns'])} from rank {a['reference']}'s, proven "
@@ -24,7 +25,8 @@ def format_ranks(comm: dict[str, Any], t0: int, top: int) -> list[str]:
                      f"(±{format_duration(a['proven_uncertainty_ns'])}) by {a['kernels']} kernels; "
                      f"their ends agree to ±{format_duration(a['likely_uncertainty_ns'])}")
     for r in comm["unaligned_ranks"]:
-        lines.append(f"  rank {r}: no NCCL kernel sequence consistent with rank {ref}'s within ±50 ms: not one job's "
+        lines.append(f"  rank {r}: no NCCL kernels; not aligned" if not kernels.get(r) else
+                     f"  rank {r}: no NCCL kernel sequence consistent with rank {ref}'s within ±50 ms: not one job's "
                      "ranks, or traces that do not overlap in time; its collectives are left out")
     lines.append(f"  {'rank':>4} {'device':>6} {'compute':>10} {'communication':>14} {'skew':>10} {'transfer':>10}"
                  f" {'collectives':>12}")

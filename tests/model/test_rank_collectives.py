@@ -12,6 +12,7 @@ from accelview.app.cli.main import main
 from accelview.model import TraceBuilder, TrackKind
 from accelview.model.analysis.rank_collectives import rank_collectives, rank_summary, straggler
 from accelview.model.analysis.report import analyze
+from accelview.model.text.ranks import format_ranks
 from kineto_traces import TRACES, imported, needs_traces
 
 US = 1_000
@@ -108,6 +109,7 @@ def test_two_ranks_of_different_jobs_are_not_aligned(capsys) -> None:
     assert main(["analyze", *files, "--json"]) == 0
     comm = json.loads(capsys.readouterr().out)["communication"]
     assert comm["alignment"] == [] and comm["unaligned_ranks"] == [1] and comm["matched"] == []
+    assert comm["reference"] == 0 and all(r["nccl_kernels"] > 0 for r in comm["ranks"])
 
 
 @needs_traces
@@ -119,3 +121,20 @@ def test_analyze_takes_a_runs_rank_files(capsys) -> None:
     assert main(["analyze", ranks[0], ranks[0]]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "rank 0 twice" in err[0]
+
+
+def test_a_rank_without_nccl_kernels_is_named_unaligned_and_says_why() -> None:
+    b = TraceBuilder()
+    for rank in (0, 1, 2):
+        top = b.add_track(f"rank {rank}", TrackKind.PROCESS)
+        stream = b.add_track("stream 7", TrackKind.GPU_STREAM, b.add_track(f"GPU {rank}", TrackKind.DEVICE, top,
+                                                                           device=rank), device=rank)
+        b.add_slice(stream, 1000, 5000, "volta_sgemm_128x64_nn")
+        if rank:  # rank 0 runs no collective: rank 1 is the reference
+            b.add_slice(stream, 10_000, 5000, "ncclDevKernel_AllReduce_Sum_f32_RING_LL")
+    trace = b.build()
+    alignment, colls = rank_collectives(trace)
+    s = rank_summary(trace, alignment, colls)
+    assert s["reference"] == 1 and s["unaligned_ranks"] == [0]
+    assert [r["nccl_kernels"] for r in s["ranks"]] == [0, 1, 1]
+    assert "rank 0: no NCCL kernels" in "\n".join(format_ranks(s, 0, 5))
