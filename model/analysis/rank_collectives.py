@@ -51,7 +51,7 @@ class RankCollective:
         """Per rank: from the last arrival to its kernel's end."""
         return np.maximum(self.ends - self.arrivals.max(), 0)
 
-    def late(self, bound: np.ndarray) -> list[tuple[int, float]]:
+    def late(self, bound: np.ndarray) -> list[tuple[int, int]]:
         """(rank, lateness) of each rank arriving after the first by more than the two ranks'
         clock ``bound`` together (``likely_ns`` or ``proven_ns``)."""
         first = int(np.argmin(self.arrivals))
