@@ -208,8 +208,11 @@ def rank_summary(trace: Trace, alignment: list[RankAlignment], collectives: list
                      "skew_ns": round(row["skew_ns"]), "transfer_ns": round(row["transfer_ns"]),
                      "collectives": int(row["collectives"]),
                      "nccl_kernels": sum(len(k) for k in kernels.get(b.rank, {}).values())})
+    meta = trace.metadata.get("ranks")
+    sizes = sorted({r.get("world_size") for r in meta if isinstance(r, dict) and isinstance(r.get("world_size"), int)}
+                   ) if isinstance(meta, list) else []
     return {
-        "collectives": len(collectives), "reference": reference, "ranks": rows,
+        "collectives": len(collectives), "reference": reference, "ranks": rows, "world_sizes": sizes,
         "alignment": [{"rank": a.rank, "reference": a.reference, "offset_ns": round(a.offset_ns),
                        "proven_low_ns": round(a.low_ns), "proven_high_ns": round(a.high_ns),
                        "proven_uncertainty_ns": round(a.uncertainty_ns), "likely_uncertainty_ns": round(a.likely_ns),

@@ -24,6 +24,9 @@ def format_ranks(comm: dict[str, Any], t0: int, top: int) -> list[str]:
                      f"within {_signed(a['proven_low_ns'])} … {_signed(a['proven_high_ns'])} "
                      f"(±{format_duration(a['proven_uncertainty_ns'])}) by {a['kernels']} kernels; "
                      f"their ends agree to ±{format_duration(a['likely_uncertainty_ns'])}")
+    if len(comm["world_sizes"]) > 1:
+        lines.append(f"  the files name different world sizes ({', '.join(map(str, comm['world_sizes']))}): "
+                     "not the ranks of one job")
     for r in comm["unaligned_ranks"]:
         lines.append(f"  rank {r}: no NCCL kernels; not aligned" if not kernels.get(r) else
                      f"  rank {r}: no NCCL kernel sequence consistent with rank {ref}'s within ±50 ms: not one job's "

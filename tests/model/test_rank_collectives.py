@@ -110,6 +110,16 @@ def test_two_ranks_of_different_jobs_are_not_aligned(capsys) -> None:
     comm = json.loads(capsys.readouterr().out)["communication"]
     assert comm["alignment"] == [] and comm["unaligned_ranks"] == [1] and comm["matched"] == []
     assert comm["reference"] == 0 and all(r["nccl_kernels"] > 0 for r in comm["ranks"])
+    assert comm["world_sizes"] == [2]  # both say 2: only their kernels tell the jobs apart
+
+
+@needs_traces
+def test_ranks_of_jobs_of_different_sizes_are_told_apart(capsys) -> None:
+    files = [str(TRACES / "diff" / "control_a100_rank3.json.gz"), str(TRACES / "diff" / "test_v100_rank1.json.gz")]
+    assert main(["analyze", *files]) == 0
+    out = capsys.readouterr().out
+    assert "different world sizes (2, 8): not the ranks of one job" in out
+    assert "rank 3: no NCCL kernel sequence consistent with rank 1's" in out
 
 
 @needs_traces
