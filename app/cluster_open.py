@@ -1,6 +1,6 @@
 """Opening a cluster in the app: several host captures (chosen together, dropped together, or a
 folder of them) read as one trace on host0's clock through ``load_cluster``, on the loading
-thread like any file."""
+thread like any file; several PyTorch profiler traces the same way, as one run's ranks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from accelview.model import Trace
 
-from .cli.cluster_input import host_captures
+from .cli.cluster_input import are_ranks, host_captures
 
 
 def is_cluster_choice(paths: Sequence[str]) -> bool:
@@ -40,12 +40,17 @@ def is_set_label(path: str) -> bool:
 
 
 def cluster_loader(paths: Sequence[str]) -> Callable[..., Trace]:
-    """A loader for ``LoadJob`` that reads ``paths`` as one cluster (its path argument is only
-    the label). A set that is not one cluster's hosts fails with load_cluster's one line."""
+    """A loader for ``LoadJob`` that reads ``paths`` as one cluster, or as one multi-rank run when
+    they are PyTorch profiler traces (its path argument is only the label). A set that is
+    neither fails with load_cluster's one line."""
     files = list(paths)
 
     def load(_label: str, progress: Callable[[float], None] | None = None,
              cancel: Callable[[], bool] | None = None) -> Trace:
+        if are_ranks(files):
+            from accelview.model.importers.kineto import load_ranks
+
+            return load_ranks(files, progress)
         from accelview.model.cluster import load_cluster
 
         trace = load_cluster(files)

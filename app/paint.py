@@ -227,11 +227,13 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
             for j in range(1, int(lens.max())):  # rows have few keys: one pass per key position
                 sel = np.flatnonzero(lens > j)
                 cand_f, cand_c = frac[starts[sel] + j], col[starts[sel] + j]
-                f, c = best_f[sel], best_c[sel]
+                every = len(sel) == len(starts)  # every row has a j-th key (a folded device's two): in place
+                f, c = (best_f, best_c) if every else (best_f[sel], best_c[sel])
                 better = cand_f > f
                 np.copyto(f, cand_f, where=better)
                 np.copyto(c, cand_c, where=better)
-                best_f[sel], best_c[sel] = f, c
+                if not every:
+                    best_f[sel], best_c[sel] = f, c
             out_f[full], out_c[full] = best_f, best_c
         return x0, out_f, out_c
 

@@ -6,20 +6,20 @@ import argparse
 import json
 
 from accelview.app.cli import analyze_cluster
-from accelview.app.cli.cluster_input import is_cluster
+from accelview.app.cli.cluster_input import is_cluster, load_input
 from accelview.model.analysis.report import Report, analyze
 from accelview.model.graph.dag import GraphContext, build_graph
 from accelview.model.graph.lifecycle import stage_distributions
 from accelview.model.graph.whatif import parse_what_if, what_if
-from accelview.model.loader import load_trace
 from accelview.model.text.report import format_report
 from accelview.model.text.whatif import format_stages, format_what_if
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     """Arguments of the analyze command."""
-    p.add_argument("file", nargs="+", help="capture (.h5), trace (.json, .json.gz), or a cluster's host captures "
-                                           "(several, or their folder)")
+    p.add_argument("file", nargs="+", help="capture (.h5), trace (.json, .json.gz), a run's per-rank traces "
+                                           "(several, or their folder), or a cluster's host captures (several, or "
+                                           "their folder)")
     p.add_argument("--json", action="store_true", help="print the documented JSON object instead of text")
     p.add_argument("--top", type=int, default=10, metavar="N", help="findings and ops to list (default 10)")
     p.add_argument("--scheduler", metavar="ADDRESS",
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if is_cluster(args.file):  # one capture per host of a cluster: read together, on host0's clock
         return analyze_cluster.run(args.file, args.json, args.top, scheduler=args.scheduler, workers=args.workers,
                                    timeout_s=args.timeout)
-    trace = load_trace(args.file[0])
+    trace = load_input(args.file)  # one file or trace folder, or several ranks' traces
     if "merged" in trace.metadata and args.what_if is None:  # a merged cluster: the hosts read together
         return analyze_cluster.run_merged(trace, args.json, args.top)
     report = analyze(trace)

@@ -106,29 +106,24 @@ def add_collective_truth(b: TraceBuilder, sim: Simulator, device_tops: Sequence[
     if sim.fabric is None:
         return
     h, raw = sim.host_index, _raw(sim)
-    groups: dict[tuple, list] = {}  # by participants: the collectives of one communicator at once
-    for t in sim.fabric.truth:
-        groups.setdefault(t.ranks, []).append(t)
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("collective", "device", "arrival", "last", "end")}
-    names: list[str] = []
-    for ranks, ts in groups.items():
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("collective", "device", "arrival", "last", "end", "name")}
+    for ranks, seqs, names, arrivals, ends in sim.fabric.ledger.parts():  # one communicator's at once
         mine = [i for i, r in enumerate(ranks) if r[0] == h]
         if not mine:
             continue
-        arrivals = np.array([t.arrivals for t in ts], dtype=np.float64)
+        last = arrivals.max(axis=1)
         for i in mine:
-            cols["collective"].append(np.array([t.seq for t in ts], dtype=np.int64))
-            cols["device"].append(np.full(len(ts), ranks[i][1], dtype=np.int64))
+            cols["collective"].append(seqs)
+            cols["device"].append(np.full(len(seqs), ranks[i][1], dtype=np.int64))
             cols["arrival"].append(arrivals[:, i])
-            cols["last"].append(arrivals.max(axis=1))
-            cols["end"].append(np.array([t.end_ns for t in ts]))
-            names += [t.name for t in ts]
-    if not names:
+            cols["last"].append(last)
+            cols["end"].append(ends)
+            cols["name"].append(names)
+    if not cols["name"]:
         return
     c = {k: np.concatenate(v) for k, v in cols.items()}
     order = np.lexsort((c["device"], c["collective"]))
     c = {k: v[order] for k, v in c.items()}
-    names = [names[i] for i in order.tolist()]
     times = np.stack([raw(c["arrival"]), raw(c["last"]), raw(c["end"])], axis=1)
     ref = np.empty_like(times)
     for d in np.unique(c["device"]).tolist():
@@ -137,13 +132,18 @@ def add_collective_truth(b: TraceBuilder, sim: Simulator, device_tops: Sequence[
     ref = np.rint(ref).astype(np.int64)
     b.add_rows("truth_collectives", {
         "collective": c["collective"], "track": np.array(device_tops, dtype=np.int32)[c["device"]],
-        "name": _interned(b, names), "arrival_ns": ref[:, 0], "last_arrival_ns": ref[:, 1], "end_ns": ref[:, 2]})
+        "name": _interned_codes(b, c["name"], sim.fabric.ledger.names), "arrival_ns": ref[:, 0],
+        "last_arrival_ns": ref[:, 1], "end_ns": ref[:, 2]})
 
 
-def _interned(b: TraceBuilder, names: Sequence[str]) -> np.ndarray:
-    """String ids of ``names``, interned in order of first appearance."""
-    ids = {n: b.strings.intern(n) for n in dict.fromkeys(names)}
-    return np.array([ids[n] for n in names], dtype=np.int32)
+def _interned_codes(b: TraceBuilder, codes: np.ndarray, names: Sequence[str]) -> np.ndarray:
+    """String ids of the names ``codes`` stand for (indices into ``names``), interned in order of
+    first appearance."""
+    used, first = np.unique(codes, return_index=True)
+    ids = np.zeros(max(len(names), 1), dtype=np.int32)
+    for code in used[np.argsort(first)].tolist():
+        ids[code] = b.strings.intern(names[code])
+    return ids[codes]
 
 
 def compute_runs(recs: DeviceRecords) -> tuple[list[tuple[float, float, str]], np.ndarray]:

@@ -10,6 +10,7 @@ import numpy as np
 from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
+from ..align.ranks import nccl_kernels
 from . import intervals as iv
 from .collectives import participations
 from .critical_path import CriticalPath, critical_path
@@ -17,13 +18,14 @@ from .device_passes import fusion_candidates, host_sync, launch_bound, low_hbm_e
 from .distributed import collectives_of, distributed_findings, summary
 from .findings import Finding, ranked
 from .gaps import Gaps, device_gaps
-from .gpu import report_section
+from .gpu import ranks, report_section
 from .hostextract import host_extract
 from .metrics.evaluate import sampled_metrics, window_metric
 from .metrics.expr import ExprError
 from .metrics.taxonomy import MetricRegistry
 from .op_classes import CLASSES
 from .ops import OpLabels, classify_ops
+from .rank_collectives import rank_collectives, rank_summary, straggler
 from .roles import Roles
 from .stats import OpStat, compute_transfer_overlap, lane_utilization, op_stats
 from .trace_passes import gpu_idle, trace_findings
@@ -227,14 +229,22 @@ def analyze(trace: Trace, roles: Roles | None = None, tables: bool = True) -> Re
     extract = [host_extract(trace)] if participations(trace)["lane"] else []  # no collectives: nothing to extract
     collectives = collectives_of(extract)
     found += distributed_findings(collectives, t0, span)
+    communication = summary(extract, collectives) if collectives else None
+    if not collectives and len(ranks(trace)) > 1:  # a multi-rank GPU trace: its NCCL kernels across ranks
+        kernels = nccl_kernels(trace)
+        alignment, across = rank_collectives(trace, kernels)
+        communication = rank_summary(trace, alignment, across, kernels)
+        late = straggler(trace, alignment, across, span)
+        found += [late] if late is not None else []
     idle = gpu_idle(roles, gaps, ranked(found), span)
     if idle is not None:
         found.append(idle)
     cp = critical_path(trace, roles=roles)
     if not tables:
         return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found), [],
-                      cp.by_resource_ns, report_section(trace), critical_path=cp)
+                      cp.by_resource_ns, report_section(trace), critical_path=cp,
+                      communication=communication)
     return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found),
                   op_stats(trace, roles.device_ops), cp.by_resource_ns, report_section(trace),
                   lane_utilization(trace, t0, t1), compute_transfer_overlap(trace, t0, t1, roles.device_busy), cp,
-                  summary(extract, collectives) if collectives else None)
+                  communication)

@@ -168,3 +168,25 @@ def load(path: str | Path, progress: Progress | None = None, all_args: bool = Fa
     if not files:
         raise CaptureError(p, "directory holds no PyTorch profiler (Kineto) trace files")
     return import_files(files, KinetoProfile(all_args), progress, source=str(p))
+
+
+def is_rank_file(path: Path) -> bool:
+    """Whether ``path`` is one Kineto trace file (a rank of a multi-rank run, perhaps)."""
+    return path.is_file() and path.name.endswith(TRACE_SUFFIXES) and sniff(read_head(path), path)
+
+
+def load_ranks(paths: Sequence[str | Path], progress: Progress | None = None) -> Trace:
+    """Import several Kineto trace files, one per rank, as one multi-rank trace (as a directory
+    of them is); ``CaptureError`` naming the file when two are the same rank."""
+    files = [Path(p) for p in paths]
+    trace = import_files(files, KinetoProfile(), progress, source=", ".join(map(str, files)))
+    by_name = {p.name: p for p in files}
+    seen: dict[Any, Path] = {}
+    for r in trace.metadata.get("ranks", []):
+        if not isinstance(r, dict):
+            continue
+        path = by_name.get(str(r.get("file")), files[0])
+        if r.get("rank") in seen:
+            raise CaptureError(path, f"rank {r['rank']} twice: {seen[r['rank']]} is rank {r['rank']} too")
+        seen[r.get("rank")] = path
+    return trace

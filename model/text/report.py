@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .ranks import format_ranks
 from .values import MISSING, format_count, format_duration, format_percent
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ def format_report(r: Report, top: int = 10) -> str:
                      f"of {format_duration(o['transfer_ns'])}")
     if r.gpu is not None:
         lines += _gpu(r.gpu, top)
+    if r.communication is not None and "alignment" in r.communication:
+        lines += format_ranks(r.communication, t0, top)
     if r.critical_path_by_resource:
         cp_total = sum(r.critical_path_by_resource.values())
         parts = ", ".join(f"{k} {_share(v, cp_total)}" for k, v in

@@ -44,7 +44,7 @@ class Link:
         return t
 
     def book(self, start: float, end: float) -> None:
-        """Occupy [start, end) (what moves then is kept by the fabric, see ``Fabric.booked``)."""
+        """Occupy [start, end) (what moves then is kept by the fabric's ``Ledger``)."""
         if not self.starts or start >= self.starts[-1]:  # the usual case: after everything booked
             self.starts.append(start)
             self.ends.append(end)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .algorithms import Plan
+from .ledger import CollectiveTruth, Ledger, LinkTransfers
 from .links import KEEP, Link, common_start
 from .timebase import ClockModel, is_identity
 from .topology import Rank, Topology
@@ -31,27 +32,6 @@ from .topology import Rank, Topology
 if TYPE_CHECKING:
     from ..device.command import Command
     from ..runtime.simulator import Device
-
-
-@dataclass
-class CollectiveTruth:
-    """What happened to one collective: per participant arrival, and when transfers began and
-    ended (true ns)."""
-
-    seq: int
-    name: str
-    kind: str
-    algorithm: str
-    nbytes: int
-    ranks: tuple[Rank, ...]
-    arrivals: tuple[float, ...]
-    start_ns: float
-    end_ns: float
-
-    @property
-    def last_arrival_ns(self) -> float:
-        """When the last participant arrived."""
-        return max(self.arrivals)
 
 
 class Meeting:
@@ -108,9 +88,14 @@ class Fabric:
 
     def __init__(self, topology: Topology) -> None:
         self.topology = topology
-        self.truth: list[CollectiveTruth] = []
-        self.booked: list[tuple[float, float, str, Plan]] = []  # (start, end, name, plan) of every collective
+        self.ledger = Ledger()  # every collective booked: its truth and its plan
         self._by_link: tuple[int, list[LinkTransfers]] | None = None
+        self._per_link: dict[int, tuple[Sequence[NodeCollective], int, list[tuple[Link, np.ndarray]]]] = {}
+
+    @property
+    def truth(self) -> list[CollectiveTruth]:
+        """Every collective's truth, in the order booked."""
+        return self.ledger.truth()
 
     def run(self, plan: Plan, arrivals: Sequence[float], name: str, kind: str, algorithm: str, nbytes: int,
             ranks: tuple[Rank, ...]) -> float:
@@ -131,76 +116,40 @@ class Fabric:
             else:  # after everything booked on it (Link.book's usual case, inline: many links per collective)
                 starts.append(start)
                 link.ends.append(end)
-        self.booked.append((start, end, name, plan))
-        self.truth.append(CollectiveTruth(len(self.truth), name, kind, algorithm, nbytes, ranks, tuple(arrivals),
-                                          start, end))
+        self.ledger.add(CollectiveTruth(len(self.ledger), name, kind, algorithm, nbytes, ranks, tuple(arrivals),
+                                        start, end), plan)
         return end
 
-    def book_in_order(self, nodes: Sequence[NodeCollective], starts: list[float], ends: list[float],
-                      arrivals: list[list[float]], ranks: tuple[Rank, ...]) -> None:
+    def book_in_order(self, nodes: Sequence[NodeCollective], starts: np.ndarray, ends: np.ndarray,
+                      arrivals: np.ndarray, ranks: tuple[Rank, ...]) -> None:
         """Book collectives one after the other on links free from the first ``starts`` on (what
-        :meth:`book_at` does for each, at once)."""
-        per_link: dict[int, tuple[Link, list[float], list[float]]] = {}
-        for n, s, e in zip(nodes, starts, ends, strict=True):
-            for link in n.plan.links:
-                got = per_link.get(id(link))
-                if got is None:
-                    got = per_link[id(link)] = (link, [], [])
-                got[1].append(s)
-                got[2].append(e)
-        for link, s, e in per_link.values():
-            link.starts += s
-            link.ends += e
+        :meth:`book_at` does for each, at once); ``arrivals``: a row per collective."""
+        for link, rows in self._rows_per_link(nodes):
+            link.starts += starts[rows].tolist()
+            link.ends += ends[rows].tolist()
             if len(link.starts) > 2 * KEEP:
                 del link.starts[:-KEEP], link.ends[:-KEEP]
-        first = len(self.truth)
-        self.booked += [(s, e, n.name, n.plan) for n, s, e in zip(nodes, starts, ends, strict=True)]
-        self.truth += [CollectiveTruth(first + i, n.name, n.kind, n.algorithm, n.nbytes, ranks, tuple(a), s, e)
-                       for i, (n, s, e, a) in enumerate(zip(nodes, starts, ends, arrivals, strict=True))]
+        self.ledger.add_bulk(nodes, starts, ends, arrivals, ranks)
+
+    def _rows_per_link(self, nodes: Sequence[NodeCollective]) -> list[tuple[Link, np.ndarray]]:
+        """Per link the nodes' rows that cross it, in node order: worked out once per graph (a
+        graph replays hundreds of times; a node crosses a ring's every link)."""
+        got = self._per_link.get(id(nodes))
+        if got is None or got[0] is not nodes or got[1] != len(nodes):
+            rows: dict[int, tuple[Link, list[int]]] = {}
+            for i, n in enumerate(nodes):
+                for link in n.plan.links:
+                    rows.setdefault(id(link), (link, []))[1].append(i)
+            got = (nodes, len(nodes), [(link, np.array(ix, dtype=np.int64)) for link, ix in rows.values()])
+            self._per_link[id(nodes)] = got  # keeps ``nodes`` alive, so its id names it alone
+        return got[2]
 
     def link_transfers(self) -> list[LinkTransfers]:
         """Every link that carried something, in the topology's order, with its transfers as
         columns sorted by start (one per collective that crossed it)."""
-        if self._by_link is not None and self._by_link[0] == len(self.booked):
-            return self._by_link[1]
-        groups: dict[int, tuple[Plan, list[float], list[float], list[str]]] = {}
-        for start, end, name, plan in self.booked:
-            g = groups.get(id(plan))
-            if g is None:
-                g = groups[id(plan)] = (plan, [], [], [])
-            g[1].append(start)
-            g[2].append(end)
-            g[3].append(name)
-        names = list(dict.fromkeys(n for g in groups.values() for n in g[3]))
-        index = {n: i for i, n in enumerate(names)}
-        parts: dict[int, list[tuple[np.ndarray, ...]]] = {}
-        for plan, starts, ends, labels in groups.values():
-            cols = (np.array(starts), np.array(ends), np.array([index[n] for n in labels], dtype=np.int64))
-            for link, moved in zip(plan.links, plan.link_bytes, strict=True):
-                parts.setdefault(id(link), []).append((*cols, np.full(len(starts), moved, dtype=np.int64)))
-        out = []
-        for link in self.topology.links():
-            got = parts.get(id(link))
-            if got is None:
-                continue
-            start, end, name, nbytes = (np.concatenate(c) for c in zip(*got, strict=True))
-            order = np.argsort(start, kind="stable")
-            out.append(LinkTransfers(link, start[order], end[order], nbytes[order], name[order], names))
-        self._by_link = (len(self.booked), out)
-        return out
-
-
-@dataclass
-class LinkTransfers:
-    """What one link carried: per transfer its start and end (true ns), bytes and name (an index
-    into ``names``), sorted by start."""
-
-    link: Link
-    start: np.ndarray
-    end: np.ndarray
-    nbytes: np.ndarray
-    name: np.ndarray
-    names: list[str]
+        if self._by_link is None or self._by_link[0] != len(self.ledger):
+            self._by_link = (len(self.ledger), self.ledger.link_transfers(self.topology))
+        return self._by_link[1]
 
 
 class Rendezvous(Meeting):
@@ -277,7 +226,7 @@ class ReplayRendezvous(Meeting):
         base = np.concatenate([starts[:, None], np.broadcast_to(ends[:-1], (len(starts), len(ends) - 1))], axis=1)
         arrivals = base + seg
         bodies[rows, nodes] = ends[None, :] - arrivals
-        self.fabric.book_in_order(self.nodes, (ends - dur).tolist(), ends.tolist(), arrivals.T.tolist(), self.ranks)
+        self.fabric.book_in_order(self.nodes, ends - dur, ends, np.ascontiguousarray(arrivals.T), self.ranks)
 
     def _node_by_node(self, clocks: Sequence[ClockModel], starts: np.ndarray, bodies: np.ndarray,
                       before: np.ndarray) -> None:
