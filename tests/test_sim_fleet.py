@@ -128,3 +128,19 @@ def test_the_stepped_hosts_utilisation_is_not_folded_by_its_step(fleet):
         shown[h["host"]] = float(u.sum()) * (t1 - t0) / len(u) * h["devices"]
         assert shown[h["host"]] == pytest.approx(h["compute_ns"], rel=0.02)
     assert shown[stepped] > 0
+
+
+@pytest.mark.parametrize("seed", [2, 5])
+def test_every_planted_straggler_is_named_latest_first(tmp_path, seed):
+    """A fleet with several stragglers (a minority of its hosts, as the median arrival needs)
+    gets a straggler finding for each planted one, latest first, each culprit where the truth
+    planted it (a slow link's late sender named too), and none for the hosts on time."""
+    truth = write_fleet(FleetPlan.random(10, 2, seed=seed, steps=4), tmp_path)
+    report = analyze_fleet([str(tmp_path / f"host{h}.h5") for h in range(10)])
+    named = [f["evidence"] for f in report["findings"] if f["kind"] == "straggler"]
+    culprits = [(e["culprit"]["host"], e["culprit"]["device"]) for e in named]
+    for p in truth["stragglers"]:
+        assert any(h == p["host"] and d in (None, p["device"]) for h, d in culprits), (p, culprits)
+    assert {h for h, _ in culprits} <= set(truth["late_hosts"])
+    lateness = [e["mean_late_ns"] for e in named]
+    assert lateness == sorted(lateness, reverse=True)

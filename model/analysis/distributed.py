@@ -20,7 +20,7 @@ from ..trace import Trace
 from .collectives import Collective, communication_split, match_collectives
 from .findings import Finding, ranked
 from .hostextract import host_extract
-from .stragglers import straggler_finding
+from .stragglers import straggler_findings
 
 
 def collectives_of(extracts: Sequence[dict[str, Any]], partial: bool = False) -> list[Collective]:
@@ -51,9 +51,8 @@ def summary(extracts: Sequence[dict[str, Any]], collectives: Sequence[Collective
 
 
 def distributed_findings(collectives: Sequence[Collective], begin_ns: float, span_ns: float) -> list[Finding]:
-    """The findings of the distributed analysis (for now: the straggler)."""
-    f = straggler_finding(collectives, begin_ns, span_ns)
-    return [f] if f is not None else []
+    """The findings of the distributed analysis: the stragglers, latest first."""
+    return straggler_findings(collectives, begin_ns, span_ns)
 
 
 def bounds_of(extracts: Sequence[dict[str, Any]]) -> tuple[float, float]:

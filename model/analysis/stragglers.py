@@ -12,13 +12,15 @@ the culprit did since its previous collective with its peers (the median; per pa
 as a few numbers): more time in
 compute ops → ``compute``, in PCIe copies (DMA) → ``pcie``, in receiving over the network
 (send/recv) → ``network``; lateness none of these explain is time the device waited for its
-host to submit work → ``host``.
+host to submit work → ``host``. With the culprit set aside, the same rule names whoever is still
+late behind it, and so on (a fleet can have several stragglers).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,6 +32,8 @@ from .findings import Finding, severity
 MIN_SPREAD_NS = 1_000.0
 MIN_SHARE = 0.03  # of the phase since the same participants' previous collective
 CATEGORIES = ("compute", "pcie", "network")
+NOISE_FACTOR = 5.0  # a straggler behind the first is late by this many robust σ of the arrivals
+MAX_STRAGGLERS = 8  # findings named one behind another before the rest is left to the fleet's ranking
 
 
 class _Timelines:
@@ -82,67 +86,132 @@ def participation_busy(trace: Trace, parts: dict[str, list]) -> list[list[float]
     return out
 
 
-def straggler_finding(collectives: Sequence[Collective], begin_ns: float, span_ns: float) -> Finding | None:
-    """The ``straggler`` finding of ``collectives`` (with their ``busy`` rows; ``begin_ns``: when
-    the run began), or None when nobody is late."""
-    late_at: list[tuple[Collective, frozenset[Participant], float]] = []
+@dataclass(frozen=True)
+class _Late:
+    """A collective someone arrived late at: who (``late``), the latest arrival after the median
+    (``spread``), the median, and the arrivals of the participants not set aside (``present``)."""
+
+    collective: Collective
+    late: frozenset[Participant]
+    spread: float
+    median: float
+    present: dict[Participant, float]
+
+
+def straggler_findings(collectives: Sequence[Collective], begin_ns: float, span_ns: float,
+                       limit: int = MAX_STRAGGLERS) -> list[Finding]:
+    """The ``straggler`` findings of ``collectives`` (with their ``busy`` rows; ``begin_ns``: when
+    the run began), latest first: the culprit the others wait for, then, with each one named set
+    aside, whoever is still late behind it (a fleet can have several), up to ``limit``."""
+    named: list[tuple[str, int | None]] = []
+    found: list[Finding] = []
+    while len(found) < limit:
+        f = _straggler(collectives, begin_ns, span_ns, named)
+        if f is None:
+            break
+        found.append(f)
+        culprit = f.evidence["culprit"]
+        named.append((culprit["host"], culprit["device"]))
+    return found
+
+
+def _straggler(collectives: Sequence[Collective], begin_ns: float, span_ns: float,
+               named: list[tuple[str, int | None]]) -> Finding | None:
+    """The next straggler, the participants of those ``named`` already set aside; None when nobody
+    else is late often enough."""
+    late_at: list[_Late] = []
     previous: dict[tuple[Participant, ...], float] = {}  # the last end of each set of participants
     begin = float(begin_ns)
     for c in collectives:
         med = float(np.median(c.arrivals))
-        spread = c.last_arrival_ns - med
         phase = med - previous.get(c.participants, begin)
         previous[c.participants] = float(np.median(c.ends))
+        rest = {p: a for p, a in zip(c.participants, c.arrivals.tolist(), strict=True)
+                if not any(_matches(frozenset([p]), h, d) for h, d in named)}
+        if not rest:
+            continue
+        spread = max(rest.values()) - med
         if spread < max(MIN_SPREAD_NS, MIN_SHARE * phase):
             continue
-        late = frozenset(p for p, a in zip(c.participants, c.arrivals.tolist(), strict=True) if a - med > spread / 2)
-        late_at.append((c, late, spread))
+        late = frozenset(p for p, a in rest.items() if a - med > spread / 2)
+        late_at.append(_Late(c, late, spread, med, rest))
     if not late_at:
         return None
     culprit, device = _culprit(late_at)
     if culprit is None:
         return None
-    hits = [(c, late, spread) for c, late, spread in late_at if _matches(late, culprit, device)]
-    if len(hits) * 3 < len(late_at):
+    matched = [x for x in late_at if _matches(x.late, culprit, device)]
+    if len(matched) * 3 < len(late_at):
         return None
+    hits = [(x.collective, x.late, x.spread) for x in matched]
     cause, by_cause = _cause(hits, culprit, device)
-    lost = sum(spread for _, _, spread in hits)
+    # its own lateness: the latest of its participants after the median (the spread is the
+    # latest of anyone's, who may be a device set aside at a whole late host)
+    lost = sum(max(a for p, a in x.present.items() if _matches(frozenset([p]), culprit, device)) - x.median
+               for x in matched)
     who = f"host {culprit}" if device is None else f"device {device} of {culprit}"
     mean = lost / len(hits)
+    if named:  # behind the first, only who stands out of the run-to-run scatter of the rest
+        scatter = float(np.median([_sigma(x, culprit, device) for x in matched]))
+        if mean < NOISE_FACTOR * max(scatter, MIN_SPREAD_NS):
+            return None
     first, last = hits[0][0], hits[-1][0]
+    if named:
+        behind = ", ".join(f"host {h}" if d is None else f"device {d} of {h}" for h, d in named)
+        summary = (f"{who} is late too, behind {behind}: at {len(hits)} of {len(collectives)} collectives, "
+                   f"{mean / 1e3:.1f} µs after the median participant (likely cause: {cause})")
+    else:
+        summary = (f"{who} arrives last at {len(hits)} of {len(collectives)} collectives, {mean / 1e3:.1f} µs after "
+                   f"the median participant; the others wait for it (likely cause: {cause})")
     return Finding(
         "straggler", severity(lost, span_ns), int(first.arrivals.min()), int(last.ends.max()), int(lost),
-        f"{who} arrives last at {len(hits)} of {len(collectives)} collectives, {mean / 1e3:.1f} µs after the median "
-        f"participant; the others wait for it (likely cause: {cause})",
-        _advice(cause, who),
+        summary, _advice(cause, who),
         evidence={"culprit": {"host": culprit, "device": device}, "cause": cause, "late_collectives": len(hits),
-                  "collectives": len(collectives), "mean_late_ns": round(mean), "excess_ns_by_cause": by_cause})
+                  "collectives": len(collectives), "mean_late_ns": round(mean), "excess_ns_by_cause": by_cause,
+                  "behind": [{"host": h, "device": d} for h, d in named]})
+
+
+def _sigma(x: _Late, host: str, device: int | None) -> float:
+    """A robust σ of the arrivals at one collective (1.4826 × their median absolute deviation from
+    the median), over the participants neither set aside nor ``host``/``device``'s."""
+    rest = [a for p, a in x.present.items() if not _matches(frozenset([p]), host, device)]
+    return 1.4826 * float(np.median(np.abs(np.asarray(rest) - x.median))) if rest else 0.0
 
 
 def _matches(late: frozenset[Participant], host: str, device: int | None) -> bool:
     return any(p[0] == host for p in late) if device is None else (host, device) in late
 
 
-def _culprit(late_at: list[tuple[Collective, frozenset[Participant], float]]) -> tuple[str | None, int | None]:
-    """(host, device) most often late; device None when a host's every participant is late together."""
+def _culprit(late_at: list[_Late]) -> tuple[str | None, int | None]:
+    """Who the others wait for: of the participants late most often, the latest (by its mean
+    lateness after the median); a host (device None) when its participants not set aside are all
+    late together, or more than one of its devices is late that often, and it is as late."""
     whole_hosts: Counter[str] = Counter()
     devices: Counter[Participant] = Counter()
-    for c, late, _ in late_at:
-        devices.update(late)
-        hosts = {p[0] for p in c.participants}
-        if len(hosts) > 1:
-            for h in {p[0] for p in late}:
-                members = {p for p in c.participants if p[0] == h}
-                if len(members) > 1 and members <= late:
+    for x in late_at:
+        devices.update(x.late)
+        if len({p[0] for p in x.collective.participants}) > 1:
+            for h in {p[0] for p in x.late}:
+                members = {p for p in x.present if p[0] == h}
+                if len(members) > 1 and members <= x.late:
                     whole_hosts[h] += 1
     if not devices:
         return None, None
-    (best, n), = devices.most_common(1)
-    if whole_hosts:
-        (host, m), = whole_hosts.most_common(1)
-        if m * 2 >= n:
-            return host, None
-    return best[0], best[1]
+    n = max(devices.values())
+
+    def lateness(host: str, device: int | None) -> float:
+        own = [max(a for p, a in x.present.items() if _matches(frozenset([p]), host, device)) - x.median
+               for x in late_at if _matches(x.late, host, device)]
+        return float(np.mean(own)) if own else 0.0
+
+    often = [p for p, k in devices.items() if k * 2 >= n]
+    per_host = Counter(p[0] for p in often)
+    hosts = {h for h, m in whole_hosts.items() if m * 2 >= n} | {h for h, k in per_host.items() if k > 1}
+    # in a fixed order (sets iterate in the string hash's order): ties go the same way every run
+    candidates = sorted({(p[0], p[1]) for p, k in devices.items() if k == n} | {(h, None) for h in hosts},
+                        key=lambda c: (c[0], -1 if c[1] is None else c[1]))
+    # the latest; a host before one of its own devices when as late (its devices late together)
+    return max(candidates, key=lambda c: (round(lateness(*c)), c[1] is None))
 
 
 def _cause(hits: list[tuple[Collective, frozenset[Participant], float]], host: str, device: int | None
