@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
@@ -247,18 +247,40 @@ def host_shapes(trace: Trace, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class Classed:
-    """Classes of some ops, column-wise."""
+class OpLabels:
+    """Labels of device ops, column-wise (``slice`` holds slice ids). Classes and evidence are
+    kept as small codes (indexes into ``CLASSES`` and ``EVIDENCE``): at millions of ops their
+    string forms (``label``, ``evidence``) cost hundreds of MB, so they are made only when asked."""
 
-    label: np.ndarray
+    slice: np.ndarray
+    code: np.ndarray  # int8 index in CLASSES: compute, memory, latency ... "unknown" (no counters, no spec)
     confidence: np.ndarray
-    compute_sol: np.ndarray
-    memory_sol: np.ndarray
-    evidence: np.ndarray
-    family: np.ndarray
+    compute_sol: np.ndarray  # achieved / peak FLOP/s (0..1)
+    memory_sol: np.ndarray  # achieved / peak HBM bandwidth (0..1)
+    evidence_code: np.ndarray  # int8 index in EVIDENCE: "counters", or what decided without them
+    family: np.ndarray  # the op family its name matched in the vocabulary ("" when none); objects, shared
+
+    @cached_property
+    def label(self) -> np.ndarray:
+        """Each op's class as a string (``CLASSES``)."""
+        return np.array(CLASSES, "<U13")[self.code]
+
+    @cached_property
+    def evidence(self) -> np.ndarray:
+        """What decided each op's class, as a string (``EVIDENCE``)."""
+        return np.array(EVIDENCE, "<U8")[self.evidence_code]
+
+    def is_class(self, *names: str) -> np.ndarray:
+        """Mask of the ops whose class is one of ``names``."""
+        return np.isin(self.code, [CLASSES.index(n) for n in names])
+
+    def unknown_share(self, dur_ns: np.ndarray) -> float:
+        """Share of these ops' time (``dur_ns`` of the slices) left ``unknown``."""
+        d = dur_ns[self.slice].astype(float)
+        return float(d[self.code == CLASSES.index("unknown")].sum() / d.sum()) if d.sum() > 0 else 0.0
 
 
-def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None = None) -> Classed:
+def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None = None) -> OpLabels:
     """Class ``ops`` (slice ids of device ops without counters) from the trace alone. Works on
     class and evidence codes (indexes into CLASSES and EVIDENCE), strings only at the end."""
     t = roles.trace
@@ -317,5 +339,4 @@ def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricReg
         label[lat] = c_of["latency"]
         conf[lat] = np.clip(0.9 - sol / voc.sol_below * 0.3, 0.5, 0.9)[lat]
         evidence[roof] = e_of["roofline"]
-    return Classed(np.array(CLASSES, "<U13")[label], conf, csol, msol, np.array(EVIDENCE, "<U8")[evidence],
-                   u_fam[fam])
+    return OpLabels(ops, label, conf, csol, msol, evidence, u_fam[fam])

@@ -120,7 +120,7 @@ class _Breakdown:
         self.e = self.s + trace.slices.dur_ns[ids][o]
         dev = trace.tracks.device[trace.slices.track[ids]][o]
         self.devices, self.dev = np.unique(dev, return_inverse=True)
-        self.code = _codes(labels.label[o], LABELS)
+        self.code = labels.code[o].astype(np.int64)  # LABELS is CLASSES: the codes index it
         lane = trace.tracks.name[trace.slices.track[ids]][o]
         self.code[lane == trace.strings.lookup("collective")] = LABELS.index("communication")
         self.max_dur = int((self.e - self.s).max()) if len(o) else 0

@@ -117,6 +117,11 @@ class Roles:
         return self.trace.tracks.kind[self.trace.slices.track]
 
     @cached_property
+    def end(self) -> np.ndarray:
+        """The end of every slice (start + duration), made once for the passes that need it."""
+        return self.trace.slices.start_ns + self.trace.slices.dur_ns
+
+    @cached_property
     def chain(self) -> tuple[np.ndarray, np.ndarray]:
         """Per slice: the runtime API call at the root of its flow chain, and the slice that
         submitted it to the device (its flow source); -1 where none. Followed a few hops back
@@ -146,7 +151,7 @@ class Roles:
         copy) that returned only after the device work they started had finished."""
         t = self.trace
         root, _ = self.chain
-        end = t.slices.start_ns + t.slices.dur_ns
+        end = self.end
         work = np.concatenate((self.device_ops, self.copies))
         work = np.setdiff1d(work[root[work] >= 0], self.named(work, DEVICE_WAIT_NAME))
         work_end = np.full(len(t.slices), -1, np.int64)
