@@ -258,7 +258,7 @@ class OpLabels:
     compute_sol: np.ndarray  # achieved / peak FLOP/s (0..1)
     memory_sol: np.ndarray  # achieved / peak HBM bandwidth (0..1)
     evidence_code: np.ndarray  # int8 index in EVIDENCE: "counters", or what decided without them
-    family: np.ndarray  # the op family its name matched in the vocabulary ("" when none); objects, shared
+    family_code: np.ndarray  # int16 index of the op family its name matched in the vocabulary (len(families): none)
 
     @cached_property
     def label(self) -> np.ndarray:
@@ -269,6 +269,11 @@ class OpLabels:
     def evidence(self) -> np.ndarray:
         """What decided each op's class, as a string (``EVIDENCE``)."""
         return np.array(EVIDENCE, "<U8")[self.evidence_code]
+
+    @cached_property
+    def family(self) -> np.ndarray:
+        """Each op's family name ("" when none), as objects."""
+        return np.array([*(f.name for f in vocabulary().families), ""], object)[self.family_code]
 
     def is_class(self, *names: str) -> np.ndarray:
         """Mask of the ops whose class is one of ``names``."""
@@ -302,7 +307,6 @@ def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricReg
     fams = [*voc.families, None]
     u_cls = np.array([c_of[f.cls] if f else c_of["unknown"] for f in fams], np.int8)
     u_conf = np.array([f.confidence if f else 0.0 for f in fams])
-    u_fam = np.array([f.name if f else "" for f in fams], object)
     u_kind = np.array([bool(f) and (f.cls in NOT_KERNEL or f.name in ("copy-d2d", "memset")) for f in fams], bool)
     label, conf, kind_decides = u_cls[fam], u_conf[fam], u_kind[fam]
     named = label != c_of["unknown"]
@@ -339,4 +343,4 @@ def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricReg
         label[lat] = c_of["latency"]
         conf[lat] = np.clip(0.9 - sol / voc.sol_below * 0.3, 0.5, 0.9)[lat]
         evidence[roof] = e_of["roofline"]
-    return OpLabels(ops, label, conf, csol, msol, evidence, u_fam[fam])
+    return OpLabels(ops, label, conf, csol, msol, evidence, fam)

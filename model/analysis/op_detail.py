@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..trace import Trace
-from .op_classes import CLASSES, EVIDENCE
+from .op_classes import CLASSES, EVIDENCE, vocabulary
 from .ops import OpLabels
 
 
@@ -58,5 +58,5 @@ def op_detail(trace: Trace, labels: OpLabels, sid: int) -> OpDetail | None:
         compute_sol=float(labels.compute_sol[i]) if has_peaks and not math.isnan(flops) else math.nan,
         memory_sol=float(labels.memory_sol[i]) if has_peaks and not math.isnan(hbm) else math.nan,
         evidence=EVIDENCE[labels.evidence_code[i]],
-        family=str(labels.family[i]),
+        family=([f.name for f in vocabulary().families] + [""])[labels.family_code[i]],
     )

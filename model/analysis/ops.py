@@ -21,7 +21,7 @@ from ..errors import CaptureError
 from .link import GIGATRANSFERS
 from .metrics.counters import arg_columns, arg_strings
 from .metrics.taxonomy import MetricRegistry, device_constants
-from .op_classes import CLASSES, EVIDENCE, OpLabels, classify_without_counters
+from .op_classes import CLASSES, EVIDENCE, OpLabels, classify_without_counters, vocabulary
 from .roles import Roles
 
 LATENCY_STALL_SHARE = 0.5  # latency stalls this share of active cycles: latency-bound outright
@@ -72,11 +72,11 @@ def classify_ops(roles: Roles, registry: MetricRegistry | None = None) -> OpLabe
         return classify_without_counters(roles, ops, registry)
     n = len(ops)
     code, evidence = np.empty(n, np.int8), np.empty(n, np.int8)
-    conf, csol, msol, family = np.empty(n), np.empty(n), np.empty(n), np.empty(n, object)
+    conf, csol, msol, family = np.empty(n), np.empty(n), np.empty(n), np.empty(n, np.int16)
     for m, part in ((counted, _classify(roles, ops[counted], registry)),
                     (~counted, classify_without_counters(roles, ops[~counted], registry))):
         code[m], conf[m], csol[m], msol[m], evidence[m], family[m] = (
-            part.code, part.confidence, part.compute_sol, part.memory_sol, part.evidence_code, part.family)
+            part.code, part.confidence, part.compute_sol, part.memory_sol, part.evidence_code, part.family_code)
     return OpLabels(ops, code, conf, csol, msol, evidence, family)
 
 
@@ -130,7 +130,7 @@ def _classify(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None) ->
     label[latency] = CLASSES.index("latency")
     conf[latency] = np.clip(0.5 + lat[latency], 0.5, 0.99)
     return OpLabels(ops, label, conf, csol, msol, np.full(n, EVIDENCE.index("counters"), np.int8),
-                    np.full(n, "", object))
+                    np.full(n, len(vocabulary().families), np.int16))
 
 
 # Palette indexes (resources' slice palette) of each class when colouring by bottleneck.

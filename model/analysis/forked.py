@@ -1,0 +1,148 @@
+"""``analyze`` of one trace in a forked helper on the other core, while this process does other
+work (``accelview diff`` analyses its two runs at once this way).
+
+The helper inherits the trace through ``fork`` (nothing is copied) and sends its report back
+through a pipe as plain data: one JSON header (phases, findings, the small tables) and raw numpy
+columns (op labels, gaps, the critical path, the findings' slices), never pickle. Where forking
+is unsafe or not worth it (:func:`~accelview.model.forking.fork_safe`), or the helper fails, the
+caller analyses in-process, so results and errors are the same either way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from dataclasses import asdict, fields
+from typing import Any
+
+import numpy as np
+from accelview.model.forking import fork_safe, release
+from accelview.model.trace import Trace
+
+from .critical_path import CriticalPath
+from .findings import Finding
+from .gaps import Gaps
+from .op_classes import OpLabels
+from .report import Phase, Report, analyze
+from .stats import OpStat
+
+MIN_SLICES = 200_000  # below this a helper costs more than it saves
+_LEN = struct.Struct("<Q")
+
+
+class ForkedAnalysis:
+    """``analyze(trace, tables=tables)`` running in a forked helper; :meth:`report` waits for it."""
+
+    def __init__(self, trace: Trace, tables: bool = True) -> None:
+        self.trace = trace
+        read, write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the helper: never returns into the caller's code
+            status = 1
+            try:
+                os.close(read)
+                data = encode(analyze(trace, tables=tables))
+                with os.fdopen(write, "wb") as out:
+                    out.write(_LEN.pack(len(data)))
+                    out.write(data)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write)
+        self._read = read
+
+    def report(self) -> Report | None:
+        """The helper's report, or None when it failed (analyse in-process then)."""
+        try:
+            with os.fdopen(self._read, "rb") as f:
+                head = f.read(_LEN.size)
+                if len(head) < _LEN.size:
+                    return None
+                buf = bytearray(_LEN.unpack(head)[0])
+                view, got = memoryview(buf), 0
+                while got < len(buf):
+                    n = f.readinto(view[got:])
+                    if not n:
+                        return None
+                    got += n
+            return decode(self.trace, buf)
+        finally:
+            release(self.pid)  # reaped later: its memory is torn down on the other core
+
+
+def start(trace: Trace, tables: bool = True, min_slices: int | None = None) -> ForkedAnalysis | None:
+    """Start analysing ``trace`` in a helper, or None where that is unsafe or not worth it
+    (fewer than ``min_slices`` slices, MIN_SLICES by default)."""
+    if len(trace.slices) < (MIN_SLICES if min_slices is None else min_slices) or not fork_safe():
+        return None
+    return ForkedAnalysis(trace, tables)
+
+
+def _plain(o: Any) -> Any:
+    """numpy scalars and arrays in the JSON header as Python values."""
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"{type(o).__name__} is not plain data")
+
+
+_OPS = [f.name for f in fields(OpLabels)]
+_GAPS = [f.name for f in fields(Gaps)]
+_PATH = ["kind", "start_ns", "end_ns", "slice_id", "via"]
+
+
+def encode(r: Report) -> bytearray:
+    """A report as bytes: header length, JSON header, then each column's raw bytes (8-aligned)."""
+    cols: dict[str, np.ndarray] = {f"ops.{k}": getattr(r.ops, k) for k in _OPS}
+    cols |= {f"gaps.{k}": getattr(r.gaps, k) for k in _GAPS}
+    if r.critical_path is not None:
+        cols |= {f"path.{k}": getattr(r.critical_path, k) for k in _PATH}
+    findings = []
+    for i, f in enumerate(r.findings):
+        cols[f"finding.{i}"] = np.asarray(f.slices, np.int64)
+        findings.append({k: v for k, v in asdict(f).items() if k != "slices"})
+    layout, offset = [], 0
+    for name, a in cols.items():
+        if a.dtype.hasobject:
+            raise TypeError(f"{name}: object columns are not plain data")
+        a = np.ascontiguousarray(a)
+        cols[name] = a
+        layout.append((name, a.dtype.str, list(a.shape), offset))
+        offset += -(-a.nbytes // 8) * 8
+    head = {"layout": layout, "phases": [asdict(p) for p in r.phases], "findings": findings,
+            "stats": [asdict(s) for s in r.stats], "critical_path_by_resource": r.critical_path_by_resource,
+            "gpu": r.gpu, "lane_busy": list(r.lane_busy.items()), "transfer_overlap": r.transfer_overlap,
+            "path_by_resource": r.critical_path.by_resource_ns if r.critical_path is not None else None,
+            "communication": r.communication}
+    text = json.dumps(head, default=_plain).encode()
+    text += b" " * (-len(text) % 8)
+    body = bytearray(_LEN.size + len(text) + offset)
+    body[:_LEN.size] = _LEN.pack(len(text))
+    body[_LEN.size:_LEN.size + len(text)] = text
+    base = _LEN.size + len(text)
+    raw = np.frombuffer(body, np.uint8)
+    for (_, _, _, at), a in zip(layout, cols.values(), strict=True):
+        raw[base + at:base + at + a.nbytes] = a.reshape(-1).view(np.uint8)
+    return body
+
+
+def decode(trace: Trace, buf: bytearray) -> Report:
+    """The report :func:`encode` made, on ``trace`` (the columns are views of ``buf``)."""
+    n = _LEN.unpack_from(buf)[0]
+    head = json.loads(bytes(buf[_LEN.size:_LEN.size + n]))
+    base = _LEN.size + n
+    cols = {}
+    for name, dtype, shape, at in head["layout"]:
+        dt = np.dtype(dtype)
+        count = int(np.prod(shape)) if shape else 1
+        cols[name] = np.frombuffer(buf, dt, count, base + at).reshape(shape)
+    path = None
+    if head["path_by_resource"] is not None:
+        path = CriticalPath(*(cols[f"path.{k}"] for k in _PATH), by_resource_ns=head["path_by_resource"])
+    findings = [Finding(**f, slices=cols[f"finding.{i}"].tolist()) for i, f in enumerate(head["findings"])]
+    return Report(trace, OpLabels(*(cols[f"ops.{k}"] for k in _OPS)), Gaps(*(cols[f"gaps.{k}"] for k in _GAPS)),
+                  [Phase(**p) for p in head["phases"]], findings, [OpStat(**s) for s in head["stats"]],
+                  head["critical_path_by_resource"], head["gpu"], {int(k): v for k, v in head["lane_busy"]},
+                  head["transfer_overlap"], path, head["communication"])

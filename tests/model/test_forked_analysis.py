@@ -1,0 +1,59 @@
+"""The analysis made in a forked helper (``accelview diff`` analyses its two runs at once) is the
+one made in-process: its report crosses as plain JSON and numpy columns."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from accelview.model.analysis import forked
+from accelview.model.analysis.report import Report, analyze
+from accelview.model.compare.diff import compare
+
+from tests.sim_pairs import llm
+
+
+def _same(r: Report, s: Report) -> None:
+    assert json.dumps(s.to_json(), sort_keys=True) == json.dumps(r.to_json(), sort_keys=True)
+    assert [f.slices for f in s.findings] == [f.slices for f in r.findings]
+    assert (s.ops.family == r.ops.family).all() and (s.ops.code == r.ops.code).all()
+    assert r.critical_path is not None and s.critical_path is not None
+    assert s.critical_path.steps == r.critical_path.steps
+
+
+@pytest.mark.parametrize("tables", [True, False])
+def test_a_report_survives_its_plain_encoding(tables: bool) -> None:
+    t = llm("pinned=0")
+    r = analyze(t, tables=tables)
+    assert r.findings and len(r.ops.slice) and len(r.gaps)
+    _same(r, forked.decode(t, forked.encode(r)))
+
+
+def test_the_helper_reports_what_this_process_would() -> None:
+    t = llm()
+    helper = forked.start(t, tables=False, min_slices=0)
+    if helper is None:
+        pytest.skip("forking a helper is not safe here")
+    _same(analyze(t, tables=False), helper.report())
+
+
+def test_a_helper_that_fails_gives_no_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_: object, **__: object) -> Report:
+        raise RuntimeError("analysis failed")
+
+    monkeypatch.setattr(forked, "analyze", broken)
+    helper = forked.start(llm(), min_slices=0)
+    if helper is None:
+        pytest.skip("forking a helper is not safe here")
+    assert helper.report() is None
+
+
+def test_a_diff_with_the_helper_is_the_diff_without(monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = llm(), llm(seed=1)
+    alone = compare(a, b, report_a=analyze(a, tables=False), report_b=analyze(b, tables=False)).to_json()
+    monkeypatch.setattr(forked, "MIN_SLICES", 0)
+    started, real = [], forked.ForkedAnalysis
+    monkeypatch.setattr(forked, "ForkedAnalysis", lambda *args: started.append(1) or real(*args))
+    assert compare(a, b).to_json() == alone
+    assert started or not forked.fork_safe()
+    assert alone["entries"]
