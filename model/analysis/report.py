@@ -119,7 +119,10 @@ class _Breakdown:
         self.s = s[o]
         self.e = self.s + trace.slices.dur_ns[ids][o]
         dev = trace.tracks.device[trace.slices.track[ids]][o]
-        self.devices, self.dev = np.unique(dev, return_inverse=True)
+        low = int(dev.min()) if len(dev) else 0  # devices are a few small ids: counted, not sorted
+        present = np.bincount(dev - low) > 0 if len(dev) else np.zeros(0, bool)
+        self.devices = (np.flatnonzero(present) + low).astype(dev.dtype)
+        self.dev = (np.cumsum(present) - 1)[dev - low]
         self.code = labels.code[o].astype(np.int64)  # LABELS is CLASSES: the codes index it
         lane = trace.tracks.name[trace.slices.track[ids]][o]
         self.code[lane == trace.strings.lookup("collective")] = LABELS.index("communication")
@@ -178,7 +181,7 @@ def phase_intervals(trace: Trace, limit: int = MAX_PHASES) -> list[tuple[str, in
     step): a user range, or a slice with children; at most ``limit``, in table order."""
     out: list[tuple[str, int, int]] = []
     threads = np.flatnonzero(trace.tracks.kind == TrackKind.HOST_THREAD)
-    start, end = trace.slices.start_ns, trace.slices.start_ns + trace.slices.dur_ns
+    start, dur = trace.slices.start_ns, trace.slices.dur_ns
     user = [i for i in range(len(trace.strings)) if trace.strings[i] in PHASE_CATEGORIES]
     for track in threads:
         runs = {d: (b, e) for d, b, e in trace.runs.of_track(int(track))}
@@ -189,9 +192,9 @@ def phase_intervals(trace: Trace, limit: int = MAX_PHASES) -> list[tuple[str, in
         if 1 in runs:
             b1, e1 = runs[1]
             first_child = b1 + np.searchsorted(start[b1:e1], start[b0:e0], "left")
-            is_phase |= (first_child < e1) & (start[np.minimum(first_child, e1 - 1)] < end[b0:e0])
+            is_phase |= (first_child < e1) & (start[np.minimum(first_child, e1 - 1)] < start[b0:e0] + dur[b0:e0])
         for i in (b0 + np.flatnonzero(is_phase))[: limit - len(out)].tolist():
-            out.append((trace.strings[trace.slices.name[i]], int(start[i]), int(end[i])))
+            out.append((trace.strings[trace.slices.name[i]], int(start[i]), int(start[i] + dur[i])))
     return out
 
 

@@ -132,7 +132,8 @@ class Roles:
         is_api[self.api_calls] = True
         parent = np.full(n, -1, np.int64)
         parent[t.flows.dst] = t.flows.src
-        root = np.where(is_api, np.arange(n), -1)
+        root = np.full(n, -1, np.int64)
+        root[self.api_calls] = self.api_calls
         targets = np.unique(t.flows.dst)
         found = root[targets]
         cur = parent[targets]
@@ -153,10 +154,12 @@ class Roles:
         root, _ = self.chain
         end = self.end
         work = np.concatenate((self.device_ops, self.copies))
-        work = np.setdiff1d(work[root[work] >= 0], self.named(work, DEVICE_WAIT_NAME))
-        work_end = np.full(len(t.slices), -1, np.int64)
-        np.maximum.at(work_end, root[work], end[work])
-        calls = self.api_calls
-        waited = calls[(work_end[calls] >= 0) & (end[calls] >= work_end[calls])]
+        names = t.slices.name[work]
+        waits = [n for n in np.unique(names).tolist() if DEVICE_WAIT_NAME.search(t.strings[n])]
+        work = work[(root[work] >= 0) & ~np.isin(names, waits)]
+        calls = self.api_calls  # sorted: each work's root call found by search, no array of every slice
+        work_end = np.full(len(calls), -1, np.int64)
+        np.maximum.at(work_end, np.searchsorted(calls, root[work]), end[work])
+        waited = calls[(work_end >= 0) & (end[calls] >= work_end)]
         return np.union1d(self.sync_calls, waited)
 
