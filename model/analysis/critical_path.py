@@ -18,7 +18,7 @@ import numpy as np
 from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
-from .roles import Roles
+from .roles import Roles, slice_id_type
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class Dependencies:
         o = np.lexsort((t_flow, dst))  # last per dst = latest arrival
         last = np.ones(len(o), bool)
         last[:-1] = dst[o][1:] != dst[o][:-1]
-        self.flow_src = np.full(n, -1, np.int64)
+        self.flow_src = np.full(n, -1, slice_id_type(n))
         self.flow_t = np.full(n, np.iinfo(np.int64).min, np.int64)
         self.flow_src[dst[o][last]] = src[o][last]
         self.flow_t[dst[o][last]] = t_flow[o][last]
@@ -142,7 +142,7 @@ class Dependencies:
         self.api_calls = roles.api_calls
         # A device op that waited on a copy through an event has no flow from it: take the last
         # copy of its device that ended before it began (the gap classification's 'pcie' rule).
-        self.copy_pred = np.full(n, -1, np.int64)
+        self.copy_pred = np.full(n, -1, slice_id_type(n))
         copies, all_ops = roles.copies, roles.device_ops
         copy_dev, op_dev = trace.tracks.device[sl.track[copies]], trace.tracks.device[sl.track[all_ops]]
         for d in np.unique(op_dev):
@@ -161,7 +161,7 @@ class Dependencies:
         let it start even on another lane (the op before a copy; the previous node of a graph
         replay). -1 elsewhere."""
         n = len(trace.slices)
-        pred = np.full(n, -1, np.int64)
+        pred = np.full(n, -1, slice_id_type(n))
         kind, track = trace.tracks.kind, trace.slices.track
         src, dst = trace.flows.src, trace.flows.dst
         ok = (kind[track[src]] == TrackKind.DRIVER_QUEUE) & np.isin(kind[track[dst]],
@@ -240,7 +240,7 @@ class Dependencies:
         """The enclosing slice one depth up on the same track (-1 at depth 0 or when none);
         ``end``: every slice's end."""
         sl, runs = trace.slices, trace.runs
-        parent = np.full(len(sl), -1, np.int64)
+        parent = np.full(len(sl), -1, slice_id_type(len(sl)))
         start = sl.start_ns
         key = {(int(t), int(d)): (int(b), int(e)) for t, d, b, e in zip(runs.track, runs.depth, runs.begin, runs.end,
                                                                         strict=True)}

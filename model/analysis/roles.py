@@ -31,6 +31,12 @@ DEVICE_WAIT_NAME = re.compile(r"\bwait\b|event sync", re.IGNORECASE)
 RUNTIME_CATEGORIES = ("cuda_runtime", "cuda_driver", "hip_runtime", "mtia_runtime", "xpu_runtime", "runtime")
 
 
+def slice_id_type(n: int) -> type[np.signedinteger]:
+    """The integer type of per-slice arrays of slice ids (-1: none) for ``n`` slices: int32 while
+    it holds them, halving the arrays that every slice of a large capture gets."""
+    return np.int32 if n < 2**31 else np.int64
+
+
 @dataclass
 class Roles:
     """Slice id sets of one trace, computed once and shared by the passes."""
@@ -130,9 +136,9 @@ class Roles:
         n = len(t.slices)
         is_api = np.zeros(n, bool)
         is_api[self.api_calls] = True
-        parent = np.full(n, -1, np.int64)
+        parent = np.full(n, -1, slice_id_type(n))
         parent[t.flows.dst] = t.flows.src
-        root = np.full(n, -1, np.int64)
+        root = np.full(n, -1, slice_id_type(n))
         root[self.api_calls] = self.api_calls
         targets = np.unique(t.flows.dst)
         found = root[targets]
