@@ -11,6 +11,7 @@ caller analyses in-process, so results and errors are the same either way.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import struct
 from dataclasses import asdict, fields
@@ -32,20 +33,27 @@ _LEN = struct.Struct("<Q")
 
 
 class ForkedAnalysis:
-    """``analyze(trace, tables=tables)`` running in a forked helper; :meth:`report` waits for it."""
+    """``analyze(trace, tables=tables)`` running in a forked helper; :meth:`report` waits for it.
+
+    The helper writes the encoded report into an anonymous memory file made before the fork and
+    then its size into a pipe; this process maps the file copy-on-write, so the columns are
+    neither copied through the pipe nor made again here."""
 
     def __init__(self, trace: Trace, tables: bool = True) -> None:
         self.trace = trace
+        self._file = os.memfd_create("accelview-analysis")
         read, write = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # the helper: never returns into the caller's code
             status = 1
             try:
                 os.close(read)
-                data = encode(analyze(trace, tables=tables))
-                with os.fdopen(write, "wb") as out:
-                    out.write(_LEN.pack(len(data)))
-                    out.write(data)
+                size, parts = encode(analyze(trace, tables=tables))
+                os.ftruncate(self._file, size)
+                raw = np.frombuffer(mmap.mmap(self._file, size), np.uint8)
+                for at, part in parts:
+                    raw[at:at + len(part)] = part
+                os.write(write, _LEN.pack(size))
                 status = 0
             finally:
                 os._exit(status)
@@ -56,18 +64,14 @@ class ForkedAnalysis:
         """The helper's report, or None when it failed (analyse in-process then)."""
         try:
             with os.fdopen(self._read, "rb") as f:
-                head = f.read(_LEN.size)
-                if len(head) < _LEN.size:
-                    return None
-                buf = bytearray(_LEN.unpack(head)[0])
-                view, got = memoryview(buf), 0
-                while got < len(buf):
-                    n = f.readinto(view[got:])
-                    if not n:
-                        return None
-                    got += n
-            return decode(self.trace, buf)
+                head = f.read(_LEN.size)  # the helper's size line, or nothing when it died
+            if len(head) < _LEN.size:
+                return None
+            size = _LEN.unpack(head)[0]
+            return decode(self.trace, mmap.mmap(self._file, size, flags=mmap.MAP_PRIVATE,
+                                                prot=mmap.PROT_READ | mmap.PROT_WRITE))
         finally:
+            os.close(self._file)  # the mapping keeps the pages
             release(self.pid)  # reaped later: its memory is torn down on the other core
 
 
@@ -93,8 +97,9 @@ _GAPS = [f.name for f in fields(Gaps)]
 _PATH = ["kind", "start_ns", "end_ns", "slice_id", "via"]
 
 
-def encode(r: Report) -> bytearray:
-    """A report as bytes: header length, JSON header, then each column's raw bytes (8-aligned)."""
+def encode(r: Report) -> tuple[int, list[tuple[int, np.ndarray]]]:
+    """A report as bytes: its size, and (offset, uint8 array) parts that fill it: the header's
+    length, the JSON header, then each column's raw bytes (8-aligned)."""
     cols: dict[str, np.ndarray] = {f"ops.{k}": getattr(r.ops, k) for k in _OPS}
     cols |= {f"gaps.{k}": getattr(r.gaps, k) for k in _GAPS}
     if r.critical_path is not None:
@@ -103,13 +108,13 @@ def encode(r: Report) -> bytearray:
     for i, f in enumerate(r.findings):
         cols[f"finding.{i}"] = np.asarray(f.slices, np.int64)
         findings.append({k: v for k, v in asdict(f).items() if k != "slices"})
-    layout, offset = [], 0
+    layout, offset, data = [], 0, []
     for name, a in cols.items():
         if a.dtype.hasobject:
             raise TypeError(f"{name}: object columns are not plain data")
-        a = np.ascontiguousarray(a)
-        cols[name] = a
-        layout.append((name, a.dtype.str, list(a.shape), offset))
+        a = np.ascontiguousarray(a).reshape(-1)
+        layout.append((name, a.dtype.str, len(a), offset))
+        data.append((offset, a.view(np.uint8)))
         offset += -(-a.nbytes // 8) * 8
     head = {"layout": layout, "phases": [asdict(p) for p in r.phases], "findings": findings,
             "stats": [asdict(s) for s in r.stats], "critical_path_by_resource": r.critical_path_by_resource,
@@ -118,26 +123,30 @@ def encode(r: Report) -> bytearray:
             "communication": r.communication}
     text = json.dumps(head, default=_plain).encode()
     text += b" " * (-len(text) % 8)
-    body = bytearray(_LEN.size + len(text) + offset)
-    body[:_LEN.size] = _LEN.pack(len(text))
-    body[_LEN.size:_LEN.size + len(text)] = text
     base = _LEN.size + len(text)
-    raw = np.frombuffer(body, np.uint8)
-    for (_, _, _, at), a in zip(layout, cols.values(), strict=True):
-        raw[base + at:base + at + a.nbytes] = a.reshape(-1).view(np.uint8)
-    return body
+    parts = [(0, np.frombuffer(_LEN.pack(len(text)) + text, np.uint8))]
+    parts += [(base + at, a) for at, a in data]
+    return base + offset, parts
 
 
-def decode(trace: Trace, buf: bytearray) -> Report:
+def pack(r: Report) -> bytearray:
+    """:func:`encode`'s bytes in one buffer."""
+    size, parts = encode(r)
+    buf = bytearray(size)
+    raw = np.frombuffer(buf, np.uint8)
+    for at, part in parts:
+        raw[at:at + len(part)] = part
+    return buf
+
+
+def decode(trace: Trace, buf: bytearray | mmap.mmap) -> Report:
     """The report :func:`encode` made, on ``trace`` (the columns are views of ``buf``)."""
     n = _LEN.unpack_from(buf)[0]
     head = json.loads(bytes(buf[_LEN.size:_LEN.size + n]))
     base = _LEN.size + n
     cols = {}
-    for name, dtype, shape, at in head["layout"]:
-        dt = np.dtype(dtype)
-        count = int(np.prod(shape)) if shape else 1
-        cols[name] = np.frombuffer(buf, dt, count, base + at).reshape(shape)
+    for name, dtype, count, at in head["layout"]:
+        cols[name] = np.frombuffer(buf, np.dtype(dtype), count, base + at)
     path = None
     if head["path_by_resource"] is not None:
         path = CriticalPath(*(cols[f"path.{k}"] for k in _PATH), by_resource_ns=head["path_by_resource"])

@@ -26,7 +26,7 @@ def test_a_report_survives_its_plain_encoding(tables: bool) -> None:
     t = llm("pinned=0")
     r = analyze(t, tables=tables)
     assert r.findings and len(r.ops.slice) and len(r.gaps)
-    _same(r, forked.decode(t, forked.encode(r)))
+    _same(r, forked.decode(t, forked.pack(r)))
 
 
 def test_the_helper_reports_what_this_process_would() -> None:
