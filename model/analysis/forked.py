@@ -26,6 +26,7 @@ from .findings import Finding
 from .gaps import Gaps
 from .op_classes import OpLabels
 from .report import Phase, Report, analyze
+from .roles import Roles
 from .stats import OpStat
 
 MIN_SLICES = 200_000  # below this a helper costs more than it saves
@@ -48,7 +49,8 @@ class ForkedAnalysis:
             status = 1
             try:
                 os.close(read)
-                size, parts = encode(analyze(trace, tables=tables))
+                roles = Roles(trace)
+                size, parts = encode(analyze(trace, roles, tables=tables), roles)
                 os.ftruncate(self._file, size)
                 raw = np.frombuffer(mmap.mmap(self._file, size), np.uint8)
                 for at, part in parts:
@@ -60,8 +62,9 @@ class ForkedAnalysis:
         os.close(write)
         self._read = read
 
-    def report(self) -> Report | None:
-        """The helper's report, or None when it failed (analyse in-process then)."""
+    def result(self) -> tuple[Report, Roles] | None:
+        """The helper's report and the trace's roles it found on the way, or None when it failed
+        (analyse in-process then)."""
         try:
             with os.fdopen(self._read, "rb") as f:
                 head = f.read(_LEN.size)  # the helper's size line, or nothing when it died
@@ -95,12 +98,19 @@ def _plain(o: Any) -> Any:
 _OPS = [f.name for f in fields(OpLabels)]
 _GAPS = [f.name for f in fields(Gaps)]
 _PATH = ["kind", "start_ns", "end_ns", "slice_id", "via"]
+# Roles' cached sets sent with the report: arrays, or pairs of arrays (device_busy, chain)
+_ROLES = ("device_ops", "transfers", "ops_order", "device_busy", "copies", "api_calls", "sync_calls", "kinds", "end",
+          "chain", "blocking_calls")
 
 
-def encode(r: Report) -> tuple[int, list[tuple[int, np.ndarray]]]:
-    """A report as bytes: its size, and (offset, uint8 array) parts that fill it: the header's
-    length, the JSON header, then each column's raw bytes (8-aligned)."""
+def encode(r: Report, roles: Roles | None = None) -> tuple[int, list[tuple[int, np.ndarray]]]:
+    """A report (and the roles that made it: their sets computed so far) as bytes: its size, and
+    (offset, uint8 array) parts that fill it: the header's length, the JSON header, then each
+    column's raw bytes (8-aligned)."""
     cols: dict[str, np.ndarray] = {f"ops.{k}": getattr(r.ops, k) for k in _OPS}
+    for k, v in (vars(roles) if roles is not None else {}).items():
+        if k in _ROLES:  # cached sets: an array, or a tuple of them
+            cols |= {f"roles.{k}": v} if isinstance(v, np.ndarray) else {f"roles.{k}.{i}": x for i, x in enumerate(v)}
     cols |= {f"gaps.{k}": getattr(r.gaps, k) for k in _GAPS}
     if r.critical_path is not None:
         cols |= {f"path.{k}": getattr(r.critical_path, k) for k in _PATH}
@@ -129,9 +139,9 @@ def encode(r: Report) -> tuple[int, list[tuple[int, np.ndarray]]]:
     return base + offset, parts
 
 
-def pack(r: Report) -> bytearray:
+def pack(r: Report, roles: Roles | None = None) -> bytearray:
     """:func:`encode`'s bytes in one buffer."""
-    size, parts = encode(r)
+    size, parts = encode(r, roles)
     buf = bytearray(size)
     raw = np.frombuffer(buf, np.uint8)
     for at, part in parts:
@@ -139,8 +149,8 @@ def pack(r: Report) -> bytearray:
     return buf
 
 
-def decode(trace: Trace, buf: bytearray | mmap.mmap) -> Report:
-    """The report :func:`encode` made, on ``trace`` (the columns are views of ``buf``)."""
+def decode(trace: Trace, buf: bytearray | mmap.mmap) -> tuple[Report, Roles]:
+    """The report and roles :func:`encode` took, on ``trace`` (the columns are views of ``buf``)."""
     n = _LEN.unpack_from(buf)[0]
     head = json.loads(bytes(buf[_LEN.size:_LEN.size + n]))
     base = _LEN.size + n
@@ -151,7 +161,15 @@ def decode(trace: Trace, buf: bytearray | mmap.mmap) -> Report:
     if head["path_by_resource"] is not None:
         path = CriticalPath(*(cols[f"path.{k}"] for k in _PATH), by_resource_ns=head["path_by_resource"])
     findings = [Finding(**f, slices=cols[f"finding.{i}"].tolist()) for i, f in enumerate(head["findings"])]
+    roles = Roles(trace)
+    for name, col in cols.items():
+        if name.startswith("roles."):
+            key, _, i = name[len("roles."):].partition(".")
+            if not i:
+                vars(roles)[key] = col  # what the cached property would compute
+            elif i == "0":
+                vars(roles)[key] = tuple(cols[f"roles.{key}.{j}"] for j in range(2))
     return Report(trace, OpLabels(*(cols[f"ops.{k}"] for k in _OPS)), Gaps(*(cols[f"gaps.{k}"] for k in _GAPS)),
                   [Phase(**p) for p in head["phases"]], findings, [OpStat(**s) for s in head["stats"]],
                   head["critical_path_by_resource"], head["gpu"], {int(k): v for k, v in head["lane_busy"]},
-                  head["transfer_overlap"], path, head["communication"])
+                  head["transfer_overlap"], path, head["communication"]), roles

@@ -110,9 +110,11 @@ def lane_key(trace: Trace, track: int, multi_device: bool) -> str:
     return f"device {dev} {name}" if multi_device and dev >= 0 else name
 
 
-def prepare(trace: Trace, ops: Vocabulary, lanes: Vocabulary, report: Report | None = None) -> RunData:
-    """Analyse ``trace`` (unless ``report`` is given) and key its work, lanes and iterations."""
-    roles = Roles(trace)
+def prepare(trace: Trace, ops: Vocabulary, lanes: Vocabulary, report: Report | None = None,
+            roles: Roles | None = None) -> RunData:
+    """Analyse ``trace`` (unless ``report`` is given) and key its work, lanes and iterations
+    (``roles``: the trace's, when the caller has them)."""
+    roles = roles or Roles(trace)
     report = report if report is not None else analyze(trace, roles, tables=False)
     s = trace.slices
     work = np.concatenate((roles.device_ops, roles.copies))

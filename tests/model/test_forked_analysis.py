@@ -8,6 +8,7 @@ import json
 import pytest
 from accelview.model.analysis import forked
 from accelview.model.analysis.report import Report, analyze
+from accelview.model.analysis.roles import Roles
 from accelview.model.compare.diff import compare
 
 from tests.sim_pairs import llm
@@ -22,11 +23,18 @@ def _same(r: Report, s: Report) -> None:
 
 
 @pytest.mark.parametrize("tables", [True, False])
-def test_a_report_survives_its_plain_encoding(tables: bool) -> None:
+def test_a_report_and_its_roles_survive_their_plain_encoding(tables: bool) -> None:
     t = llm("pinned=0")
-    r = analyze(t, tables=tables)
+    roles = Roles(t)
+    r = analyze(t, roles, tables=tables)
     assert r.findings and len(r.ops.slice) and len(r.gaps)
-    _same(r, forked.decode(t, forked.pack(r)))
+    back, roles_back = forked.decode(t, forked.pack(r, roles))
+    _same(r, back)
+    assert set(vars(roles_back)) == set(vars(roles))  # every set computed comes back
+    for key in ("device_ops", "blocking_calls", "ops_order"):
+        assert (getattr(roles_back, key) == getattr(roles, key)).all()
+    for x, y in zip(roles_back.chain, roles.chain, strict=True):
+        assert (x == y).all()
 
 
 def test_the_helper_reports_what_this_process_would() -> None:
@@ -34,7 +42,10 @@ def test_the_helper_reports_what_this_process_would() -> None:
     helper = forked.start(t, tables=False, min_slices=0)
     if helper is None:
         pytest.skip("forking a helper is not safe here")
-    _same(analyze(t, tables=False), helper.report())
+    result = helper.result()
+    assert result is not None
+    _same(analyze(t, tables=False), result[0])
+    assert (result[1].blocking_calls == Roles(t).blocking_calls).all()
 
 
 def test_a_helper_that_fails_gives_no_report(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -45,7 +56,7 @@ def test_a_helper_that_fails_gives_no_report(monkeypatch: pytest.MonkeyPatch) ->
     helper = forked.start(llm(), min_slices=0)
     if helper is None:
         pytest.skip("forking a helper is not safe here")
-    assert helper.report() is None
+    assert helper.result() is None
 
 
 def test_a_diff_with_the_helper_is_the_diff_without(monkeypatch: pytest.MonkeyPatch) -> None:
