@@ -65,6 +65,19 @@ class CriticalPath:
         return int(self.end_ns[-1] - self.start_ns[0]) if len(self.kind) else 0
 
 
+PATH_COLUMNS = ("kind", "start_ns", "end_ns", "slice_id", "via")
+
+
+def path_columns(path: CriticalPath) -> tuple[dict[str, int], dict[str, np.ndarray]]:
+    """A path as plain data (to cross from a helper process): its time per resource and columns."""
+    return path.by_resource_ns, {k: getattr(path, k) for k in PATH_COLUMNS}
+
+
+def path_of(by_resource_ns: dict[str, int], cols: dict[str, np.ndarray]) -> CriticalPath:
+    """The path :func:`path_columns` took."""
+    return CriticalPath(*(cols[k] for k in PATH_COLUMNS), by_resource_ns=by_resource_ns)
+
+
 class _Steps:
     """Steps collected while walking backwards: scalar ones in a list, queue chains as arrays."""
 

@@ -10,9 +10,10 @@ import numpy as np
 from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
+from . import helper
 from . import intervals as iv
 from .collectives import find_collectives
-from .critical_path import CriticalPath, critical_path
+from .critical_path import CriticalPath, critical_path, path_columns, path_of
 from .device_passes import fusion_candidates, host_sync, launch_bound, low_hbm_efficiency
 from .distributed import distributed_findings, summary
 from .findings import Finding, ranked
@@ -211,11 +212,21 @@ def phases(trace: Trace, labels: OpLabels, gaps: Gaps, roles: Roles | None = Non
     return out
 
 
+def _path_helper(trace: Trace, roles: Roles) -> helper.Helper | None:
+    """The critical path's walk started in a helper on the other core (the longest pass, and
+    independent of the others), or None where there is none to use (:func:`.helper.start`)."""
+    if len(trace.slices) < helper.MIN_SLICES:
+        return None
+    _ = roles.blocking_calls, roles.end  # both processes use these: found once, before the fork
+    return helper.start(lambda: path_columns(critical_path(trace, roles=roles)), len(trace.slices))
+
+
 def analyze(trace: Trace, roles: Roles | None = None, tables: bool = True) -> Report:
     """Run all passes (``roles``: the trace's roles when the caller keeps them for more work;
     ``tables=False`` leaves out the op statistics, lane busy shares and transfer overlap, which
     ``accelview diff`` does not use)."""
     roles = roles or Roles(trace)
+    path = _path_helper(trace, roles)
     labels = classify_ops(roles)
     gaps = device_gaps(roles)
     t0, t1 = trace.time_bounds()
@@ -231,7 +242,8 @@ def analyze(trace: Trace, roles: Roles | None = None, tables: bool = True) -> Re
     idle = gpu_idle(roles, gaps, ranked(found), span)
     if idle is not None:
         found.append(idle)
-    cp = critical_path(trace, roles=roles)
+    done = path.result() if path is not None else None
+    cp = path_of(*done) if done is not None else critical_path(trace, roles=roles)
     if not tables:
         return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found), [],
                       cp.by_resource_ns, report_section(trace), critical_path=cp)

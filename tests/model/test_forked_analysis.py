@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from accelview.model.analysis import forked
+from accelview.model.analysis import forked, helper
 from accelview.model.analysis.report import Report, analyze
 from accelview.model.analysis.roles import Roles
 from accelview.model.compare.diff import compare
@@ -62,9 +62,20 @@ def test_a_helper_that_fails_gives_no_report(monkeypatch: pytest.MonkeyPatch) ->
 def test_a_diff_with_the_helper_is_the_diff_without(monkeypatch: pytest.MonkeyPatch) -> None:
     a, b = llm(), llm(seed=1)
     alone = compare(a, b, report_a=analyze(a, tables=False), report_b=analyze(b, tables=False)).to_json()
-    monkeypatch.setattr(forked, "MIN_SLICES", 0)
+    monkeypatch.setattr(helper, "MIN_SLICES", 0)
     started, real = [], forked.ForkedAnalysis
     monkeypatch.setattr(forked, "ForkedAnalysis", lambda *args: started.append(1) or real(*args))
     assert compare(a, b).to_json() == alone
     assert started or not forked.fork_safe()
     assert alone["entries"]
+
+
+def test_the_critical_path_walked_in_a_helper_is_the_one_walked_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    t = llm("pinned=0")
+    here = analyze(t)
+    monkeypatch.setattr(helper, "MIN_SLICES", 0)
+    started, real = [], helper.Helper
+    monkeypatch.setattr(helper, "Helper", lambda work: started.append(1) or real(work))
+    beside = analyze(t)
+    assert started or not helper.fork_safe()
+    _same(here, beside)
