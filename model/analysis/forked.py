@@ -35,7 +35,7 @@ _ROLES = ("device_ops", "transfers", "ops_order", "device_busy", "copies", "api_
 class ForkedAnalysis:
     """``analyze(trace, tables=tables)`` running in a forked helper; :meth:`result` waits for it."""
 
-    def __init__(self, trace: Trace, tables: bool, running: helper.Helper) -> None:
+    def __init__(self, trace: Trace, running: helper.Helper) -> None:
         self.trace, self._helper = trace, running
 
     def result(self) -> tuple[Report, Roles] | None:
@@ -53,7 +53,7 @@ def start(trace: Trace, tables: bool = True, min_slices: int | None = None) -> F
         return to_plain(analyze(trace, roles, tables=tables), roles)
 
     running = helper.start(work, len(trace.slices), min_slices)
-    return None if running is None else ForkedAnalysis(trace, tables, running)
+    return None if running is None else ForkedAnalysis(trace, running)
 
 
 def to_plain(r: Report, roles: Roles | None = None) -> tuple[dict[str, Any], helper.Columns]:
