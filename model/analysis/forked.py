@@ -44,6 +44,10 @@ class ForkedAnalysis:
         out = self._helper.result()
         return None if out is None else from_plain(self.trace, *out)
 
+    def cancel(self) -> None:
+        """Stop the helper without its report."""
+        self._helper.cancel()
+
 
 def start(trace: Trace, tables: bool = True, min_slices: int | None = None) -> ForkedAnalysis | None:
     """Start analysing ``trace`` in a helper, or None where that is unsafe or not worth it

@@ -13,9 +13,11 @@ and errors are the same either way.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
+import signal
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -68,6 +70,16 @@ class Helper:
             os.close(self._file)  # the mapping keeps the pages
             _running.discard(id(self))
             release(self.pid)  # reaped later: its memory is torn down on the other core
+
+
+    def cancel(self) -> None:
+        """Stop the helper without its result (the caller failed before it needed it)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        os.close(self._read)
+        os.close(self._file)
+        _running.discard(id(self))
+        release(self.pid)
 
 
 def start(work: Work, n_slices: int, min_slices: int | None = None) -> Helper | None:

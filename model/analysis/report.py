@@ -227,21 +227,26 @@ def analyze(trace: Trace, roles: Roles | None = None, tables: bool = True) -> Re
     ``accelview diff`` does not use)."""
     roles = roles or Roles(trace)
     path = _path_helper(trace, roles)
-    labels = classify_ops(roles)
-    gaps = device_gaps(roles)
-    t0, t1 = trace.time_bounds()
-    span = max(t1 - t0, 1)
-    found = transfer_findings(roles, span)
-    for f in (launch_bound(roles, gaps, span), host_sync(roles, gaps, span),
-              low_hbm_efficiency(roles, labels, span), fusion_candidates(roles, labels, span)):
-        if f is not None:
-            found.append(f)
-    found += trace_findings(roles, labels, gaps, span)
-    collectives = find_collectives([trace])
-    found += distributed_findings([trace], collectives, span)
-    idle = gpu_idle(roles, gaps, ranked(found), span)
-    if idle is not None:
-        found.append(idle)
+    try:
+        labels = classify_ops(roles)
+        gaps = device_gaps(roles)
+        t0, t1 = trace.time_bounds()
+        span = max(t1 - t0, 1)
+        found = transfer_findings(roles, span)
+        for f in (launch_bound(roles, gaps, span), host_sync(roles, gaps, span),
+                  low_hbm_efficiency(roles, labels, span), fusion_candidates(roles, labels, span)):
+            if f is not None:
+                found.append(f)
+        found += trace_findings(roles, labels, gaps, span)
+        collectives = find_collectives([trace])
+        found += distributed_findings([trace], collectives, span)
+        idle = gpu_idle(roles, gaps, ranked(found), span)
+        if idle is not None:
+            found.append(idle)
+    except BaseException:  # a capture the passes reject: the helper's walk is not wanted
+        if path is not None:
+            path.cancel()
+        raise
     done = path.result() if path is not None else None
     cp = path_of(*done) if done is not None else critical_path(trace, roles=roles)
     if not tables:

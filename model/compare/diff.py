@@ -64,7 +64,12 @@ def compare(trace_a: Trace, trace_b: Trace, min_change: float = 1.0, report_a: R
     ops, lanes = Vocabulary(), Vocabulary()
     # B is analysed in a forked helper on the other core while A is analysed here (when safe and worth it).
     helper = forked.start(trace_b, tables=False) if report_a is None and report_b is None else None
-    a = prepare(trace_a, ops, lanes, report_a)
+    try:
+        a = prepare(trace_a, ops, lanes, report_a)
+    except BaseException:
+        if helper is not None:
+            helper.cancel()
+        raise
     report_b, roles_b = (helper.result() if helper is not None else None) or (report_b, None)
     b = prepare(trace_b, ops, lanes, report_b, roles_b)
     entries: list[Entry] = []

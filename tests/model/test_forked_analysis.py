@@ -4,12 +4,16 @@ one made in-process: its report crosses as plain JSON and numpy columns."""
 from __future__ import annotations
 
 import json
+import os
+import time
 
+import numpy as np
 import pytest
 from accelview.model.analysis import forked, helper
 from accelview.model.analysis.report import Report, analyze
 from accelview.model.analysis.roles import Roles
 from accelview.model.compare.diff import compare
+from accelview.model.forking import reap
 
 from tests.sim_pairs import llm
 
@@ -79,3 +83,18 @@ def test_the_critical_path_walked_in_a_helper_is_the_one_walked_here(monkeypatch
     beside = analyze(t)
     assert started or not helper.fork_safe()
     _same(here, beside)
+
+
+def test_a_helper_no_longer_wanted_is_stopped_and_the_next_one_starts() -> None:
+    slow = helper.start(lambda: time.sleep(60) or ({}, {}), 1, min_slices=0)
+    if slow is None:
+        pytest.skip("forking a helper is not safe here")
+    slow.cancel()
+    reap(block=True)  # returns once the stopped helper is gone (it would sleep a minute)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(slow.pid, os.WNOHANG)
+    quick = helper.start(lambda: ({"ok": 1}, {"x": np.arange(3)}), 1, min_slices=0)
+    assert quick is not None
+    result = quick.result()
+    assert result is not None
+    assert result[0] == {"ok": 1} and result[1]["x"].tolist() == [0, 1, 2]
