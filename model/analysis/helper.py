@@ -85,7 +85,8 @@ class Helper:
 def start(work: Work, n_slices: int, min_slices: int | None = None) -> Helper | None:
     """Start ``work`` in a helper, or None where that is unsafe or not worth it: a trace of fewer
     than ``min_slices`` slices (MIN_SLICES by default), or another helper still running."""
-    if n_slices < (MIN_SLICES if min_slices is None else min_slices) or _running or not fork_safe():
+    if n_slices < (MIN_SLICES if min_slices is None else min_slices) or _running or not fork_safe() \
+            or not hasattr(os, "memfd_create"):
         return None
     return Helper(work)
 
