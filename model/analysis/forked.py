@@ -27,9 +27,9 @@ from .stats import OpStat
 
 _OPS = [f.name for f in fields(OpLabels)]
 _GAPS = [f.name for f in fields(Gaps)]
-# Roles' cached sets sent with the report: arrays, or pairs of arrays (device_busy, chain)
-_ROLES = ("device_ops", "transfers", "ops_order", "device_busy", "copies", "api_calls", "sync_calls", "kinds", "end",
-          "chain", "blocking_calls")
+# Roles' cached sets sent with the report (arrays, or the pair ``chain``): those a diff uses
+# (compare/runs.py); the others are cheaper to find again than to send (``end``: 80 MB at 10M slices)
+_ROLES = ("device_ops", "copies", "blocking_calls", "chain")
 
 
 class ForkedAnalysis:

@@ -34,7 +34,7 @@ def test_a_report_and_its_roles_survive_their_plain_encoding(tables: bool) -> No
     assert r.findings and len(r.ops.slice) and len(r.gaps)
     back, roles_back = forked.decode(t, forked.pack(r, roles))
     _same(r, back)
-    assert set(vars(roles_back)) == set(vars(roles))  # every set computed comes back
+    assert set(vars(roles_back)) == {"trace", "device_ops", "copies", "blocking_calls", "chain"}
     for key in ("device_ops", "blocking_calls", "ops_order"):
         assert (getattr(roles_back, key) == getattr(roles, key)).all()
     for x, y in zip(roles_back.chain, roles.chain, strict=True):
