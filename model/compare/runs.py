@@ -84,13 +84,14 @@ class RunData:
 
     @cached_property
     def dur(self) -> np.ndarray:
-        """Durations of the work slices (float64, as the sums over them are made)."""
-        return self.trace.slices.dur_ns[self.work].astype(np.float64)
+        """Durations of the work slices (integers: the sums and the rank tests take them as float64,
+        so a float copy of millions of them is not made here)."""
+        return self.trace.slices.dur_ns[self.work]
 
     @cached_property
     def lane_dur(self) -> np.ndarray:
-        """Durations of the lane slices (float64)."""
-        return self.trace.slices.dur_ns[self.lane_ids].astype(np.float64)
+        """Durations of the lane slices (integers, like ``dur``)."""
+        return self.trace.slices.dur_ns[self.lane_ids]
 
 
 def _placing_time(trace: Trace, roles: Roles, ids: np.ndarray) -> np.ndarray:
