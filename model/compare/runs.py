@@ -160,6 +160,7 @@ def _groups(run: RunData) -> dict[str, Group]:
     if not inside.all() or not by_family:
         t0, t1 = run.trace.time_bounds()
         out[OUTSIDE] = Group(OUTSIDE, np.array([t0], np.int64), np.array([t1], np.int64),
-                             np.where(inside, -1, 0).astype(np.int32), np.where(lane_inside, -1, 0).astype(np.int32),
+                             np.where(inside, np.int32(-1), np.int32(0)),
+                             np.where(lane_inside, np.int32(-1), np.int32(0)),
                              everything=not by_family)
     return out
