@@ -1,8 +1,9 @@
 """Forked helper processes: when forking is safe here, and reaping helpers that were let go.
 
-Two jobs use a second core through ``os.fork``: the JSON importer's helper
-(:mod:`.importers.pipeline.digest_worker`) and the simulator's sampled counters
-(:mod:`accelview.capture.convert.counter_rows`). A helper that is done (or killed) is not waited for
+Three jobs use a second core through ``os.fork``: the JSON importer's helper
+(:mod:`.importers.pipeline.digest_worker`), the simulator's sampled counters
+(:mod:`accelview.capture.convert.counter_rows`) and the analysis (:mod:`.analysis.helper`: the
+critical path beside the other passes, the second run of a diff). A helper that is done (or killed) is not waited for
 at once: the kernel tears down its memory on the other core, and it is reaped later, when the
 next helper is let go or at exit, so that none is left a zombie.
 """

@@ -18,7 +18,7 @@ import numpy as np
 from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
-from .roles import Roles
+from .roles import Roles, slice_id_type
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,19 @@ class CriticalPath:
     def length_ns(self) -> int:
         """From the path's first start to its last end."""
         return int(self.end_ns[-1] - self.start_ns[0]) if len(self.kind) else 0
+
+
+PATH_COLUMNS = ("kind", "start_ns", "end_ns", "slice_id", "via")
+
+
+def path_columns(path: CriticalPath) -> tuple[dict[str, int], dict[str, np.ndarray]]:
+    """A path as plain data (to cross from a helper process): its time per resource and columns."""
+    return path.by_resource_ns, {k: getattr(path, k) for k in PATH_COLUMNS}
+
+
+def path_of(by_resource_ns: dict[str, int], cols: dict[str, np.ndarray]) -> CriticalPath:
+    """The path :func:`path_columns` took."""
+    return CriticalPath(*(cols[k] for k in PATH_COLUMNS), by_resource_ns=by_resource_ns)
 
 
 class _Steps:
@@ -113,7 +126,8 @@ class Dependencies:
         self.t = trace
         sl = trace.slices
         n = len(sl)
-        self.start, self.end = sl.start_ns, sl.start_ns + sl.dur_ns
+        roles = roles or Roles(trace)
+        self.start, self.end = sl.start_ns, roles.end
         # Flows: a source that ended before X began let it start at its end; one still running
         # when X began (a call that submits while it runs) lets it start at its own start.
         src, dst = trace.flows.src, trace.flows.dst
@@ -123,7 +137,7 @@ class Dependencies:
         o = np.lexsort((t_flow, dst))  # last per dst = latest arrival
         last = np.ones(len(o), bool)
         last[:-1] = dst[o][1:] != dst[o][:-1]
-        self.flow_src = np.full(n, -1, np.int64)
+        self.flow_src = np.full(n, -1, slice_id_type(n))
         self.flow_t = np.full(n, np.iinfo(np.int64).min, np.int64)
         self.flow_src[dst[o][last]] = src[o][last]
         self.flow_t[dst[o][last]] = t_flow[o][last]
@@ -131,9 +145,8 @@ class Dependencies:
         first_of_run = np.zeros(n, bool)
         first_of_run[runs.begin[runs.begin < n]] = True
         self.has_prev = ~first_of_run
-        self.parent = self._parents(trace)
+        self.parent = self._parents(trace, self.end)
         # Host calls that waited for the device end when the device work they waited for ended.
-        roles = roles or Roles(trace)
         self.blocking = np.zeros(n, bool)
         self.blocking[roles.blocking_calls] = True
         work = np.concatenate((roles.device_ops, roles.copies))
@@ -142,13 +155,13 @@ class Dependencies:
         self.api_calls = roles.api_calls
         # A device op that waited on a copy through an event has no flow from it: take the last
         # copy of its device that ended before it began (the gap classification's 'pcie' rule).
-        self.copy_pred = np.full(n, -1, np.int64)
-        dev = trace.tracks.device[sl.track]
-        copies = roles.copies
-        for d in np.unique(dev[roles.device_ops]):
-            c = copies[dev[copies] == d]
+        self.copy_pred = np.full(n, -1, slice_id_type(n))
+        copies, all_ops = roles.copies, roles.device_ops
+        copy_dev, op_dev = trace.tracks.device[sl.track[copies]], trace.tracks.device[sl.track[all_ops]]
+        for d in np.unique(op_dev):
+            c = copies[copy_dev == d]
             c = c[np.argsort(self.end[c], kind="stable")]
-            ops = roles.device_ops[dev[roles.device_ops] == d]
+            ops = all_ops[op_dev == d]
             i = np.searchsorted(self.end[c], self.start[ops], "right") - 1
             self.copy_pred[ops[i >= 0]] = c[i[i >= 0]]
         self.stream_pred = self._stream_order(trace)
@@ -161,10 +174,11 @@ class Dependencies:
         let it start even on another lane (the op before a copy; the previous node of a graph
         replay). -1 elsewhere."""
         n = len(trace.slices)
-        pred = np.full(n, -1, np.int64)
-        kind = trace.tracks.kind[trace.slices.track]
+        pred = np.full(n, -1, slice_id_type(n))
+        kind, track = trace.tracks.kind, trace.slices.track
         src, dst = trace.flows.src, trace.flows.dst
-        ok = (kind[src] == TrackKind.DRIVER_QUEUE) & np.isin(kind[dst], (TrackKind.EXEC_UNIT, TrackKind.DMA_ENGINE))
+        ok = (kind[track[src]] == TrackKind.DRIVER_QUEUE) & np.isin(kind[track[dst]],
+                                                                    (TrackKind.EXEC_UNIT, TrackKind.DMA_ENGINE))
         if not ok.any():
             return pred
         work, queue = dst[ok], trace.slices.track[src[ok]]
@@ -235,11 +249,12 @@ class Dependencies:
         return int(self.work_ids[i]) if i >= 0 and self.work_end[i] > self.start[x] else -1
 
     @staticmethod
-    def _parents(trace: Trace) -> np.ndarray:
-        """The enclosing slice one depth up on the same track (-1 at depth 0 or when none)."""
+    def _parents(trace: Trace, end: np.ndarray) -> np.ndarray:
+        """The enclosing slice one depth up on the same track (-1 at depth 0 or when none);
+        ``end``: every slice's end."""
         sl, runs = trace.slices, trace.runs
-        parent = np.full(len(sl), -1, np.int64)
-        start, end = sl.start_ns, sl.start_ns + sl.dur_ns
+        parent = np.full(len(sl), -1, slice_id_type(len(sl)))
+        start = sl.start_ns
         key = {(int(t), int(d)): (int(b), int(e)) for t, d, b, e in zip(runs.track, runs.depth, runs.begin, runs.end,
                                                                         strict=True)}
         for (track, depth), (b, e) in key.items():

@@ -9,6 +9,7 @@ from accelview.model.text.values import format_count, format_duration, format_pe
 from .findings import Finding, severity
 from .gaps import Gaps
 from .metrics.counters import arg_strings
+from .op_classes import EVIDENCE
 from .ops import OpLabels
 from .roles import Roles
 
@@ -64,10 +65,10 @@ def low_hbm_efficiency(roles: Roles, labels: OpLabels, span: int) -> Finding | N
     burst counters: memory-bound ops (by their roofline) that reached under half the HBM peak."""
     t = roles.trace
     eff = roles.arg("burst_efficiency", labels.slice)
-    estimated = np.isnan(eff) & (labels.evidence == "roofline")
+    estimated = np.isnan(eff) & (labels.evidence_code == EVIDENCE.index("roofline"))
     eff = np.where(estimated, labels.memory_sol, eff)
     limit = np.where(estimated, LOW_ESTIMATED_BANDWIDTH, LOW_BURST_EFFICIENCY)
-    bad = (np.nan_to_num(eff, nan=1.0) < limit) & (labels.label == "memory")
+    bad = (np.nan_to_num(eff, nan=1.0) < limit) & labels.is_class("memory")
     sel = labels.slice[bad]
     if len(sel) == 0:
         return None
@@ -98,7 +99,7 @@ def fusion_candidates(roles: Roles, labels: OpLabels, span: int) -> Finding | No
     fusible_ids = [i for i in (t.strings.lookup(k) for k in FUSIBLE_OPS) if i >= 0]
     if not fusible_ids:
         return None
-    fusible = (labels.label == "memory") & np.isin(kind, fusible_ids)
+    fusible = labels.is_class("memory") & np.isin(kind, fusible_ids)
     flops = np.nan_to_num(roles.arg("flops", ids))
     moved = np.nan_to_num(roles.arg("hbm_read_bytes", ids)) + np.nan_to_num(roles.arg("hbm_write_bytes", ids))
     fusible &= flops < FUSIBLE_MAX_INTENSITY * np.maximum(moved, 1)

@@ -53,14 +53,26 @@ def _overlaps(us: np.ndarray, ue: np.ndarray, lo: np.ndarray, hi: np.ndarray) ->
     return (k >= 0) & (ue[np.maximum(k, 0)] > lo)
 
 
-def _feeding_ends(roles: Roles, kind: TrackKind) -> np.ndarray:
-    """Per slice: the latest end of a slice on a ``kind`` track flowing into it (-1: none)."""
+def _feeding_ends(roles: Roles, ops: np.ndarray, *kinds: tuple[TrackKind, ...]) -> list[np.ndarray]:
+    """Per op, for each tuple of ``kinds``: the latest end of a slice on a track of those kinds
+    flowing into it (-1: none). Works on the flows, never on arrays of every slice."""
     t = roles.trace
-    end = t.slices.start_ns + t.slices.dur_ns
-    out = np.full(len(t.slices), -1, np.int64)
     src, dst = t.flows.src, t.flows.dst
-    m = t.tracks.kind[t.slices.track[src]] == kind
-    np.maximum.at(out, dst[m], end[src[m]])
+    src_kind = t.tracks.kind[t.slices.track[src]]
+    out = []
+    for group in kinds:
+        per_op = np.full(len(ops), -1, np.int64)
+        m = np.isin(src_kind, [int(k) for k in group])
+        if m.any():
+            d, e = dst[m], roles.end[src[m]]
+            o = np.lexsort((e, d))  # the last of each destination holds its latest end
+            d, e = d[o], e[o]
+            last = np.append(d[1:] != d[:-1], True)
+            d, e = d[last], e[last]
+            at = np.minimum(np.searchsorted(d, ops), len(d) - 1)
+            hit = d[at] == ops
+            per_op[hit] = e[at[hit]]
+        out.append(per_op)
     return out
 
 
@@ -78,13 +90,15 @@ def device_gaps(roles: Roles, min_gap_ns: int = 1) -> Gaps:
     root, submitter = roles.chain
     via = np.where(submitter[ops] >= 0, submitter[ops], root[ops])
     visible = np.where(via >= 0, start[np.maximum(via, 0)] + dur[np.maximum(via, 0)], -1)
-    pcie_in = np.maximum(_feeding_ends(roles, TrackKind.PCIE), _feeding_ends(roles, TrackKind.DMA_ENGINE))[ops]
-    net_in = _feeding_ends(roles, TrackKind.NETWORK_LINK)[ops]
+    pcie_in, net_in = _feeding_ends(roles, ops, (TrackKind.PCIE, TrackKind.DMA_ENGINE), (TrackKind.NETWORK_LINK,))
     calls = roles.blocking_calls
     blocking_end = np.sort(start[calls] + dur[calls])
     bs, be = iv.union(start[calls], start[calls] + dur[calls])  # when the host sat in a blocking call
     xfer = np.concatenate((roles.copies, roles.transfers))
     xfer_dev = t.tracks.device[t.slices.track[xfer]]
+    xfer_end = roles.end[xfer]
+    o = np.lexsort((xfer_end, xfer_dev))  # by device, then end: each device's ends one sorted block
+    xfer_dev, xfer_end = xfer_dev[o], xfer_end[o]
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("device", "start", "end", "next", "cause", "conf")}
     bounds = np.flatnonzero(np.diff(devices)) + 1 if len(ops) else np.empty(0, np.int64)
     starts = np.concatenate(([0], bounds)) if len(ops) else np.empty(0, np.int64)
@@ -97,12 +111,12 @@ def device_gaps(roles: Roles, min_gap_ns: int = 1) -> Gaps:
         keep = g1 - g0 >= min_gap_ns
         g0, g1 = g0[keep], g1[keep]
         k = a + np.searchsorted(s_ops[a:b], g1, "left")  # the op that ended each gap
-        xfer_end = np.sort(start[xfer[xfer_dev == d]] + dur[xfer[xfer_dev == d]])
+        ends_d = xfer_end[np.searchsorted(xfer_dev, d, "left"):np.searchsorted(xfer_dev, d, "right")]
         late = visible[k] > g0
         blocked = _any_in(blocking_end, g0, g1)
         fed_pcie = pcie_in[k] > g0
         fed_net = net_in[k] > g0
-        xfer_in_gap = _any_in(xfer_end, g0, g1)
+        xfer_in_gap = _any_in(ends_d, g0, g1)
         held = _overlaps(bs, be, g0, g1)
         cause = np.where(late, np.where(blocked, "sync", "host"),
                          np.where(xfer_in_gap, "pcie", np.where(held, "sync", "unexplained")))

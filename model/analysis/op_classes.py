@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
@@ -247,18 +247,45 @@ def host_shapes(trace: Trace, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class Classed:
-    """Classes of some ops, column-wise."""
+class OpLabels:
+    """Labels of device ops, column-wise (``slice`` holds slice ids). Classes and evidence are
+    kept as small codes (indexes into ``CLASSES`` and ``EVIDENCE``): at millions of ops their
+    string forms (``label``, ``evidence``) cost hundreds of MB, so they are made only when asked."""
 
-    label: np.ndarray
+    slice: np.ndarray
+    code: np.ndarray  # int8 index in CLASSES: compute, memory, latency ... "unknown" (no counters, no spec)
     confidence: np.ndarray
-    compute_sol: np.ndarray
-    memory_sol: np.ndarray
-    evidence: np.ndarray
-    family: np.ndarray
+    compute_sol: np.ndarray  # achieved / peak FLOP/s (0..1)
+    memory_sol: np.ndarray  # achieved / peak HBM bandwidth (0..1)
+    evidence_code: np.ndarray  # int8 index in EVIDENCE: "counters", or what decided without them
+    family_code: np.ndarray  # int16 index of the op family its name matched in the vocabulary (len(families): none)
+
+    @cached_property
+    def label(self) -> np.ndarray:
+        """Each op's class as a string (``CLASSES``)."""
+        return np.array(CLASSES, "<U13")[self.code]
+
+    @cached_property
+    def evidence(self) -> np.ndarray:
+        """What decided each op's class, as a string (``EVIDENCE``)."""
+        return np.array(EVIDENCE, "<U8")[self.evidence_code]
+
+    @cached_property
+    def family(self) -> np.ndarray:
+        """Each op's family name ("" when none), as objects."""
+        return np.array([*(f.name for f in vocabulary().families), ""], object)[self.family_code]
+
+    def is_class(self, *names: str) -> np.ndarray:
+        """Mask of the ops whose class is one of ``names``."""
+        return np.isin(self.code, [CLASSES.index(n) for n in names])
+
+    def unknown_share(self, dur_ns: np.ndarray) -> float:
+        """Share of these ops' time (``dur_ns`` of the slices) left ``unknown``."""
+        d = dur_ns[self.slice].astype(float)
+        return float(d[self.code == CLASSES.index("unknown")].sum() / d.sum()) if d.sum() > 0 else 0.0
 
 
-def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None = None) -> Classed:
+def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None = None) -> OpLabels:
     """Class ``ops`` (slice ids of device ops without counters) from the trace alone. Works on
     class and evidence codes (indexes into CLASSES and EVIDENCE), strings only at the end."""
     t = roles.trace
@@ -280,7 +307,6 @@ def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricReg
     fams = [*voc.families, None]
     u_cls = np.array([c_of[f.cls] if f else c_of["unknown"] for f in fams], np.int8)
     u_conf = np.array([f.confidence if f else 0.0 for f in fams])
-    u_fam = np.array([f.name if f else "" for f in fams], object)
     u_kind = np.array([bool(f) and (f.cls in NOT_KERNEL or f.name in ("copy-d2d", "memset")) for f in fams], bool)
     label, conf, kind_decides = u_cls[fam], u_conf[fam], u_kind[fam]
     named = label != c_of["unknown"]
@@ -317,5 +343,4 @@ def classify_without_counters(roles: Roles, ops: np.ndarray, registry: MetricReg
         label[lat] = c_of["latency"]
         conf[lat] = np.clip(0.9 - sol / voc.sol_below * 0.3, 0.5, 0.9)[lat]
         evidence[roof] = e_of["roofline"]
-    return Classed(np.array(CLASSES, "<U13")[label], conf, csol, msol, np.array(EVIDENCE, "<U8")[evidence],
-                   u_fam[fam])
+    return OpLabels(ops, label, conf, csol, msol, evidence, fam)

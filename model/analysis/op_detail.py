@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..trace import Trace
+from .op_classes import CLASSES, EVIDENCE, vocabulary
 from .ops import OpLabels
 
 
@@ -47,14 +48,15 @@ def op_detail(trace: Trace, labels: OpLabels, sid: int) -> OpDetail | None:
     flops = num("flops")
     rd, wr = num("hbm_read_bytes"), num("hbm_write_bytes")
     hbm = math.nan if math.isnan(rd) and math.isnan(wr) else np.nansum([rd, wr])
-    has_peaks = str(labels.label[i]) != "unknown"
+    label = CLASSES[labels.code[i]]
+    has_peaks = label != "unknown"
     return OpDetail(
-        label=str(labels.label[i]),
+        label=label,
         confidence=float(labels.confidence[i]),
         flops_per_s=flops / busy_s,
         bytes_per_s=float(hbm) / busy_s,
         compute_sol=float(labels.compute_sol[i]) if has_peaks and not math.isnan(flops) else math.nan,
         memory_sol=float(labels.memory_sol[i]) if has_peaks and not math.isnan(hbm) else math.nan,
-        evidence=str(labels.evidence[i]),
-        family=str(labels.family[i]),
+        evidence=EVIDENCE[labels.evidence_code[i]],
+        family=([f.name for f in vocabulary().families] + [""])[labels.family_code[i]],
     )

@@ -13,7 +13,6 @@ busy time) are kept as evidence. Ops without counters are classed from the trace
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,30 +21,12 @@ from ..errors import CaptureError
 from .link import GIGATRANSFERS
 from .metrics.counters import arg_columns, arg_strings
 from .metrics.taxonomy import MetricRegistry, device_constants
-from .op_classes import classify_without_counters
+from .op_classes import CLASSES, EVIDENCE, OpLabels, classify_without_counters, vocabulary
 from .roles import Roles
 
 LATENCY_STALL_SHARE = 0.5  # latency stalls this share of active cycles: latency-bound outright
 LATENCY_STALL_MIN = 0.1  # ... or this share while both compute and memory are below SOL_LOW of peak
 SOL_LOW = 0.6
-
-
-@dataclass(frozen=True)
-class OpLabels:
-    """Labels of device ops, column-wise (``slice`` holds slice ids)."""
-
-    slice: np.ndarray
-    label: np.ndarray  # "compute", "memory", "latency" or "unknown" (no counters, no spec)
-    confidence: np.ndarray
-    compute_sol: np.ndarray  # achieved / peak FLOP/s (0..1)
-    memory_sol: np.ndarray  # achieved / peak HBM bandwidth (0..1)
-    evidence: np.ndarray  # what decided: "counters", or op_classes.EVIDENCE without them
-    family: np.ndarray  # the op family its name matched in the vocabulary ("" when none); objects, shared
-
-    def unknown_share(self, dur_ns: np.ndarray) -> float:
-        """Share of these ops' time (``dur_ns`` of the slices) left ``unknown``."""
-        d = dur_ns[self.slice].astype(float)
-        return float(d[self.label == "unknown"].sum() / d.sum()) if d.sum() > 0 else 0.0
 
 
 def device_spec(trace_metadata: Mapping[str, Any], device: int = 0, source: str = "") -> Mapping[str, Any] | None:
@@ -85,20 +66,18 @@ def classify_ops(roles: Roles, registry: MetricRegistry | None = None) -> OpLabe
     rule above), else from what the trace alone carries (``op_classes``)."""
     ops = roles.device_ops
     counted = ~np.isnan(arg_columns(roles.trace, ["active_cycles"], ops)["active_cycles"])
+    if counted.all():
+        return _classify(roles, ops, registry)
+    if not counted.any():  # no counters at all (imported traces): no merge of two halves
+        return classify_without_counters(roles, ops, registry)
     n = len(ops)
-    label = np.full(n, "unknown", dtype="<U13")
-    conf, csol, msol = np.zeros(n), np.zeros(n), np.zeros(n)
-    evidence, family = np.full(n, "counters", "<U8"), np.full(n, "", object)
-    if counted.any():
-        part = _classify(roles, ops[counted], registry)
-        label[counted], conf[counted], csol[counted], msol[counted] = (part.label, part.confidence,
-                                                                       part.compute_sol, part.memory_sol)
-    if not counted.all():
-        rest = classify_without_counters(roles, ops[~counted], registry)
-        m = ~counted
-        label[m], conf[m], csol[m], msol[m], evidence[m], family[m] = (
-            rest.label, rest.confidence, rest.compute_sol, rest.memory_sol, rest.evidence, rest.family)
-    return OpLabels(ops, label, conf, csol, msol, evidence, family)
+    code, evidence = np.empty(n, np.int8), np.empty(n, np.int8)
+    conf, csol, msol, family = np.empty(n), np.empty(n), np.empty(n), np.empty(n, np.int16)
+    for m, part in ((counted, _classify(roles, ops[counted], registry)),
+                    (~counted, classify_without_counters(roles, ops[~counted], registry))):
+        code[m], conf[m], csol[m], msol[m], evidence[m], family[m] = (
+            part.code, part.confidence, part.compute_sol, part.memory_sol, part.evidence_code, part.family_code)
+    return OpLabels(ops, code, conf, csol, msol, evidence, family)
 
 
 def _classify(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None) -> OpLabels:
@@ -141,16 +120,17 @@ def _classify(roles: Roles, ops: np.ndarray, registry: MetricRegistry | None) ->
     mem_share = np.where(has_stalls, np.nan_to_num(stall_mem) / np.maximum(active, 1), msol)
     comp_share = np.where(has_stalls, (busy_c + np.nan_to_num(a["stall_pipeline_cycles"])) / np.maximum(active, 1),
                           csol)
-    label = np.where(comp_share >= mem_share, "compute", "memory").astype("<U8")
+    label = np.where(comp_share >= mem_share, CLASSES.index("compute"), CLASSES.index("memory")).astype(np.int8)
     conf = np.clip(0.5 + np.abs(comp_share - mem_share) / np.maximum(np.maximum(comp_share, mem_share), 1e-9) / 2,
                    0.5, 0.99)
     # Latency-bound: most active cycles waiting with too little in flight, or a real share of
     # them while neither compute nor memory reached 60% of its roof (speed-of-light rule).
     lat = np.nan_to_num(lat_share)
     latency = (lat >= LATENCY_STALL_SHARE) | ((lat >= LATENCY_STALL_MIN) & (np.maximum(csol, msol) < SOL_LOW))
-    label[latency] = "latency"
+    label[latency] = CLASSES.index("latency")
     conf[latency] = np.clip(0.5 + lat[latency], 0.5, 0.99)
-    return OpLabels(ops, label, conf, csol, msol, np.full(n, "counters", "<U8"), np.full(n, "", object))
+    return OpLabels(ops, label, conf, csol, msol, np.full(n, EVIDENCE.index("counters"), np.int8),
+                    np.full(n, len(vocabulary().families), np.int16))
 
 
 # Palette indexes (resources' slice palette) of each class when colouring by bottleneck.
@@ -169,7 +149,7 @@ def bottleneck_colour_table(n_strings: int, trace_names: np.ndarray, labels: OpL
     classes = list(CLASS_COLOURS)
     counts = np.zeros((n_strings, len(classes)), np.int64)
     for i, c in enumerate(classes):
-        np.add.at(counts[:, i], names[labels.label == c], 1)
+        np.add.at(counts[:, i], names[labels.code == CLASSES.index(c)], 1)
     has = counts.sum(axis=1) > 0
     table[has] = np.array([CLASS_COLOURS[c] for c in classes], np.int16)[counts[has].argmax(axis=1)]
     return table

@@ -11,9 +11,10 @@ from accelview.model.schema import TrackKind
 from accelview.model.trace import Trace
 
 from ..align.ranks import nccl_kernels
+from . import helper
 from . import intervals as iv
 from .collectives import participations
-from .critical_path import CriticalPath, critical_path
+from .critical_path import CriticalPath, critical_path, path_columns, path_of
 from .device_passes import fusion_candidates, host_sync, launch_bound, low_hbm_efficiency
 from .distributed import collectives_of, distributed_findings, summary
 from .findings import Finding, ranked
@@ -122,8 +123,11 @@ class _Breakdown:
         self.s = s[o]
         self.e = self.s + trace.slices.dur_ns[ids][o]
         dev = trace.tracks.device[trace.slices.track[ids]][o]
-        self.devices, self.dev = np.unique(dev, return_inverse=True)
-        self.code = _codes(labels.label[o], LABELS)
+        low = int(dev.min()) if len(dev) else 0  # devices are a few small ids: counted, not sorted
+        present = np.bincount(dev - low) > 0 if len(dev) else np.zeros(0, bool)
+        self.devices = (np.flatnonzero(present) + low).astype(dev.dtype)
+        self.dev = (np.cumsum(present) - 1)[dev - low]
+        self.code = labels.code[o].astype(np.int64)  # LABELS is CLASSES: the codes index it
         lane = trace.tracks.name[trace.slices.track[ids]][o]
         self.code[lane == trace.strings.lookup("collective")] = LABELS.index("communication")
         self.max_dur = int((self.e - self.s).max()) if len(o) else 0
@@ -140,8 +144,10 @@ class _Breakdown:
         if keep.any():
             s, e, dev, code = s[keep], e[keep], self.dev[lo:hi][keep], self.code[lo:hi][keep]
             k = t1 - t0 + 1  # shift each device onto its own stretch of the axis: one union for all
-            us, ue = iv.union(s - t0 + dev * k, e - t0 + dev * k)
             n_dev = len(self.devices)
+            # by device, each still by start: a radix sort of small codes, not a sort of the starts
+            o = np.argsort(dev.astype(np.int16) if n_dev < 1 << 15 else dev, kind="stable")
+            us, ue = iv.union((s - t0 + dev * k)[o], (e - t0 + dev * k)[o], presorted=True)
             busy = np.bincount(us // k, weights=ue - us, minlength=n_dev)
             per = np.bincount(dev * len(LABELS) + code, weights=e - s, minlength=n_dev * len(LABELS))
             per = per.reshape(n_dev, len(LABELS))
@@ -181,7 +187,7 @@ def phase_intervals(trace: Trace, limit: int = MAX_PHASES) -> list[tuple[str, in
     step): a user range, or a slice with children; at most ``limit``, in table order."""
     out: list[tuple[str, int, int]] = []
     threads = np.flatnonzero(trace.tracks.kind == TrackKind.HOST_THREAD)
-    start, end = trace.slices.start_ns, trace.slices.start_ns + trace.slices.dur_ns
+    start, dur = trace.slices.start_ns, trace.slices.dur_ns
     user = [i for i in range(len(trace.strings)) if trace.strings[i] in PHASE_CATEGORIES]
     for track in threads:
         runs = {d: (b, e) for d, b, e in trace.runs.of_track(int(track))}
@@ -192,9 +198,9 @@ def phase_intervals(trace: Trace, limit: int = MAX_PHASES) -> list[tuple[str, in
         if 1 in runs:
             b1, e1 = runs[1]
             first_child = b1 + np.searchsorted(start[b1:e1], start[b0:e0], "left")
-            is_phase |= (first_child < e1) & (start[np.minimum(first_child, e1 - 1)] < end[b0:e0])
+            is_phase |= (first_child < e1) & (start[np.minimum(first_child, e1 - 1)] < start[b0:e0] + dur[b0:e0])
         for i in (b0 + np.flatnonzero(is_phase))[: limit - len(out)].tolist():
-            out.append((trace.strings[trace.slices.name[i]], int(start[i]), int(end[i])))
+            out.append((trace.strings[trace.slices.name[i]], int(start[i]), int(start[i] + dur[i])))
     return out
 
 
@@ -211,35 +217,51 @@ def phases(trace: Trace, labels: OpLabels, gaps: Gaps, roles: Roles | None = Non
     return out
 
 
+def _path_helper(trace: Trace, roles: Roles) -> helper.Helper | None:
+    """The critical path's walk started in a helper on the other core (the longest pass, and
+    independent of the others), or None where there is none to use (:func:`.helper.start`)."""
+    if len(trace.slices) < helper.MIN_SLICES:
+        return None
+    _ = roles.blocking_calls, roles.end  # both processes use these: found once, before the fork
+    return helper.start(lambda: path_columns(critical_path(trace, roles=roles)), len(trace.slices))
+
+
 def analyze(trace: Trace, roles: Roles | None = None, tables: bool = True) -> Report:
     """Run all passes (``roles``: the trace's roles when the caller keeps them for more work;
     ``tables=False`` leaves out the op statistics, lane busy shares and transfer overlap, which
     ``accelview diff`` does not use)."""
     roles = roles or Roles(trace)
-    labels = classify_ops(roles)
-    gaps = device_gaps(roles)
-    t0, t1 = trace.time_bounds()
-    span = max(t1 - t0, 1)
-    found = transfer_findings(roles, span)
-    for f in (launch_bound(roles, gaps, span), host_sync(roles, gaps, span),
-              low_hbm_efficiency(roles, labels, span), fusion_candidates(roles, labels, span)):
-        if f is not None:
-            found.append(f)
-    found += trace_findings(roles, labels, gaps, span)
-    extract = [host_extract(trace)] if participations(trace)["lane"] else []  # no collectives: nothing to extract
-    collectives = collectives_of(extract)
-    found += distributed_findings(collectives, t0, span)
-    communication = summary(extract, collectives) if collectives else None
-    if not collectives and len(ranks(trace)) > 1:  # a multi-rank GPU trace: its NCCL kernels across ranks
-        kernels = nccl_kernels(trace)
-        alignment, across = rank_collectives(trace, kernels)
-        communication = rank_summary(trace, alignment, across, kernels)
-        late = straggler(trace, alignment, across, span)
-        found += [late] if late is not None else []
-    idle = gpu_idle(roles, gaps, ranked(found), span)
-    if idle is not None:
-        found.append(idle)
-    cp = critical_path(trace, roles=roles)
+    path = _path_helper(trace, roles)
+    try:
+        labels = classify_ops(roles)
+        gaps = device_gaps(roles)
+        t0, t1 = trace.time_bounds()
+        span = max(t1 - t0, 1)
+        found = transfer_findings(roles, span)
+        for f in (launch_bound(roles, gaps, span), host_sync(roles, gaps, span),
+                  low_hbm_efficiency(roles, labels, span), fusion_candidates(roles, labels, span)):
+            if f is not None:
+                found.append(f)
+        found += trace_findings(roles, labels, gaps, span)
+        extract = [host_extract(trace)] if participations(trace)["lane"] else []  # no collectives: nothing to extract
+        collectives = collectives_of(extract)
+        found += distributed_findings(collectives, t0, span)
+        communication = summary(extract, collectives) if collectives else None
+        if not collectives and len(ranks(trace)) > 1:  # a multi-rank GPU trace: its NCCL kernels across ranks
+            kernels = nccl_kernels(trace)
+            alignment, across = rank_collectives(trace, kernels)
+            communication = rank_summary(trace, alignment, across, kernels)
+            late = straggler(trace, alignment, across, span)
+            found += [late] if late is not None else []
+        idle = gpu_idle(roles, gaps, ranked(found), span)
+        if idle is not None:
+            found.append(idle)
+    except BaseException:  # a capture the passes reject: the helper's walk is not wanted
+        if path is not None:
+            path.cancel()
+        raise
+    done = path.result() if path is not None else None
+    cp = path_of(*done) if done is not None else critical_path(trace, roles=roles)
     if not tables:
         return Report(trace, labels, gaps, phases(trace, labels, gaps, roles), ranked(found), [],
                       cp.by_resource_ns, report_section(trace), critical_path=cp,

@@ -31,6 +31,12 @@ DEVICE_WAIT_NAME = re.compile(r"\bwait\b|event sync", re.IGNORECASE)
 RUNTIME_CATEGORIES = ("cuda_runtime", "cuda_driver", "hip_runtime", "mtia_runtime", "xpu_runtime", "runtime")
 
 
+def slice_id_type(n: int) -> type[np.signedinteger]:
+    """The integer type of per-slice arrays of slice ids (-1: none) for ``n`` slices: int32 while
+    it holds them, halving the arrays that every slice of a large capture gets."""
+    return np.int32 if n < 2**31 else np.int64
+
+
 @dataclass
 class Roles:
     """Slice id sets of one trace, computed once and shared by the passes."""
@@ -117,6 +123,11 @@ class Roles:
         return self.trace.tracks.kind[self.trace.slices.track]
 
     @cached_property
+    def end(self) -> np.ndarray:
+        """The end of every slice (start + duration), made once for the passes that need it."""
+        return self.trace.slices.start_ns + self.trace.slices.dur_ns
+
+    @cached_property
     def chain(self) -> tuple[np.ndarray, np.ndarray]:
         """Per slice: the runtime API call at the root of its flow chain, and the slice that
         submitted it to the device (its flow source); -1 where none. Followed a few hops back
@@ -125,9 +136,10 @@ class Roles:
         n = len(t.slices)
         is_api = np.zeros(n, bool)
         is_api[self.api_calls] = True
-        parent = np.full(n, -1, np.int64)
+        parent = np.full(n, -1, slice_id_type(n))
         parent[t.flows.dst] = t.flows.src
-        root = np.where(is_api, np.arange(n), -1)
+        root = np.full(n, -1, slice_id_type(n))
+        root[self.api_calls] = self.api_calls
         targets = np.unique(t.flows.dst)
         found = root[targets]
         cur = parent[targets]
@@ -146,12 +158,14 @@ class Roles:
         copy) that returned only after the device work they started had finished."""
         t = self.trace
         root, _ = self.chain
-        end = t.slices.start_ns + t.slices.dur_ns
+        end = self.end
         work = np.concatenate((self.device_ops, self.copies))
-        work = np.setdiff1d(work[root[work] >= 0], self.named(work, DEVICE_WAIT_NAME))
-        work_end = np.full(len(t.slices), -1, np.int64)
-        np.maximum.at(work_end, root[work], end[work])
-        calls = self.api_calls
-        waited = calls[(work_end[calls] >= 0) & (end[calls] >= work_end[calls])]
+        names = t.slices.name[work]
+        waits = [n for n in np.unique(names).tolist() if DEVICE_WAIT_NAME.search(t.strings[n])]
+        work = work[(root[work] >= 0) & ~np.isin(names, waits)]
+        calls = self.api_calls  # sorted: each work's root call found by search, no array of every slice
+        work_end = np.full(len(calls), -1, np.int64)
+        np.maximum.at(work_end, np.searchsorted(calls, root[work]), end[work])
+        waited = calls[(work_end >= 0) & (end[calls] >= work_end)]
         return np.union1d(self.sync_calls, waited)
 

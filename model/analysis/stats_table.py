@@ -16,6 +16,7 @@ import numpy as np
 from accelview.model.trace import Trace
 
 from .metrics.counters import arg_columns
+from .op_classes import CLASSES as OP_CLASSES
 from .ops import OpLabels, classify_ops
 from .report import phase_intervals
 from .roles import Roles
@@ -111,10 +112,10 @@ class StatsSource:
             return out
         labels = self._labels if self._labels is not None else classify_ops(self.roles)
         at = self._is(labels.slice)
-        code = np.full(len(labels.label), CLASSES.index("unknown"), np.uint8)
-        for i, c in enumerate(CLASSES):
-            code[labels.label == c] = i
-        out[at] = code
+        # op_classes' classes onto this table's: the ones it does not show count as unknown
+        to_mine = np.array([CLASSES.index(c) if c in CLASSES else CLASSES.index("unknown") for c in OP_CLASSES],
+                           np.uint8)
+        out[at] = to_mine[labels.code]
         return out
 
     def _is(self, subset: np.ndarray) -> np.ndarray:

@@ -175,8 +175,8 @@ def step_starvation(roles: Roles, gaps: Gaps, span: int) -> Finding | None:
 def low_comm_overlap(roles: Roles, labels: OpLabels, span: int) -> Finding | None:
     """Communication that ran while no computation did (HTA's communication/computation overlap)."""
     t = roles.trace
-    comm = labels.slice[labels.label == "communication"]
-    work = labels.slice[np.isin(labels.label, ["compute", "memory", "latency", "unknown"])]
+    comm = labels.slice[labels.is_class("communication")]
+    work = labels.slice[labels.is_class("compute", "memory", "latency", "unknown")]
     if len(comm) == 0:
         return None
     cs, ws = t.slices.start_ns[comm], t.slices.start_ns[work]
@@ -198,8 +198,8 @@ def stream_serialisation(roles: Roles, labels: OpLabels, span: int) -> Finding |
     t = roles.trace
     ids = labels.slice
     track = t.slices.track[ids]
-    moving = np.isin(labels.label, ["transfer", "communication"])
-    computing = np.isin(labels.label, ["compute", "memory", "latency"])
+    moving = labels.is_class("transfer", "communication")
+    computing = labels.is_class("compute", "memory", "latency")
     shared = np.intersect1d(np.unique(track[moving]), np.unique(track[computing]))
     sel = ids[moving & np.isin(track, shared)]
     lost = int(t.slices.dur_ns[sel].sum())

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from accelview.model.analysis import forked
 from accelview.model.analysis.report import LABELS, Report
 from accelview.model.trace import Trace
 
@@ -61,8 +62,16 @@ def compare(trace_a: Trace, trace_b: Trace, min_change: float = 1.0, report_a: R
     """Compare run B with run A. ``min_change`` (percent of A): smaller changes count as no
     significant change whatever the test says."""
     ops, lanes = Vocabulary(), Vocabulary()
-    a = prepare(trace_a, ops, lanes, report_a)
-    b = prepare(trace_b, ops, lanes, report_b)
+    # B is analysed in a forked helper on the other core while A is analysed here (when safe and worth it).
+    helper = forked.start(trace_b, tables=False) if report_a is None and report_b is None else None
+    try:
+        a = prepare(trace_a, ops, lanes, report_a)
+    except BaseException:
+        if helper is not None:
+            helper.cancel()
+        raise
+    report_b, roles_b = (helper.result() if helper is not None else None) or (report_b, None)
+    b = prepare(trace_b, ops, lanes, report_b, roles_b)
     entries: list[Entry] = []
     matched: dict[str, Matched] = {}
     for name in a.groups:

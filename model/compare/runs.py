@@ -84,13 +84,14 @@ class RunData:
 
     @cached_property
     def dur(self) -> np.ndarray:
-        """Durations of the work slices (float64, as the sums over them are made)."""
-        return self.trace.slices.dur_ns[self.work].astype(np.float64)
+        """Durations of the work slices (integers: the sums and the rank tests take them as float64,
+        so a float copy of millions of them is not made here)."""
+        return self.trace.slices.dur_ns[self.work]
 
     @cached_property
     def lane_dur(self) -> np.ndarray:
-        """Durations of the lane slices (float64)."""
-        return self.trace.slices.dur_ns[self.lane_ids].astype(np.float64)
+        """Durations of the lane slices (integers, like ``dur``)."""
+        return self.trace.slices.dur_ns[self.lane_ids]
 
 
 def _placing_time(trace: Trace, roles: Roles, ids: np.ndarray) -> np.ndarray:
@@ -110,9 +111,11 @@ def lane_key(trace: Trace, track: int, multi_device: bool) -> str:
     return f"device {dev} {name}" if multi_device and dev >= 0 else name
 
 
-def prepare(trace: Trace, ops: Vocabulary, lanes: Vocabulary, report: Report | None = None) -> RunData:
-    """Analyse ``trace`` (unless ``report`` is given) and key its work, lanes and iterations."""
-    roles = Roles(trace)
+def prepare(trace: Trace, ops: Vocabulary, lanes: Vocabulary, report: Report | None = None,
+            roles: Roles | None = None) -> RunData:
+    """Analyse ``trace`` (unless ``report`` is given) and key its work, lanes and iterations
+    (``roles``: the trace's, when the caller has them)."""
+    roles = roles or Roles(trace)
     report = report if report is not None else analyze(trace, roles, tables=False)
     s = trace.slices
     work = np.concatenate((roles.device_ops, roles.copies))
@@ -157,6 +160,7 @@ def _groups(run: RunData) -> dict[str, Group]:
     if not inside.all() or not by_family:
         t0, t1 = run.trace.time_bounds()
         out[OUTSIDE] = Group(OUTSIDE, np.array([t0], np.int64), np.array([t1], np.int64),
-                             np.where(inside, -1, 0).astype(np.int32), np.where(lane_inside, -1, 0).astype(np.int32),
+                             np.where(inside, np.int32(-1), np.int32(0)),
+                             np.where(lane_inside, np.int32(-1), np.int32(0)),
                              everything=not by_family)
     return out

@@ -63,7 +63,7 @@ class GraphContext:
         cls[(kind == DMA) | (kind == TRANSFER)] = TRANSFER_CLASS
         labels = classify_ops(roles)
         for i, name in enumerate(CLASSES[:4]):
-            cls[labels.slice[labels.label == name]] = i
+            cls[labels.slice[labels.is_class(name)]] = i
         self.cls = cls
         self.blocking = np.zeros(n, bool)
         self.blocking[roles.blocking_calls] = True

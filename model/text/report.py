@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+from accelview.model.analysis.op_classes import EVIDENCE
+
 from .ranks import format_ranks
 from .values import MISSING, format_count, format_duration, format_percent
 
@@ -32,8 +35,8 @@ def format_report(r: Report, top: int = 10) -> str:
              f"{format_count(len(r.gaps))} idle gaps"]
     lines += _findings(r, top, t0)
     lines += _breakdown(r.phases[0])
-    if len(r.ops.slice) and not (r.ops.evidence == "counters").all():
-        unknown = int((r.ops.label == "unknown").sum())
+    if len(r.ops.slice) and not (r.ops.evidence_code == EVIDENCE.index("counters")).all():
+        unknown = int(r.ops.is_class("unknown").sum())
         lines.append(f"  op classes: {class_evidence(r)}; {format_count(unknown)} ops unclassed "
                      f"({format_percent(r.ops.unknown_share(r.trace.slices.dur_ns))} of op time)")
     if len(r.phases) > 1:
@@ -76,7 +79,7 @@ def device_time_headline(r: Report) -> str:
     why = "no hardware counters, and names, shapes and launch parameters that allow no guess"
     if whole.verdict == "unknown":
         return f"{unknown} of device time unclassed: the trace has {why}"
-    if (r.ops.evidence == "counters").all():
+    if (r.ops.evidence_code == EVIDENCE.index("counters")).all():
         return f"device time mostly {whole.verdict}"
     text = f"device time mostly {whole.verdict} ({class_evidence(r)})"
     if whole.breakdown_ns.get("unknown", 0):
@@ -87,12 +90,14 @@ def device_time_headline(r: Report) -> str:
 def class_evidence(r: Report) -> str:
     """What the op classes rest on, by share of op time: ``from hardware counters``, or
     ``no hardware counters: classed by name 60%, kind 30% ...`` (EVIDENCE of op_classes)."""
-    ev = r.ops.evidence
-    counted = ev == "counters"
+    ev = r.ops.evidence_code
+    counted = ev == EVIDENCE.index("counters")
     if counted.all():
         return "from hardware counters"
     dur = r.trace.slices.dur_ns[r.ops.slice].astype(float)
-    by = {e: dur[ev == e].sum() for e in set(ev.tolist()) - {"none"}}
+    per = np.bincount(ev, weights=dur, minlength=len(EVIDENCE))
+    present = np.bincount(ev, minlength=len(EVIDENCE)) > 0
+    by = {e: per[i] for i, e in enumerate(EVIDENCE) if present[i] and e != "none"}
     how = ", ".join(f"{e} {_share(v, dur.sum())}" for e, v in sorted(by.items(), key=lambda kv: -kv[1]) if v > 0)
     if not how:
         return "no hardware counters, nothing to class ops by"
