@@ -273,3 +273,15 @@ def test_a_real_fleet_analysed_and_drilled_into(win, qtbot, tmp_path):
     qtbot.waitUntil(lambda: "host1 of fleet" in win.windowTitle(), timeout=60000)
     assert win.pages.currentIndex() == 0
     assert len(win.state.trace.slices) > 0
+
+
+def test_open_merged_timeline_leaves_the_fleet_view_and_loads_every_host(win, qtbot, tmp_path):
+    folder = _fleet_dir(tmp_path / "fleet", FLEET_FIRST + 1)
+    win.fleet_analyze = lambda paths, progress=None, **kw: fake_report(len(paths), folder=str(folder))
+    with qtbot.waitSignal(win.fleet_view.report_ready, timeout=5000):
+        win.open_paths([str(folder)])
+    assert win.pages.currentWidget() is win.fleet_view and win.job is None
+    qtbot.mouseClick(win.fleet_view.merged_button, Qt.MouseButton.LeftButton)
+    assert win.job is not None  # the merged load of every host started (of these empty files it fails)
+    win.job.wait(10000)
+    assert win.pages.currentIndex() == 0
