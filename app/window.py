@@ -271,7 +271,7 @@ class MainWindow(Fleeting, FileChoosing, Comparing, QMainWindow):
 
     # -- status ---------------------------------------------------------------------------------
     def _show_cursor(self, t: float) -> None:
-        self.cursor_label.setText("" if math.isnan(t) else f"⌖ {format_duration(t, 6)}")
+        self.cursor_label.setText("" if math.isnan(t) else f"cursor {format_duration(t, 6)}")
 
     def _show_selection(self) -> None:
         st = self.state
