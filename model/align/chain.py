@@ -24,7 +24,7 @@ from .segments import ClockMap, Segment, compose
 SAME_JUMP = 0.05  # a child's jump matches its parent's within this share (and 1 µs)
 
 
-def _moved(m: ClockMap, k: int, end: int, start: int) -> ClockMap:
+def moved_boundary(m: ClockMap, k: int, end: int, start: int) -> ClockMap:
     """``m`` with the boundary between segments k and k+1 at ``end`` / ``start``."""
     segs = list(m.segments)
     a, b = segs[k], segs[k + 1]
@@ -51,13 +51,13 @@ def _shared_steps(parent: ClockFit, children: dict[str, ClockFit]) -> tuple[Cloc
         a, b = max(s[2] for s in seen), min(s[3] for s in seen)
         at = (a + b) / 2  # the parent's reading just before it stepped
         if jump >= 0:
-            pmap = _moved(pmap, k, int(np.floor(at + jump / 2)), int(np.floor(at + jump / 2)))
+            pmap = moved_boundary(pmap, k, int(np.floor(at + jump / 2)), int(np.floor(at + jump / 2)))
         else:
-            pmap = _moved(pmap, k, int(np.ceil(at)), int(np.floor(at + jump)))
+            pmap = moved_boundary(pmap, k, int(np.ceil(at)), int(np.floor(at + jump)))
         for name, j, _, _ in seen:
             c = cmaps[name]
             t = int(np.floor(c.segments[j].from_ref(np.array([at]))[0]))
-            cmaps[name] = _moved(c, j, t, t)
+            cmaps[name] = moved_boundary(c, j, t, t)
     return pmap, cmaps
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..align import Brackets, ClockFit, ClockMap, Segment, StepWindow, fit_clock
+from ..align.chain import moved_boundary
 from ..align.segments import OPEN_END, OPEN_START
 
 SAME_JUMP = 0.05  # devices' jumps agree within this share of the jump (and 1 µs)
@@ -33,15 +34,6 @@ class HostStep:
     jump_ns: float
     window_ns: float
     jump_error_ns: float
-
-
-def _moved(m: ClockMap, k: int, end: int, start: int) -> ClockMap:
-    """``m`` with the boundary between segments k and k+1 at ``end`` / ``start``."""
-    segs = list(m.segments)
-    a, b = segs[k], segs[k + 1]
-    segs[k] = Segment(a.start_ns, end, a.offset_ns, a.drift_ppm, a.error_ns)
-    segs[k + 1] = Segment(start, b.end_ns, b.offset_ns, b.drift_ppm, b.error_ns)
-    return ClockMap(tuple(segs))
 
 
 def _agree(a: float, b: float) -> bool:
@@ -95,7 +87,7 @@ def with_host_steps(ptp: Brackets | None, asymmetry_ns: float | None, devices: d
     for step, hits in found:
         for c, j in hits.items():  # the device ran on: its segments meet at the step
             t = int(np.floor(maps[c].segments[j].from_ref(np.array([step.at_ns]))[0]))
-            maps[c] = _moved(maps[c], j, t, t)
+            maps[c] = moved_boundary(maps[c], j, t, t)
     steps = [st for st, _ in found]
     return _host_map(ptp, asymmetry_ns, steps, unsynced), maps, steps
 
