@@ -41,14 +41,39 @@ def test_json_lists_significant_entries_first(pair, capsys):
     assert j["iterations"]["step #"] == [6, 6]
 
 
-def test_min_change_hides_small_changes(pair, capsys):
+def test_min_change_makes_small_changes_not_significant(pair, capsys):
     main(["diff", str(pair[0]), str(pair[0]), "--json", "--min-change", "0"])
     same = json.loads(capsys.readouterr().out)
     assert same["summary"].startswith("no significant change")
-    assert not any(e["significant"] for e in same["entries"])
+    assert same["entries"] and not any(e["significant"] for e in same["entries"])
+    main(["diff", str(pair[0]), str(pair[1]), "--json"])
+    every = json.loads(capsys.readouterr().out)["entries"]
     main(["diff", str(pair[0]), str(pair[1]), "--json", "--min-change", "1000"])
-    big = json.loads(capsys.readouterr().out)
-    assert [e["status"] for e in big["entries"]] == ["new"] * len(big["entries"])  # only the inserted op is left
+    big = json.loads(capsys.readouterr().out)["entries"]
+    assert len(big) == len(every)  # nothing filtered out: only what counts as significant changes
+    assert {e["status"] for e in big if e["significant"]} == {"new"}  # only the inserted op is left
+    assert sum(e["significant"] for e in big) < sum(e["significant"] for e in every)
+
+
+def test_every_entry_is_reachable(pair, capsys):
+    """JSON has every entry, whatever --top; the text lists --top rows, then says how many more."""
+    main(["diff", str(pair[0]), str(pair[1]), "--json", "--top", "1"])
+    j = json.loads(capsys.readouterr().out)
+    keys = {"kind", "name", "a_ns", "b_ns", "change_ns", "significant", "a_ci_ns", "b_ci_ns"}
+    assert len(j["entries"]) > 3 and all(keys <= set(e) for e in j["entries"])
+    flags = [e["significant"] for e in j["entries"]]
+    assert flags == sorted(flags, reverse=True) and not all(flags)
+    main(["diff", str(pair[0]), str(pair[1]), "--top", "2"])
+    out = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(out) if line.startswith("Changes per iteration"))
+    assert f"of {len(j['entries'])};" in out[header]
+    rows = [line for line in out[header + 2:] if line.startswith(("  * ", "  ~ "))]
+    assert len(rows) == 2
+    assert out[header + 4] == f"  … {len(j['entries']) - 2} more (--top to see them, --json for all)"
+    main(["diff", str(pair[0]), str(pair[1]), "--top", str(len(j["entries"]))])
+    out = capsys.readouterr().out
+    assert "more (--top" not in out and sum(line.startswith(("  * ", "  ~ ")) for line in out.splitlines()) \
+        == len(j["entries"])
 
 
 @pytest.mark.parametrize("args, says", [

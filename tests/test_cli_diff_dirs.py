@@ -27,11 +27,13 @@ def _cluster(folder, seed=0, **params):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Runs without a straggler (two seeds), and with host1 late by its compute or by its host thread."""
+    """Runs without a straggler (two seeds), with host1 late by its compute or by its host thread,
+    and with host0 late by its compute instead."""
     d = tmp_path_factory.mktemp("runs")
     return {"base": _cluster(d / "base", delay_us=0.0), "again": _cluster(d / "again", seed=7, delay_us=0.0),
             "compute": _cluster(d / "compute", slow_device=-1),
-            "host": _cluster(d / "host", slow_device=-1, cause="host")}
+            "host": _cluster(d / "host", slow_device=-1, cause="host"),
+            "moved": _cluster(d / "moved", slow_device=-1, slow_host=0)}
 
 
 def _diff(capsys, *argv):
@@ -71,7 +73,31 @@ def test_the_documented_schema_with_the_host_of_each_entry(runs, capsys):
 def test_the_same_workload_twice_is_no_significant_change(runs, capsys):
     j = _diff(capsys, runs["base"], runs["again"])
     assert j["summary"].startswith("no significant change on any of the 2 hosts")
-    assert not any(e["significant"] for e in j["entries"])
+    assert j["entries"] and not any(e["significant"] for e in j["entries"])  # every entry, each a "~"
+
+
+def test_a_straggler_that_moved_is_told_as_moved(runs, capsys):
+    j = _diff(capsys, runs["compute"], runs["moved"])
+    assert "the straggler moved from host host1 to host host0" in j["summary"], j["summary"]
+    assert "no more straggler" not in j["summary"] and "now a straggler" not in j["summary"]
+    found = {(e["host"], e["status"]) for e in j["entries"] if e["kind"] == "finding" and e.get("across_hosts")}
+    assert found == {("host1", "missing"), ("host0", "new")}
+    gone = _diff(capsys, runs["compute"], runs["base"])["summary"]
+    assert "no more straggler (was host host1)" in gone, gone
+
+
+def test_every_entry_is_reachable(runs, capsys):
+    """JSON has every entry whatever --top, significant first by |own change|; the text lists
+    --top rows, then how many more."""
+    j = _diff(capsys, runs["compute"], runs["moved"], "--top", "1")
+    sig = [e for e in j["entries"] if e["significant"]]
+    assert 0 < len(sig) < len(j["entries"]) and j["entries"][:len(sig)] == sig
+    assert main(["diff", str(runs["compute"]), str(runs["moved"]), "--top", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(out) if line.startswith("Changes per iteration"))
+    assert f"{len(sig)} significant of {len(j['entries'])};" in out[header]
+    assert [line[2] for line in out[header + 2:header + 5]] == ["*"] * 3
+    assert out[header + 5] == f"  … {len(j['entries']) - 3} more (--top to see them, --json for all)"
 
 
 def test_files_per_side_and_text(runs, capsys):

@@ -23,8 +23,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--b", dest="b_files", nargs="+", metavar="FILE", help="run B as several files, instead of B")
     p.add_argument("--json", action="store_true", help="print the documented JSON object instead of text")
     p.add_argument("--min-change", type=float, default=1.0, metavar="PCT",
-                   help="changes under PCT%% of A count as no significant change and are not listed (default 1)")
-    p.add_argument("--top", type=int, default=20, metavar="N", help="changes to list as text (default 20)")
+                   help="changes under PCT%% of A count as no significant change (default 1); this filters no "
+                        "entry out: they are listed after the significant ones, and --json has every entry")
+    p.add_argument("--top", type=int, default=20, metavar="N",
+                   help="changes to list as text (default 20); --json lists them all")
 
 
 def _sides(args: argparse.Namespace) -> tuple[list[str], list[str]]:
@@ -51,18 +53,12 @@ def run(args: argparse.Namespace) -> int:
     from accelview.model.compare.diff import compare
     from accelview.model.compare.inputs import check_comparable
     from accelview.model.loader import load_trace
-    from accelview.model.text.diff import format_diff, listed
+    from accelview.model.text.diff import format_diff
 
     ta, tb = load_trace(a[0]), load_trace(b[0])
     check_comparable(ta, tb, a[0], b[0])
     d = compare(ta, tb, args.min_change)
-    if args.json:
-        out = d.to_json()
-        keep = {id(e) for e in listed(d)}
-        out["entries"] = [e.to_json() for e in d.entries if id(e) in keep]
-        print(json.dumps(out))
-    else:
-        print(format_diff(d, args.top))
+    print(json.dumps(d.to_json()) if args.json else format_diff(d, args.top))
     return 0
 
 
@@ -70,7 +66,7 @@ def _run_members(args: argparse.Namespace, a: list[str], b: list[str]) -> int:
     """Two distributed runs (hosts or ranks) compared member by member."""
     from accelview.model.cluster.sides import cluster_findings, read_sides
     from accelview.model.compare.clusters import compare_members
-    from accelview.model.text.cluster_diff import format_cluster_diff, listed
+    from accelview.model.text.cluster_diff import format_cluster_diff
 
     side_a, side_b = read_sides(a, b)
     try:
@@ -80,8 +76,5 @@ def _run_members(args: argparse.Namespace, a: list[str], b: list[str]) -> int:
         raise AccelviewError(f"{side_a.label} vs {side_b.label}: {e}") from None
     if side_a.size != side_b.size:
         d.notes.append(f"A is a run of {side_a.size} {side_a.kind}, B of {side_b.size}")
-    if args.json:
-        print(json.dumps(d.to_json(listed(d))))
-    else:
-        print(format_cluster_diff(d, args.top))
+    print(json.dumps(d.to_json()) if args.json else format_cluster_diff(d, args.top))
     return 0

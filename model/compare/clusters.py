@@ -28,6 +28,7 @@ from accelview.model.schema import TrackKind
 from accelview.model.text.values import format_duration
 from accelview.model.trace import Trace
 
+from .culprits import Culprits, culprit_of, culprits, news
 from .diff import ALPHA, NOISE_FLOOR, TIER, Diff, compare
 from .entries import KINDS, MIN_REPS, Entry, one_sided
 from .explain import describe
@@ -84,21 +85,22 @@ class ClusterDiff:
     min_change: float
     summary: str = ""
     notes: list[str] = field(default_factory=list)
+    culprits: tuple[Culprits, Culprits] = ({}, {})  # whom each run's findings read together blame
 
     @property
     def member_kind(self) -> str:
         """"host" or "rank"."""
         return "host" if self.kind == "hosts" else "rank"
 
-    def to_json(self, entries: list[MemberEntry] | None = None) -> dict[str, Any]:
-        """The documented object of ``accelview diff --json`` (``entries``: those to list, all by default)."""
+    def to_json(self) -> dict[str, Any]:
+        """The documented object of ``accelview diff --json``, with every entry."""
         return {"summary": self.summary, "a": self.a_label, "b": self.b_label, "members": self.kind,
                 "min_change_pct": self.min_change,
                 self.kind: {m: {"a": d.a.trace.source, "b": d.b.trace.source,
                                 "iterations": {g: [d.a.groups[g].n, d.b.groups[g].n] for g in d.matched}}
                             for m, d in self.pairs.items()},
                 "new": self.only_b, "missing": self.only_a,
-                "entries": [e.to_json() for e in (self.entries if entries is None else entries)],
+                "entries": [e.to_json() for e in self.entries],
                 "notes": self.notes}
 
 
@@ -124,7 +126,8 @@ def compare_members(kind: str, a: dict[str, Trace], b: dict[str, Trace], min_cha
     entries += _run_findings(*findings, member_kind)
     _discount_waiting(pairs, entries)
     entries.sort(key=rank_key)
-    d = ClusterDiff(kind, *labels, pairs, only_a, only_b, entries, min_change)
+    d = ClusterDiff(kind, *labels, pairs, only_a, only_b, entries, min_change,
+                    culprits=(culprits(findings[0], member_kind), culprits(findings[1], member_kind)))
     d.notes = [f"{m}: {n}" for m, p in pairs.items() for n in p.notes]
     d.summary = summary(d)
     return d
@@ -137,25 +140,26 @@ def rank_key(e: MemberEntry) -> tuple[bool, int, float, int, str, bool, str]:
 
 
 def _run_findings(a: list[Finding], b: list[Finding], member_kind: str) -> list[MemberEntry]:
-    """Findings of a whole run's members read together, per kind and the member they blame: time
-    lost in each run; one that appeared or went away is significant."""
-    def keyed(fs: list[Finding]) -> dict[tuple[str, str | None], Finding]:
-        out = {}
+    """Findings of a whole run's members read together, per kind and culprit (a run can name several
+    stragglers), marked with the member blamed: time lost in each run; one that appeared or went
+    away is significant."""
+    def keyed(fs: list[Finding]) -> dict[tuple[str, str], tuple[str | None, Finding]]:
+        out: dict[tuple[str, str], tuple[str | None, Finding]] = {}
         for f in fs:
-            culprit = f.evidence.get("culprit")
-            who = culprit.get("host") if isinstance(culprit, dict) else None
-            out[(f.kind, f"{who}" if who is not None else None)] = f
+            member, who = culprit_of(f, member_kind)
+            out.setdefault((f.kind, who), (member, f))
         return out
 
     ka, kb = keyed(a), keyed(b)
     out = []
-    for key in sorted(set(ka) | set(kb), key=lambda k: (k[0], k[1] or "")):
-        fa, fb = ka.get(key), kb.get(key)
+    for key in sorted(set(ka) | set(kb)):
+        (member, fa), (_, fb) = ka.get(key, (None, None)), kb.get(key, (None, None))
+        member = member if fa is not None else kb[key][0]
         one = fa is None or fb is None
         e = Entry("finding", key[0], WHOLE, float(fa.time_lost_ns if fa else 0), float(fb.time_lost_ns if fb else 0),
                   test="present in one run only" if one else "", p=0.0 if one else 1.0, significant=one,
                   detail=(fb or fa).summary if (fb or fa) else "")
-        m = _marked(e, key[1], member_kind)
+        m = _marked(e, member, member_kind)
         m.together = True
         out.append(m)
     return out
@@ -312,7 +316,8 @@ def _dur(ns: float) -> str:
 
 
 def summary(d: ClusterDiff) -> str:
-    """One line: the member that changed most and what changed there (or no significant change)."""
+    """One line: the member that changed most and what changed there (or no significant change),
+    and who the run's findings read together blame now (a straggler that appeared, went away, moved)."""
     n = len(d.pairs) + len(d.only_a) + len(d.only_b)
     who = f"{n} {d.kind}"
     top = d.entries[0] if d.entries else None
@@ -322,22 +327,16 @@ def summary(d: ClusterDiff) -> str:
         where = f" on {top.member}" if top.member else ""
         return (f"no significant change on any of the {who} (largest: {describe(top)}{where}, within run-to-run "
                 f"noise or below {d.min_change:g}%)")
+    blamed = "".join(f"; {x}" for x in news(*d.culprits))
     if top.member in d.only_a or top.member in d.only_b:
-        return f"{top.member} {'missing' if top.member in d.only_a else 'new'}: {describe(top)}"
+        return f"{top.member} {'missing' if top.member in d.only_a else 'new'}: {describe(top)}{blamed}"
     if top.member is None:
-        return f"whole run (median of the {who}): {describe(top)}"
+        return f"whole run (median of the {who}): {describe(top)}{blamed}"
     pair = d.pairs[top.member]
     text = pair.summary if pair.top is not None and _same(pair.top, top) else describe(top)
-    return f"{top.member} changed most: {text}{_waiters(d, top.member)}{_blamed(d, top.member)}"
+    return f"{top.member} changed most: {text}{_waiters(d, top.member)}{blamed}"
 
 
-def _blamed(d: ClusterDiff, member: str) -> str:
-    """"; now a straggler: …" (or "no more straggler") when a finding of the run read together that
-    blames ``member`` appeared (went away)."""
-    for e in d.entries:
-        if e.together and e.member == member and e.status in ("new", "missing"):
-            return f"; now a {e.name}: {e.detail.split(';')[0]}" if e.status == "new" else f"; no more {e.name}"
-    return ""
 def _same(e: Entry, m: MemberEntry) -> bool:
     return (e.kind, e.name, e.group) == (m.kind, m.name, m.group)
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .diff import change_text
+from .diff import change_text, more_text
 from .values import MISSING, format_duration
 
 if TYPE_CHECKING:
-    from accelview.model.compare.clusters import ClusterDiff, MemberEntry
+    from accelview.model.compare.clusters import ClusterDiff
 
 NAME_WIDTH = 40
 
@@ -19,15 +19,8 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def listed(d: ClusterDiff) -> list[MemberEntry]:
-    """The entries worth listing: significant ones, new and missing things, and the rest whose
-    change reaches ``min_change``."""
-    return [e for e in d.entries if e.significant or e.status in ("new", "missing")
-            or (e.change_pct is not None and abs(e.change_pct) >= d.min_change)]
-
-
 def format_cluster_diff(d: ClusterDiff, top: int = 20) -> str:
-    """The diff as text for a terminal; ``top`` bounds the changes listed."""
+    """The diff as text for a terminal: the first ``top`` entries, then how many more."""
     lines = [d.summary, "", f"A: {d.a_label}", f"B: {d.b_label}"]
     for m, p in d.pairs.items():
         busiest = sorted(p.matched, key=lambda g: -int(p.a.groups[g].dur_ns.sum()))[:2]
@@ -36,7 +29,7 @@ def format_cluster_diff(d: ClusterDiff, top: int = 20) -> str:
     lines += [f"  {m}: in A only (missing from B)" for m in d.only_a]
     lines += [f"  {m}: in B only (new)" for m in d.only_b]
     lines += [f"note: {n}" for n in d.notes]
-    rows = listed(d)
+    rows = d.entries
     n_sig = sum(e.significant for e in d.entries)
     lines.append(f"\nChanges per iteration ({n_sig} significant of {len(d.entries)}; ~ = no significant change; "
                  f"{d.member_kind} all = median across the {d.kind})")
@@ -48,7 +41,7 @@ def format_cluster_diff(d: ClusterDiff, top: int = 20) -> str:
                      f"{_cut(e.group, 15):<16}{format_duration(e.a_ns):>10}{format_duration(e.b_ns):>10}  "
                      f"{change_text(e):<24}{_cut(e.detail, 60)}")
     if len(rows) > top:
-        lines.append(f"  … {len(rows) - top} more (--top, --json)")
+        lines.append(f"  … {more_text(len(rows) - top)}")
     if not rows:
-        lines.append("  none beyond run-to-run noise")
+        lines.append("  nothing to compare")
     return "\n".join(lines)

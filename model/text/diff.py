@@ -41,14 +41,13 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def listed(d: Diff) -> list[Entry]:
-    """The entries worth listing: significant ones, and the rest whose change reaches ``min_change``."""
-    return [e for e in d.entries if e.significant or e.status in ("new", "missing")
-            or (e.change_pct is not None and abs(e.change_pct) >= d.min_change)]
+def more_text(n: int) -> str:
+    """The line under a cut list of changes: how many more, and where to see them."""
+    return f"{n} more (--top to see them, --json for all)"
 
 
 def format_diff(d: Diff, top: int = 20) -> str:
-    """The diff as text for a terminal; ``top`` bounds the changes listed."""
+    """The diff as text for a terminal: the first ``top`` entries, then how many more."""
     spans = [r.trace.time_bounds() for r in (d.a, d.b)]
     lines = [d.summary, "",
              f"A: {d.a.trace.source} ({format_duration(spans[0][1] - spans[0][0])})",
@@ -59,7 +58,7 @@ def format_diff(d: Diff, top: int = 20) -> str:
                                                          for g in busiest)
                      + (f", {len(d.matched) - 3} more groups" if len(d.matched) > 3 else ""))
     lines += [f"note: {n}" for n in d.notes]
-    rows = listed(d)
+    rows = d.entries
     n_sig = sum(e.significant for e in d.entries)
     lines.append(f"\nChanges per iteration ({n_sig} significant of {len(d.entries)}; ~ = no significant change)")
     lines.append(f"  {'':2}{'kind':<14}{'name':<{NAME_WIDTH}}{'group':<18}{'A':>10}{'B':>10}  {'change':<24}"
@@ -70,9 +69,9 @@ def format_diff(d: Diff, top: int = 20) -> str:
                      f"{format_duration(e.a_ns):>10}{format_duration(e.b_ns):>10}  {change_text(e):<24}"
                      f"{_interval(e.a_ci):<22}")
     if len(rows) > top:
-        lines.append(f"  … {len(rows) - top} more (--top, --json)")
+        lines.append(f"  … {more_text(len(rows) - top)}")
     if not rows:
-        lines.append("  none beyond run-to-run noise")
+        lines.append("  nothing to compare")
     group = d.entries[0].group if d.entries and d.entries[0].group in d.mix else "whole run"
     mix = d.mix.get(group, {})
     if mix:
