@@ -148,8 +148,13 @@ def _plain_args(trace: Any, sid: int) -> dict[str, Any]:
 def _arg_change(d: Diff, op: Entry) -> str:
     """The launch arguments that differ between the two runs' instances of an op."""
     a, b = _plain_args(d.a.trace, op.a_slice), _plain_args(d.b.trace, op.b_slice)
-    changed = [f"{k} {a[k]} → {b[k]}" for k in a if k in b and a[k] != b[k]]
+    changed = [f"{k} {_value(a[k])} → {_value(b[k])}" for k in a if k in b and a[k] != b[k]]
     return ", ".join(changed[:3])
+
+
+def _value(v: Any) -> str:
+    """An argument's value as read: floats to 4 significant digits (a trace's 36.80930232558139)."""
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 def _copy_speed(d: Diff, op: Entry) -> str:
