@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .clip import distinct_cuts
 from .diff import change_text
 from .values import MISSING, format_duration
 
@@ -43,13 +42,10 @@ def format_cluster_diff(d: ClusterDiff, top: int = 20) -> str:
                  f"{d.member_kind} all = median across the {d.kind})")
     lines.append(f"  {'':2}{'kind':<14}{d.member_kind:<9}{'name':<{NAME_WIDTH}}{'group':<16}{'A':>10}{'B':>10}  "
                  f"{'change':<24}detail")
-    shown = rows[:top]
-    names = distinct_cuts([e.name for e in shown], NAME_WIDTH - 1)
-    groups = distinct_cuts([e.group for e in shown], 15)
-    for e, name, group in zip(shown, names, groups, strict=True):
+    for e in rows[:top]:
         mark = "*" if e.significant else "~"
-        lines.append(f"  {mark} {e.kind:<14}{_cut(e.member or 'all', 8):<9}{name:<{NAME_WIDTH}}"
-                     f"{group:<16}{format_duration(e.a_ns):>10}{format_duration(e.b_ns):>10}  "
+        lines.append(f"  {mark} {e.kind:<14}{_cut(e.member or 'all', 8):<9}{_cut(e.name, NAME_WIDTH - 1):<{NAME_WIDTH}}"
+                     f"{_cut(e.group, 15):<16}{format_duration(e.a_ns):>10}{format_duration(e.b_ns):>10}  "
                      f"{change_text(e):<24}{_cut(e.detail, 60)}")
     if len(rows) > top:
         lines.append(f"  … {len(rows) - top} more (--top, --json)")
