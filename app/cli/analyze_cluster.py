@@ -83,14 +83,18 @@ def format_fleet(report: dict[str, Any], top: int) -> str:
     lines += ["", "Findings"]
     lines += [f"  {i}. [{f['severity']}] {f['kind']}: {f['summary']}; fix: {f['suggestion']}"
               for i, f in enumerate(report["findings"][:top], 1)] or ["  none"]
-    lines += ["", "Hosts by lateness  rank        late        lost     compute  communication        skew"
-                  "    transfer  clock error"]
+    lines += ["", "Hosts by lateness",
+              f"  {'host':<16} {'rank':>4} {'late':>11} {'lost':>11} {'compute':>11} {'communication':>14} "
+              f"{'skew':>11} {'transfer':>11} {'clock error':>12}"]
     for h in hosts:
         lines.append(f"  {h['host']:<16} {h['rank']:>4} {format_duration(h['late_ns']):>11}"
                      f" {format_duration(h['lost_ns']):>11} {format_duration(h['compute_ns']):>11}"
                      f" {format_duration(h['communication_ns']):>14} {format_duration(h['skew_ns']):>11}"
                      f" {format_duration(h['transfer_ns']):>11} {format_duration(h['clock']['error_ns']):>12}"
                      + (f"  {h['clock']['steps']} clock step(s)" if h["clock"]["steps"] else ""))
+    lines += ["  late, lost: totals over all the collectives the host joined (late: its last device after the median "
+              "participant; lost: after every other host's last, the time the others waited for it alone)",
+              "  compute, communication, skew, transfer: summed over the host's devices"]
     if failures:
         lines += ["", "Failed (left out of the answer)"]
         lines += [f"  {line}" if line.startswith(f"{name}:") else f"  {name}: {line}"

@@ -28,7 +28,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                                                   "(\"\": all); fields: host device lane op class count total_ns "
                                                   "mean_ns p50_ns p95_ns max_ns")
     p.add_argument("--by", default="host,op", metavar="KEYS",
-                   help="group by these of host, device, lane, op, class (comma separated; default host,op)")
+                   help="group by these of host, device, lane, op, class (comma separated; default host,op); a "
+                        "group whose ops are of several classes has class mixed")
     p.add_argument("--format", choices=("csv", "json", "table"), default=None,
                    help="output format (default: table on a terminal, csv otherwise)")
     p.add_argument("--sort", metavar="COLUMN", help="sort by this column (numbers largest first; default total_ns)")

@@ -152,9 +152,8 @@ def straggler(trace: Trace, alignment: list[RankAlignment], collectives: list[Ra
         "straggler", severity(lost, span_ns), int(hits[0][0].arrivals.min()), int(hits[-1][0].ends.max()), int(lost),
         f"{who} arrives last at {len(hits)} of {len(collectives)} collectives matched across ranks, "
         f"{_ms(lost / len(hits))} after the first rank on average; the others wait for it "
-        f"(likely cause: {cause}); the clocks are aligned by the collectives, and its lateness exceeds the "
-        f"±{_ms(likely)} their kernels' ends agree to at each, the ±{_ms(bound)} they prove at "
-        f"{proven}",
+        f"(likely cause: {cause}); the clocks are aligned by the collectives, and "
+        + _beyond(len(hits), proven, likely, bound),
         {"compute": f"{who} computes longer before its collectives than its peers: balance the work",
          "host": f"{who}'s host launches its collectives late: look at what its host thread does before them"}[cause],
         slices=[s for c, _ in hits for s in c.slices],
@@ -162,6 +161,19 @@ def straggler(trace: Trace, alignment: list[RankAlignment], collectives: list[Ra
                   "cause": cause, "late_collectives": len(hits), "proven_late_collectives": proven,
                   "collectives": len(collectives), "mean_late_ns": round(lost / len(hits)),
                   "excess_compute_ns": round(excess)})
+
+
+def _beyond(late: int, proven: int, likely: float, bound: float) -> str:
+    """How far the lateness at ``late`` collectives stands beyond the clocks' error: past the
+    likely error (how closely the kernels' ends agree) at each; past the proven bound at
+    ``proven`` of them, all of them, or none (then clock error alone could explain it)."""
+    text = (f"its lateness exceeds the likely clock error (±{_ms(likely)}, how closely the kernels' ends agree) "
+            + ("at each" if late > 1 else "there"))
+    if proven == late:
+        return text + f", and the proven bound (±{_ms(bound)}) too"
+    if proven:
+        return text + f", and the proven bound (±{_ms(bound)}) at {proven} of them"
+    return text + f", but not the proven bound (±{_ms(bound)}): clock error alone could explain it"
 
 
 def _cause(trace: Trace, alignment: list[RankAlignment], collectives: list[RankCollective],

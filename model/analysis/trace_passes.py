@@ -140,14 +140,23 @@ def launch_outliers(roles: Roles, gaps: Gaps, span: int) -> Finding | None:
     ev = np.concatenate((slow, gaps.next_op[late]))
     return Finding("launch-outliers", severity(lost, span), int(t.slices.start_ns[ev].min()),
                    int((t.slices.start_ns[ev] + t.slices.dur_ns[ev]).max()), lost,
-                   f"{format_count(len(slow))} runtime calls took over {format_duration(RUNTIME_OUTLIER_NS)} and "
-                   f"{format_count(int(late.sum()))} ops started over {format_duration(LAUNCH_DELAY_OUTLIER_NS)} after "
-                   f"their launch on an idle device; {format_duration(lost)} lost to them",
+                   _outlier_text(len(slow), int(late.sum()), lost),
                    "look at what the slow calls do (allocator growth, lazy module loading, JIT compilation, CPU "
                    "contention) and what the late ops waited for (events, other streams): warm up before "
                    "profiling, cache allocations, pin the process to free cores",
                    [int(x) for x in ev], evidence={"runtime_outliers": len(slow),
                                                    "launch_delay_outliers": int(late.sum())})
+
+
+def _outlier_text(slow: int, late: int, lost: int) -> str:
+    """What launch_outliers found, naming only what there is (never "0 runtime calls")."""
+    parts = []
+    if slow:
+        parts.append(f"{format_count(slow)} runtime calls took over {format_duration(RUNTIME_OUTLIER_NS)}")
+    if late:
+        parts.append(f"{format_count(late)} ops started over {format_duration(LAUNCH_DELAY_OUTLIER_NS)} after their "
+                     "launch on an idle device")
+    return f"{' and '.join(parts)}; {format_duration(lost)} lost to {'them' if slow + late > 1 else 'it'}"
 
 
 def step_starvation(roles: Roles, gaps: Gaps, span: int) -> Finding | None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 GROUP_KEYS = ("host", "device", "lane", "op", "class")
 ROW_KEYS = ("host", "device", "lane", "op")  # a summary row's identity: grouping by these merges nothing
+MIXED = "mixed"  # the class of a group whose rows are of several classes
 
 
 class _Missing(Exception):
@@ -191,8 +192,8 @@ def group(rows: Sequence[tuple[Any, ...]], by: Sequence[str]) -> OpTable:
     """``rows`` (tuples in ``FIELDS`` order) grouped by the keys ``by``: count and total summed,
     mean recomputed, max the largest; percentiles the rows' own when ``by`` names host, device,
     lane and op (no group can merge rows), else the largest of the group's (an upper bound, named
-    ``max_p50_ns``/``max_p95_ns`` whatever the data); class, when not a key, the one with most of
-    the group's time."""
+    ``max_p50_ns``/``max_p95_ns`` whatever the data); class, when not a key, the group's rows' one
+    class, or ``mixed`` when they are of several (no one class answers for all their count and time)."""
     by = tuple(by)
     at = {f: i for i, f in enumerate(FIELDS)}
     keys = [at[k] for k in by]
@@ -216,7 +217,7 @@ def group(rows: Sequence[tuple[Any, ...]], by: Sequence[str]) -> OpTable:
     columns = table_columns(by)
     out = []
     for k, (count, total, p50, p95, longest, classes) in acc.items():
-        cls = (max(classes.items(), key=lambda kv: (kv[1], kv[0]))[0],) if with_class else ()
+        cls = ((next(iter(classes)) if len(classes) == 1 else MIXED),) if with_class else ()
         out.append((*k, *cls, count, total, round(total / count) if count else 0, p50, p95, longest))
     return OpTable(by, columns, out, exact)
 

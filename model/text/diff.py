@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .clip import distinct_cuts
 from .values import MISSING, format_duration
 
 if TYPE_CHECKING:
@@ -63,9 +64,12 @@ def format_diff(d: Diff, top: int = 20) -> str:
     lines.append(f"\nChanges per iteration ({n_sig} significant of {len(d.entries)}; ~ = no significant change)")
     lines.append(f"  {'':2}{'kind':<14}{'name':<{NAME_WIDTH}}{'group':<18}{'A':>10}{'B':>10}  {'change':<24}"
                  f"{'A 95% interval':<22}")
-    for e in rows[:top]:
+    shown = rows[:top]
+    names = distinct_cuts([e.name for e in shown], NAME_WIDTH - 1)
+    groups = distinct_cuts([e.group for e in shown], 17)
+    for e, name, group in zip(shown, names, groups, strict=True):
         mark = "*" if e.significant else "~"
-        lines.append(f"  {mark} {e.kind:<14}{_cut(e.name, NAME_WIDTH - 1):<{NAME_WIDTH}}{_cut(e.group, 17):<18}"
+        lines.append(f"  {mark} {e.kind:<14}{name:<{NAME_WIDTH}}{group:<18}"
                      f"{format_duration(e.a_ns):>10}{format_duration(e.b_ns):>10}  {change_text(e):<24}"
                      f"{_interval(e.a_ci):<22}")
     if len(rows) > top:

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from accelview.model.analysis.op_classes import EVIDENCE
 
+from .clip import distinct_cuts
+from .lanes import lane_labels
 from .ranks import format_ranks
 from .values import MISSING, format_count, format_duration, format_percent
 
@@ -20,6 +22,9 @@ EVIDENCE_TEXT = {"counters": "hardware counters", "roofline": "roofline: FLOPs a
                  "kind": "its kind: copy, memset, collective or wait",
                  "launch": "launch parameters: too few blocks for the device", "name": "its name's op family",
                  "duration": "too short to reach a roof", "none": "nothing in the trace allows a guess"}
+
+
+NAME_WIDTH = 40  # the phase and op name column: long enough for most names, cut apart where not
 
 
 def _share(part: float, whole: float) -> str:
@@ -43,15 +48,17 @@ def format_report(r: Report, top: int = 10) -> str:
         lines += _phases(r.phases, top)
     if r.stats:
         lines.append("\nTop ops by total time")
-        lines.append(f"  {'op':<28}{'count':>9}{'total':>12}{'mean':>11}{'p50':>11}{'p95':>11}{'p99':>11}{'share':>8}")
-        for s in r.stats[:top]:
-            lines.append(f"  {s.name[:27]:<28}{format_count(s.count):>9}{format_duration(s.total_ns):>12}"
+        lines.append(f"  {'op':<{NAME_WIDTH + 1}}{'count':>9}{'total':>12}{'mean':>11}{'p50':>11}{'p95':>11}"
+                     f"{'p99':>11}{'share':>8}")
+        shown = r.stats[:top]
+        for s, name in zip(shown, distinct_cuts([s.name for s in shown], NAME_WIDTH), strict=True):
+            lines.append(f"  {name:<{NAME_WIDTH + 1}}{format_count(s.count):>9}{format_duration(s.total_ns):>12}"
                          + "".join(f"{format_duration(v):>11}" for v in (s.mean_ns, s.p50_ns, s.p95_ns, s.p99_ns))
                          + f"{format_percent(s.share):>8}")
     if r.lane_busy:
         busiest = sorted(r.lane_busy.items(), key=lambda kv: -kv[1])[:top]
-        lines.append("\nDevice lanes busy: " + ", ".join(f"{r.trace.track_name(t)} {format_percent(b, 0)}"
-                                                         for t, b in busiest))
+        label = lane_labels(r.trace, [t for t, _ in busiest])
+        lines.append("\nDevice lanes busy: " + ", ".join(f"{label[t]} {format_percent(b, 0)}" for t, b in busiest))
     o = r.transfer_overlap
     if o.get("transfer_ns"):
         lines.append(f"Transfers overlapping device work: {format_percent(o['overlap'], 0)} "
@@ -128,15 +135,17 @@ def _breakdown(whole: Phase) -> list[str]:
 def _phases(phases: list[Phase], top: int) -> list[str]:
     """One row per phase: its duration, its share per class, HBM utilisation and verdict."""
     classes = sorted({k for p in phases for k in p.breakdown_ns})
+    width = {c: max(10, len(c) + 2) for c in classes}  # a class name never runs into the next
     hbm = any("hbm_utilization" in p.metrics for p in phases)
-    lines = ["\nPhases", "  " + f"{'phase':<28}{'duration':>12}  " + "".join(f"{c:>10}" for c in classes)
-             + ("  HBM util" if hbm else "") + "  verdict"]
-    for p in phases[1:top + 1]:
+    lines = ["\nPhases", "  " + f"{'phase':<{NAME_WIDTH + 1}}{'duration':>12}  "
+             + "".join(f"{c:>{width[c]}}" for c in classes) + ("  HBM util" if hbm else "") + "  verdict"]
+    shown = phases[1:top + 1]
+    for p, name in zip(shown, distinct_cuts([p.name for p in shown], NAME_WIDTH), strict=True):
         tot = sum(p.breakdown_ns.values())
-        row = "".join(f"{_share(p.breakdown_ns.get(c, 0), tot):>10}" for c in classes)
+        row = "".join(f"{_share(p.breakdown_ns.get(c, 0), tot):>{width[c]}}" for c in classes)
         util = p.metrics.get("hbm_utilization")  # in percent
         cell = f"{format_percent(util / 100, 0):>10}" if util is not None else " " * 10
-        lines.append(f"  {p.name[:27]:<28}{format_duration(p.end_ns - p.start_ns):>12}  {row}"
+        lines.append(f"  {name:<{NAME_WIDTH + 1}}{format_duration(p.end_ns - p.start_ns):>12}  {row}"
                      + (cell if hbm else "") + f"  {p.verdict}")
     return lines
 

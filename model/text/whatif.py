@@ -8,6 +8,7 @@ from accelview.model.graph.dag import NODE_KINDS, OpGraph
 from accelview.model.graph.lifecycle import StageStats
 from accelview.model.graph.whatif import WhatIf
 
+from .clip import distinct_cuts
 from .values import format_duration
 
 
@@ -41,8 +42,9 @@ def format_what_if(g: OpGraph, w: WhatIf) -> str:
         saved = np.array([before - after for _, before, after in w.phases], np.float64)
         lines.append(f"  per phase ({len(w.phases)}): median saving {format_duration(float(np.median(saved)))}, "
                      f"most {format_duration(float(saved.max()))}")
-        for name, before, after in w.phases[:12]:
-            lines.append(f"    {name[:40]:<40} {format_duration(before):>10} → {format_duration(after):>10}")
+        shown = w.phases[:12]
+        for (_, before, after), name in zip(shown, distinct_cuts([p[0] for p in shown], 40), strict=True):
+            lines.append(f"    {name:<40} {format_duration(before):>10} → {format_duration(after):>10}")
         if len(w.phases) > 12:
             lines.append(f"    … {len(w.phases) - 12} more")
     return "\n".join(lines)

@@ -35,8 +35,8 @@ def test_sections_in_order_with_one_format_for_each_value():
             "100% of ops are shorter than 20.0 µs (median 8.00 µs)") in lines
     assert "     at 9.00 µs – 21.0 µs; fix: submit fewer" in text  # times from the trace start
     assert "  compute             24.0 µs  85.7%" in lines and "  host                4.00 µs  14.3%" in lines
-    assert "  step 1                           10.0 µs       80.0%     20.0%  compute" in lines
-    assert ("  gemm                                3     24.0 µs    8.00 µs    8.00 µs    8.00 µs    8.00 µs"
+    assert "  " + "step 1".ljust(41) + "     10.0 µs       80.0%     20.0%  compute" in lines
+    assert ("  " + "gemm".ljust(41) + "        3     24.0 µs    8.00 µs    8.00 µs    8.00 µs    8.00 µs"
             "  100.0%") in lines
 
 

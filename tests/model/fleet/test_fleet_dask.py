@@ -133,4 +133,6 @@ def test_the_command_on_a_running_scheduler(fleet, client, capsys, monkeypatch):
     assert err.rstrip().endswith("4/4 captures") and "dashboard" not in err  # a running cluster's own
     assert main(["analyze", folder, "--scheduler", client.scheduler.address]) == 0
     table = capsys.readouterr().out.split("Hosts by lateness")[1].splitlines()
-    assert table[1].split()[:2] == ["host1", "1"] and len(table) == 5
+    assert table[0] == "" and table[1].split()[:4] == ["host", "rank", "late", "lost"]  # the title on its own line
+    assert table[2].split()[:2] == ["host1", "1"] and len(table) == 2 + 4 + 2  # title, header, hosts, legend
+    assert table[-2].startswith("  late, lost: totals over all the collectives")

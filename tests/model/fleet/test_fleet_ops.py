@@ -121,6 +121,20 @@ def test_grouping_sums_counts_and_totals_and_bounds_the_percentiles(fleet):
     assert len(sort_rows(per_host, top=2).rows) == 2
 
 
+def test_a_group_of_several_classes_says_mixed(fleet):
+    rows = gather_ops(_paths(fleet)).rows
+    at = {f: i for i, f in enumerate(FIELDS)}
+    by_class = group(rows, parse_by("host,class"))
+    classes = {h: {r[1] for r in by_class.rows if r[0] == h} for h in ("host0", "host1", "host2")}
+    assert all(len(c) > 1 for c in classes.values())  # each host runs ops of several classes
+    per_host = group(rows, parse_by("host"))
+    assert {r[0]: r[1] for r in per_host.rows} == dict.fromkeys(classes, "mixed")
+    # a group of one class keeps it, whatever the grouping
+    one = [r for r in rows if r[at["class"]] == by_class.rows[0][1]]
+    assert {r[1] for r in group(one, parse_by("host")).rows} == {by_class.rows[0][1]}
+    assert {r[1] for r in group(one, parse_by("op")).rows} == {by_class.rows[0][1]}
+
+
 def test_the_dask_engine_gives_the_same_rows(fleet):
     here = gather_ops(_paths(fleet))
     for side in fleet.glob(".*.fleet.json"):
