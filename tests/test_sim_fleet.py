@@ -144,3 +144,16 @@ def test_every_planted_straggler_is_named_latest_first(tmp_path, seed):
     assert {h for h, _ in culprits} <= set(truth["late_hosts"])
     lateness = [e["mean_late_ns"] for e in named]
     assert lateness == sorted(lateness, reverse=True)
+
+
+def test_no_busy_counter_reads_over_100_percent(fleet):
+    """The collective engine's sends overlap its reductions: its time is not the vector unit's,
+    so no unit's busy counter passes 100% (it read 150% when it was counted there)."""
+    out, _ = fleet
+    for h in range(HOSTS):
+        t = load_capture(out / f"host{h}.h5")
+        ct, c = t.tables["counter_tracks"], t.tables["counters"]
+        busy = [int(tr) for tr in ct.track if t.track_name(int(tr)).endswith(" busy")]
+        assert busy
+        for tr in busy:
+            assert c.value[c.track == tr].max(initial=0.0) <= 100.0 + 1e-6, t.track_name(tr)

@@ -80,15 +80,15 @@ SERIES: tuple[tuple[str, str, str, str], ...] = (
 
 
 def _ops(recs: DeviceRecords, busy: _Joint, hbm: _Joint) -> None:
-    """Ops, as columns: busy time per unit (every unit but the matrix unit counts as the vector
-    unit), HBM bytes spread over the body as it progressed (at its end when it has no body)."""
+    """Ops, as columns: busy time of the matrix and vector units (the collective engine is a unit
+    of its own, whose sends may overlap its reductions: counted as the vector unit it read up to
+    150%), HBM bytes spread over the body as it progressed (at its end when it has no body)."""
     ops, table = recs.ops, recs.shapes
     shapes = [table[k] for k in ops.shape.tolist()]
     start, end = ops.start, ops.end
     matrix = np.array([s.unit == "matrix" for s in shapes], dtype=bool)
-    vector = ~matrix
-    length = end - start
-    busy.extend(start, end, [np.where(matrix, length, 0.0), np.where(vector, length, 0.0)], [matrix, vector])
+    vector = np.array([s.unit == "vector" for s in shapes], dtype=bool)
+    _busy(busy, start, end, matrix, vector)
     read = np.array([s.consts[6] for s in shapes], dtype=np.float64)  # dram bytes read, written
     written = np.array([s.consts[7] for s in shapes], dtype=np.float64)
     body = np.array([s.body_ns for s in shapes], dtype=np.float64) * ops.jitter
@@ -104,13 +104,20 @@ def _ops(recs: DeviceRecords, busy: _Joint, hbm: _Joint) -> None:
         hbm.extend(flat[:, 0], flat[:, 1], [read[owner] * share, written[owner] * share])
 
 
+def _busy(busy: _Joint, start: np.ndarray, end: np.ndarray, matrix: np.ndarray, vector: np.ndarray) -> None:
+    """Each matrix or vector op's time on its unit (the collective engine's left out)."""
+    keep = matrix | vector
+    length = (end - start)[keep]
+    m, v = matrix[keep], vector[keep]
+    busy.extend(start[keep], end[keep], [np.where(m, length, 0.0), np.where(v, length, 0.0)], [m, v])
+
+
 def _graphs(cols: ReplayColumns, busy: _Joint, hbm: _Joint) -> None:
     """Replays' nodes: busy time per unit; HBM bytes spread over each body (nothing shares HBM)."""
     start, body, end = cols.start, cols.body, cols.end
     matrix = cols.units == UNITS.index("matrix")
-    vector = ~matrix
-    length = end - start
-    busy.extend(start, end, [np.where(matrix, length, 0.0), np.where(vector, length, 0.0)], [matrix, vector])
+    vector = cols.units == UNITS.index("vector")
+    _busy(busy, start, end, matrix, vector)
     hbm.extend(body, end, [cols.column("dram_read_bytes").astype(np.float64),
                            cols.column("dram_write_bytes").astype(np.float64)])
 
