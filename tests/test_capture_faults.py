@@ -377,3 +377,83 @@ def test_convert_never_reports_success_for_a_file_it_cannot_read_back(tmp_path, 
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "was written but does not read back, so it was removed" in err
     assert not out.exists()
+
+
+def test_a_full_disk_that_cuts_the_spool_inside_the_first_frame_still_converts_that_frame(
+        tmp_path, monkeypatch) -> None:
+    """The disk fills while a frame is arriving in pieces (a frame bigger than the pipe, or read
+    while the child writes it): the spool ends inside it. The service keeps the rest of that one
+    frame in memory, so what was written before the disk filled is converted, not lost with it."""
+    import errno
+
+    import accelview.capture.service.runner as runner
+
+    write = runner.Spool.write
+
+    def full(self, data: bytes) -> None:
+        if self.size > 300_000:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        write(self, data)
+
+    monkeypatch.setattr(runner.Spool, "write", full)
+    monkeypatch.setattr(runner, "PIPE_BYTES", 1 << 16)  # each ~0.9 MB frame arrives in 64 KiB pieces
+    out = tmp_path / "cut.h5"
+    config = CaptureConfig(output=str(out), flush_events=4000, flush_ms=60_000)  # drains by calls only
+    result = CaptureService(config, [str(write_script(tmp_path, LOOP)), "0"]).run()
+    assert result.reason.startswith("the disk is full (No space left on device; what arrived after that is lost)")
+    trace = load_capture(out)
+    assert trace.self_check() == [] and len(api_slices(trace, "launch elementwise")) > 1000
+    assert not spool_of(out).exists()
+
+
+class _TightFile:
+    """A spool's file on a disk with ``room`` bytes left: a raw write takes what fits (a short
+    write), the next one fails with ENOSPC, as a file system filling up does."""
+
+    def __init__(self, file, room: int) -> None:
+        self.file, self.room = file, room
+
+    def write(self, data) -> int:
+        import errno
+
+        if not self.room:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        n = self.file.write(data[:self.room])
+        self.room -= n
+        return n
+
+    def __getattr__(self, name: str):
+        return getattr(self.file, name)
+
+
+@pytest.mark.parametrize("room", [3, 1_850, 2_000, 2_200, 4_341, 30_000, -5, 0])
+def test_the_frame_a_full_disk_cuts_is_completed_from_what_arrives_after(tmp_path, room) -> None:
+    """Wherever the disk fills (inside a header, a JSON part, a payload, between two frames, at
+    the stream's end), the spool plus the rest of the frame it ends inside converts every frame
+    that began before the disk filled, whole, and none after it."""
+    from accelview.capture.service.spool import CutFrame, Spool, replay
+
+    frames = _session_frames()
+    stream = b"".join(frames)
+    room = room if room > 0 else len(stream) + room
+    spool = Spool(tmp_path / "s.spool")
+    spool.file = _TightFile(spool.file, room)
+    reader, cut = wire.FrameReader(columns=False), None
+    for i in range(0, len(stream), 7_000):  # the pipe's pieces, each fed as the service does
+        data = stream[i:i + 7_000]
+        if cut is None:
+            before, begun = spool.size, reader.pending
+            try:
+                spool.write(data)
+            except OSError:
+                cut = CutFrame(spool, before - begun, 1 << 20)
+                cut.add(data[spool.size - before:])
+        else:
+            cut.add(data)
+        list(reader.feed(data))
+    assert spool.size == min(room, len(stream)) == spool.path.stat().st_size
+    got: list[bytes] = []
+    sink = type("Sink", (), {"handle": lambda self, kind, meta, cols: got.append(kind)})()
+    replay(spool, sink, tail=cut.tail if cut else b"")
+    starts = [sum(map(len, frames[:i])) for i in range(len(frames))]
+    assert got == [f[:4] for f, at in zip(frames, starts, strict=True) if at < spool.size]

@@ -36,7 +36,7 @@ from ..protocol.config import CaptureConfig
 from ..protocol.wire import FrameReader
 from .collector import RecordSink
 from .ingest import Ingest
-from .spool import Spool, file_size, replay, spool_of, staging_of
+from .spool import CutFrame, Spool, file_size, replay, spool_of, staging_of
 
 PIPE_BYTES = 1 << 20  # pipe buffer asked of Linux (F_SETPIPE_SZ; the default 64 KiB stalls the child)
 MAX_BUFFERED = 16 << 20  # bytes read from the child and not yet converted, at most
@@ -262,6 +262,7 @@ class CaptureService:
         self._t0 = t0 = time.monotonic()
         stop_reason, stop_at, last_flush, last_report, last_disk = "", 0.0, t0, 0.0, 0.0
         spool_full = ""  # why the spool could not be written (then nothing more is)
+        cut = CutFrame(spool, 0, 0)  # once the spool cannot be written: the rest of the frame it ends inside
         pipe = _PipeReader(r)  # empties the pipe as fast as the child fills it: the child never waits for us
         try:
             while True:
@@ -269,10 +270,17 @@ class CaptureService:
                 if data is None:
                     break
                 if not spool_full:
+                    before, begun = spool.size, reader.pending  # the reader has had what the spool holds:
+                    # a frame begins at before - begun
                     try:
                         spool.write(data)
                     except OSError as e:  # the disk filled faster than the check below saw: stop there
                         spool_full = f"the disk is full ({e.strerror or e}; what arrived after that is lost)"
+                        # but the frame the spool ends inside is finished in memory, to be converted
+                        cut = CutFrame(spool, before - begun, MAX_BUFFERED)
+                        cut.add(data[spool.size - before:])
+                elif later is not None:
+                    cut.add(data)
                 if later is not None:
                     for kind, meta, _ in reader.feed(data):
                         self._count(kind, meta)
@@ -305,7 +313,7 @@ class CaptureService:
                 for kind, meta, cols in reader.feed(b"", final=True):  # frames after a damaged one cut short
                     sink.handle(kind, meta, cols)
             else:
-                stream, stopped = self._convert(spool, sink, ingest, writer)
+                stream, stopped = self._convert(spool, sink, ingest, writer, cut.tail)
                 if stopped:
                     stop_reason = stopped if not stop_reason else f"{stop_reason}; {stopped}"
             torn = stream.pending
@@ -386,12 +394,13 @@ class CaptureService:
         elif kind == wire.STATS:
             self._events = int(meta.get("events", self._events))
 
-    def _convert(self, spool: Spool, sink: RecordSink, ingest: Ingest, writer: CaptureWriter
+    def _convert(self, spool: Spool, sink: RecordSink, ingest: Ingest, writer: CaptureWriter, tail: bytes = b""
                  ) -> tuple[FrameReader, str]:
         """Convert the spooled stream into the capture, chunk by chunk (memory stays what one chunk
-        needs). Returns the reader (its ``pending``: the bytes of a last frame cut short), and why
-        the conversion stopped early: cancelling now stops it (cancelling the script before did
-        not: its records are converted), keeping what was converted."""
+        needs), then ``tail``: the rest of a frame the spool ends inside (:class:`.spool.CutFrame`).
+        Returns the reader (its ``pending``: the bytes of a last frame cut short), and why the
+        conversion stopped early: cancelling now stops it (cancelling the script before did not:
+        its records are converted), keeping what was converted."""
         self._cancel.clear()
         self.progress.phase = "converting"
         marks = [time.monotonic(), 0.0]  # last flush, last report
@@ -408,7 +417,7 @@ class CaptureService:
                 self._report(ingest, spool.size, writer, spool)
             return False
 
-        reader = replay(spool, sink, after_chunk)
+        reader = replay(spool, sink, after_chunk, tail=tail)
         if self._cancel.is_set() and spool.read < spool.size:
             left = spool.size - spool.read
             return reader, f"cancelled while converting ({left / 1e6:.1f} MB of records not converted)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -42,9 +43,14 @@ class Spool:
         self.read = 0
 
     def write(self, data: bytes) -> None:
-        """Append bytes received from the child."""
-        self.file.write(data)
-        self.size += len(data)
+        """Append bytes received from the child. The file is unbuffered: a raw write may take only
+        part of them (a disk filling up), so this writes until all are in; when one fails, ``size``
+        still counts exactly the bytes the file holds."""
+        view = memoryview(data)
+        while view:
+            n = self.file.write(view) or 0
+            self.size += n
+            view = view[n:]
 
     def chunks(self) -> Iterator[bytes]:
         """What was written, from the start, a chunk at a time (``read`` counts the bytes so far)."""
@@ -81,17 +87,64 @@ class Spool:
                                           "be converted safely; profile the script again")
 
 
+class CutFrame:
+    """The rest of the frame a spool ends inside when the disk filled while that frame was
+    arriving (a frame bigger than the pipe, or read while the child wrote it, comes in pieces):
+    kept in memory, up to ``limit`` bytes, so that the frame and what the spool holds of it are
+    converted, not lost with the bytes that found no room. ``start``: where a frame begins in the
+    spool at or before its end (its frames are walked from there to the one the end cuts)."""
+
+    def __init__(self, spool: Spool, start: int, limit: int) -> None:
+        self.limit = limit
+        fd = spool.file.fileno()
+        while start + HEADER.size <= spool.size:
+            kind, jlen, plen = HEADER.unpack(os.pread(fd, HEADER.size, start))
+            if kind not in KINDS or start + HEADER.size + jlen + plen > spool.size:
+                break
+            start += HEADER.size + jlen + plen
+        self.begun = spool.size - start  # bytes of the cut frame the spool holds (0: it ends between two)
+        self.head = os.pread(fd, min(self.begun, HEADER.size), start) if self.begun else b""
+        self.data = bytearray()
+        self.missing = -1  # bytes of the frame still to come; -1 until its header is known
+        self.done = not self.begun
+
+    def add(self, data: bytes) -> None:
+        """Bytes that arrived after the spool's end (they go only as far as the frame does)."""
+        if self.done:
+            return
+        if self.missing < 0:
+            head = self.head + bytes(self.data[:HEADER.size]) + data[:HEADER.size]
+            if len(head) >= HEADER.size:
+                kind, jlen, plen = HEADER.unpack_from(head)
+                self.missing = HEADER.size + jlen + plen - self.begun
+                if kind not in KINDS or self.missing > self.limit:  # damage, or more than memory allows
+                    self.data.clear()
+                    self.done = True
+                    return
+        take = data if self.missing < 0 else data[:self.missing - len(self.data)]
+        self.data += take
+        self.done = 0 <= self.missing <= len(self.data)
+
+    @property
+    def tail(self) -> bytes:
+        """The frame's bytes the spool lacks, once all of them arrived (else none)."""
+        return bytes(self.data) if self.done else b""
+
+
 def replay(spool: Spool, sink: RecordSink, after_chunk: Callable[[], bool] = lambda: False,
-            reader: FrameReader | None = None) -> FrameReader:
+            reader: FrameReader | None = None, tail: bytes = b"") -> FrameReader:
     """Hand the spooled stream's frames to ``sink``, a chunk at a time, until ``after_chunk``
-    says stop; returns the reader (its ``pending``: a last frame cut short; ``damaged``: damaged
-    stretches it skipped, converting the frames after them)."""
+    says stop, then those ``tail`` completes (:class:`CutFrame`); returns the reader (its
+    ``pending``: a last frame cut short; ``damaged``: damaged stretches it skipped, converting
+    the frames after them)."""
     reader = reader or FrameReader()
     for chunk in spool.chunks():
         for kind, meta, cols in reader.feed(chunk):
             sink.handle(kind, meta, cols)
         if after_chunk():
             return reader
+    for kind, meta, cols in reader.feed(tail):
+        sink.handle(kind, meta, cols)
     for kind, meta, cols in reader.feed(b"", final=True):  # frames after a damaged one cut short
         sink.handle(kind, meta, cols)
     return reader
