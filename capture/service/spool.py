@@ -48,7 +48,7 @@ class Spool:
         still counts exactly the bytes the file holds."""
         view = memoryview(data)
         while view:
-            n = self.file.write(view) or 0
+            n = self.file.write(view)
             self.size += n
             view = view[n:]
 
