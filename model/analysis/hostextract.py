@@ -79,18 +79,15 @@ def host_extract(trace: Trace, host: str | None = None) -> dict[str, Any]:
             "sends": [[*key, [list(r) for r in rows]] for key, rows in point_to_point(trace, host).items()]}
 
 
-def sends_of(extract: dict[str, Any]) -> Sends:
-    """An extract's sends and receives back in :func:`point_to_point`'s form."""
-    return {(a, b, n, int(z)): [(float(x), float(y)) for x, y in rows] for a, b, n, z, rows in extract["sends"]}
-
-
 def placed(extract: dict[str, Any], place: Callable[[np.ndarray], np.ndarray]) -> dict[str, Any]:
     """``extract`` with its times moved by ``place`` (host ns → reference ns, monotonic): its
-    bounds, arrivals and ends; durations stay as the host's clock measured them (ppm apart)."""
+    bounds, arrivals and ends (float64 arrays), and its sends' rows ((n, 2) arrays); durations stay
+    as the host's clock measured them (ppm apart)."""
     parts = dict(extract["participations"])
     for k in ("arrival", "end"):
-        parts[k] = place(np.asarray(parts[k], dtype=np.float64)).tolist() if parts[k] else []
+        at = np.asarray(parts[k], dtype=np.float64)
+        parts[k] = place(at) if len(at) else at
     bounds = place(np.asarray(extract["bounds"], dtype=np.float64)).tolist()
     return {**extract, "bounds": bounds, "participations": parts, "sends": [
-        [a, b, n, z, place(np.asarray(rows, dtype=np.float64).ravel()).reshape(-1, 2).tolist()]
+        [a, b, n, z, place(np.asarray(rows, dtype=np.float64).ravel()).reshape(-1, 2)]
         for a, b, n, z, rows in extract["sends"]]}
