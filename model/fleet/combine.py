@@ -21,11 +21,10 @@ from ..align import ClockMap
 from ..analysis.collectives import Collective
 from ..analysis.distributed import bounds_of, collectives_of, distributed_findings, summary
 from ..analysis.findings import ranked
-from ..analysis.hostextract import placed
 from ..cluster.timebase import tightened_maps
 from ..errors import CaptureError
-from .compact import columns, compact, sends
-from .extract import map_json, map_of, unpack_int64
+from .compact import busy_of, columns, compact, moved, sends
+from .extract import map_json, map_of
 
 FLEET_BINS = 512  # utilisation samples per host over the fleet's span
 
@@ -39,17 +38,17 @@ def combine(extracts: Mapping[str, dict[str, Any]], failures: Mapping[str, str] 
     partial = bool(failures)
     maps = tightened_maps({e["host"]: map_of(e["host_map"]) for e in ordered},
                           [columns(e) for e in ordered], [sends(e) for e in ordered], partial)
-    moved = [placed(e, maps[e["host"]].to_ref) for e in ordered]
-    del ordered  # the moved copies are all the rest needs
-    begin, end = bounds_of(moved)
-    collectives = collectives_of([{**e, "participations": columns(e)} for e in moved], partial)
+    on_ref = [moved(e, maps[e["host"]].to_ref) for e in ordered]
+    del ordered  # the moved copies (without the sends) are all the rest needs
+    begin, end = bounds_of(on_ref)
+    collectives = collectives_of([{**e, "participations": columns(e)} for e in on_ref], partial)
     findings = [f.to_json() for f in ranked(distributed_findings(collectives, begin, max(end - begin, 1)))]
-    communication = summary(moved, collectives)
+    communication = summary(on_ref, collectives)
     late, lost = lateness(collectives)
     del collectives
     per_host = {h["host"]: h for h in communication["hosts"]}
     hosts = []
-    for e in moved:
+    for e in on_ref:
         h = e["host"]
         comm = per_host.get(h, {})
         segments = maps[h].segments
@@ -62,7 +61,7 @@ def combine(extracts: Mapping[str, dict[str, Any]], failures: Mapping[str, str] 
                                 "synced": bool(e["synced"]), "map": map_json(maps[h])},
                       "utilisation": utilisation(e["profile"], _narrowing(map_of(e["host_map"]), maps[h]),
                                                  begin, end)})
-    index = {e["host"]: int(e["index"]) for e in moved}
+    index = {e["host"]: int(e["index"]) for e in on_ref}
     hosts.sort(key=lambda r: (-r["late_ns"], -r["lost_ns"], index[r["host"]]))
     for rank, row in enumerate(hosts, 1):
         row["rank"] = rank
@@ -121,8 +120,7 @@ def utilisation(profile: dict[str, Any], place: Any, begin: float, end: float, b
     ns), from its cumulative busy profile (sampled on host0's clock as its fitted map placed it,
     moved by ``place`` to where the narrowed map puts it)."""
     try:
-        packed = profile["busy_ns"]
-        busy = (packed if isinstance(packed, np.ndarray) else unpack_int64(packed)).astype(np.float64)
+        busy = busy_of(profile).astype(np.float64)
     except (ValueError, TypeError, AttributeError):  # a sidecar edited by hand: no strip, the rest stands
         return [0.0] * bins
     devices = int(profile["devices"])

@@ -2,17 +2,19 @@
 
 The client of a fleet analysis holds all the hosts' extracts until the combine has aligned and
 analysed them together, so what one extract costs there is multiplied by the hosts. Its JSON form
-(the sidecar's) spends a Python object on every number; ``compact`` keeps the same values in
-numpy arrays instead (participation columns, busy rows, send rows, the busy profile) and shares
-repeated names, about a third of the memory. ``columns`` hands one host's participations back as
-the plain lists the collective matching reads, built only while that host is being matched.
+(the sidecar's) spends a Python object on every number; ``compact`` keeps the same values in a few
+numpy arrays instead (participation columns, busy rows, all the send rows in one array, the busy
+profile as its steps in the narrowest integer type that holds them) and shares repeated names.
+The per-capture task returns this form (``compact_capture``), so it is also what travels from a
+worker. ``columns`` and ``sends`` hand the values back in the shapes the collective matching and
+the clock tightening read, made only while they read them; ``moved`` places them on host0's clock.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -22,13 +24,18 @@ from .extract import extract_capture, extract_fresh, unpack_int64
 _INT_COLUMNS = ("lane", "device", "nbytes", "ranks")
 _TIME_COLUMNS = ("arrival", "end")
 _NAME_COLUMNS = ("name", "op")
+_SEND_KEYS = ("sender", "receiver", "name")
 
 
 def compact(extract: dict[str, Any]) -> dict[str, Any]:
-    """``extract`` (JSON form, or already compact) with the same values held in arrays: each
-    participation column an int64/float64 array (``busy`` one row per participation), each send
-    key's rows an (n, 2) float64 array, the busy profile's packed ``busy_ns`` unpacked (left as it
-    is when damaged: the combine shows no utilisation for it), names interned."""
+    """``extract`` (JSON form; returned as it is when already compact) with the same values held
+    in arrays: each participation column an int64/float64 array (``busy`` one row per
+    participation), the sends as columns (``sender``, ``receiver``, ``name``, ``nbytes``, ``count``)
+    with their (arrival, end) rows in one (n, 2) float64 array, the profile's packed ``busy_ns`` as
+    ``busy_steps`` (left packed when damaged: the combine shows no utilisation for it), names
+    interned."""
+    if isinstance(extract["sends"], dict):
+        return extract
     parts = dict(extract["participations"])
     for k in _INT_COLUMNS:
         parts[k] = np.asarray(parts[k], dtype=np.int64)
@@ -39,14 +46,35 @@ def compact(extract: dict[str, Any]) -> dict[str, Any]:
     if "busy" in parts:
         busy = np.asarray(parts["busy"], dtype=np.float64)
         parts["busy"] = busy.reshape(len(parts["lane"]), -1) if busy.size else np.zeros((len(parts["lane"]), 0))
-    sends = [[sys.intern(a), sys.intern(b), sys.intern(n), int(z), np.asarray(rows, dtype=np.float64).reshape(-1, 2)]
-             for a, b, n, z, rows in extract["sends"]]
+    rows = [np.asarray(r[4], dtype=np.float64).reshape(-1, 2) for r in extract["sends"]]
+    sends = {k: [sys.intern(str(r[i])) for r in extract["sends"]] for i, k in enumerate(_SEND_KEYS)}
+    sends.update(nbytes=np.array([int(r[3]) for r in extract["sends"]], dtype=np.int64),
+                 count=np.array([len(r) for r in rows], dtype=np.int64),
+                 rows=np.concatenate(rows) if rows else np.zeros((0, 2)))
     profile = dict(extract["profile"])
     if isinstance(profile.get("busy_ns"), str):
         with contextlib.suppress(ValueError):  # a damaged strip stays: the combine shows no utilisation for it
-            profile["busy_ns"] = unpack_int64(profile["busy_ns"])
+            profile["busy_steps"] = _steps(unpack_int64(profile["busy_ns"]))
+            del profile["busy_ns"]
     return {**extract, "host": sys.intern(extract["host"]), "participations": parts, "sends": sends,
             "profile": profile}
+
+
+def _steps(cumulative: np.ndarray) -> np.ndarray:
+    """A cumulative int64 series as its steps, in the narrowest integer type holding them all
+    (``np.cumsum(steps, dtype=np.int64)`` gives it back exactly)."""
+    steps = np.diff(cumulative, prepend=np.int64(0))
+    if not len(steps):
+        return steps
+    return steps.astype(np.promote_types(np.min_scalar_type(steps.min()), np.min_scalar_type(steps.max())))
+
+
+def busy_of(profile: Mapping[str, Any]) -> np.ndarray:
+    """The cumulative busy ns (int64) of a profile, compact (``busy_steps``) or packed (``busy_ns``:
+    ValueError, TypeError or AttributeError when damaged)."""
+    if "busy_steps" in profile:
+        return np.cumsum(profile["busy_steps"], dtype=np.int64)
+    return unpack_int64(profile["busy_ns"])
 
 
 class Columns(Mapping[str, list]):
@@ -72,11 +100,24 @@ def columns(extract: Mapping[str, Any]) -> Columns:
     return Columns(extract["participations"])
 
 
-def sends(extract: Mapping[str, Any]) -> dict[tuple[str, str, str, int], Any]:
-    """``extract``'s sends and receives by (sender, receiver, name, bytes): their (arrival, end)
-    rows as an (n, 2) array (what ``tightened_maps`` reads, row by row)."""
-    return {(a, b, n, int(z)): np.asarray(rows, dtype=np.float64).reshape(-1, 2)
-            for a, b, n, z, rows in extract["sends"]}
+def sends(extract: Mapping[str, Any]) -> dict[tuple[str, str, str, int], np.ndarray]:
+    """A compact extract's sends and receives by (sender, receiver, name, bytes): their (arrival,
+    end) rows as an (n, 2) array (what ``tightened_maps`` reads, row by row)."""
+    s = extract["sends"]
+    rows = np.split(s["rows"], np.cumsum(s["count"])[:-1]) if len(s["count"]) else []
+    return {(a, b, n, z): r for a, b, n, z, r in zip(s["sender"], s["receiver"], s["name"], s["nbytes"].tolist(), rows,
+                                                     strict=True)}
+
+
+def moved(extract: Mapping[str, Any], place: Callable[[np.ndarray], np.ndarray]) -> dict[str, Any]:
+    """A compact extract with its times moved by ``place`` (host ns → host0 ns, monotonic): its
+    bounds, arrivals and ends; durations stay as the host's clock measured them (ppm apart). Its
+    sends are left out: once the clocks are tightened nothing reads them."""
+    parts = dict(extract["participations"])
+    for k in _TIME_COLUMNS:
+        parts[k] = place(parts[k]) if len(parts[k]) else parts[k]
+    bounds = place(np.asarray(extract["bounds"], dtype=np.float64)).tolist()
+    return {**{k: v for k, v in extract.items() if k != "sends"}, "bounds": bounds, "participations": parts}
 
 
 def compact_capture(path: str) -> dict[str, Any]:
