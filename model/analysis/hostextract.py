@@ -6,12 +6,11 @@ of one capture only that: its collective participations (each with its device's 
 category before it arrived), its point-to-point transfers, each device's compute and
 communication time and the capture's time bounds, as JSON-able columns (times in ns on the
 trace's own clock). :mod:`.distributed` combines extracts; the fleet analysis makes them where
-the captures lie and moves their times onto host0's clock (:func:`placed`) before combining.
+the captures lie and moves their times onto host0's clock before combining.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -77,20 +76,3 @@ def host_extract(trace: Trace, host: str | None = None) -> dict[str, Any]:
             "devices": [{"device": d, **b} for d, b in device_busy(trace).items()],
             "participations": parts,
             "sends": [[*key, [list(r) for r in rows]] for key, rows in point_to_point(trace, host).items()]}
-
-
-def sends_of(extract: dict[str, Any]) -> Sends:
-    """An extract's sends and receives back in :func:`point_to_point`'s form."""
-    return {(a, b, n, int(z)): [(float(x), float(y)) for x, y in rows] for a, b, n, z, rows in extract["sends"]}
-
-
-def placed(extract: dict[str, Any], place: Callable[[np.ndarray], np.ndarray]) -> dict[str, Any]:
-    """``extract`` with its times moved by ``place`` (host ns → reference ns, monotonic): its
-    bounds, arrivals and ends; durations stay as the host's clock measured them (ppm apart)."""
-    parts = dict(extract["participations"])
-    for k in ("arrival", "end"):
-        parts[k] = place(np.asarray(parts[k], dtype=np.float64)).tolist() if parts[k] else []
-    bounds = place(np.asarray(extract["bounds"], dtype=np.float64)).tolist()
-    return {**extract, "bounds": bounds, "participations": parts, "sends": [
-        [a, b, n, z, place(np.asarray(rows, dtype=np.float64).ravel()).reshape(-1, 2).tolist()]
-        for a, b, n, z, rows in extract["sends"]]}

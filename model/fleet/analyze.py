@@ -1,6 +1,6 @@
 """``analyze_fleet``: many host captures analysed where they lie and combined into one FleetReport.
 
-Per capture, a task given only its path (``extract.extract_capture``) runs in this process, on a
+Per capture, a task given only its path (``compact.compact_capture``: the extract, in arrays) runs in this process, on a
 LocalCluster of worker processes, or on any Dask cluster (``engine.map_captures``); the hosts'
 small extracts are combined here (``combine.combine``). The same function makes every extract on
 every path, so the single-process and the Dask answers are the same.
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ..cluster.inputs import expand
 from ..errors import AccelviewError
 from .combine import combine
+from .compact import compact_capture, compact_fresh
 from .engine import MapResult, Progress, close_client, map_captures, open_client
-from .extract import extract_capture, extract_fresh
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -36,7 +36,7 @@ def analyze_fleet(paths: Sequence[str | Path] | str | Path, *, scheduler: str | 
     ``cache=False`` recomputes every extract instead of reading the sidecars beside the captures.
     Raises ``AccelviewError`` when no capture could be analysed."""
     files = fleet_paths(paths)
-    fn = extract_capture if cache else extract_fresh
+    fn = compact_capture if cache else compact_fresh
     if client is not None:
         result = map_captures(fn, files, client=client, timeout_s=timeout_s, progress=progress)
     elif scheduler is None and workers is None:

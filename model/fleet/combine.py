@@ -19,11 +19,12 @@ import numpy as np
 
 from ..align import ClockMap
 from ..analysis.collectives import Collective
-from ..analysis.distributed import analyze_extracts, bounds_of, collectives_of
-from ..analysis.hostextract import placed, sends_of
+from ..analysis.distributed import bounds_of, collectives_of, distributed_findings, summary
+from ..analysis.findings import ranked
 from ..cluster.timebase import tightened_maps
 from ..errors import CaptureError
-from .extract import map_json, map_of, unpack_int64
+from .compact import busy_of, columns, compact, moved, sends
+from .extract import map_json, map_of
 
 FLEET_BINS = 512  # utilisation samples per host over the fleet's span
 
@@ -36,15 +37,18 @@ def combine(extracts: Mapping[str, dict[str, Any]], failures: Mapping[str, str] 
     ordered = _in_host_order(extracts, failures)
     partial = bool(failures)
     maps = tightened_maps({e["host"]: map_of(e["host_map"]) for e in ordered},
-                          [e["participations"] for e in ordered], [sends_of(e) for e in ordered], partial)
-    moved = [placed(e, maps[e["host"]].to_ref) for e in ordered]
-    report = analyze_extracts(moved, partial)
-    begin, end = bounds_of(moved)
-    collectives = collectives_of(moved, partial)
+                          [columns(e) for e in ordered], [sends(e) for e in ordered], partial)
+    on_ref = [moved(e, maps[e["host"]].to_ref) for e in ordered]
+    del ordered  # the moved copies (without the sends) are all the rest needs
+    begin, end = bounds_of(on_ref)
+    collectives = collectives_of([{**e, "participations": columns(e)} for e in on_ref], partial)
+    findings = [f.to_json() for f in ranked(distributed_findings(collectives, begin, max(end - begin, 1)))]
+    communication = summary(on_ref, collectives)
     late, lost = lateness(collectives)
-    per_host = {h["host"]: h for h in report["communication"]["hosts"]}
+    del collectives
+    per_host = {h["host"]: h for h in communication["hosts"]}
     hosts = []
-    for e in moved:
+    for e in on_ref:
         h = e["host"]
         comm = per_host.get(h, {})
         segments = maps[h].segments
@@ -57,16 +61,16 @@ def combine(extracts: Mapping[str, dict[str, Any]], failures: Mapping[str, str] 
                                 "synced": bool(e["synced"]), "map": map_json(maps[h])},
                       "utilisation": utilisation(e["profile"], _narrowing(map_of(e["host_map"]), maps[h]),
                                                  begin, end)})
-    index = {e["host"]: int(e["index"]) for e in moved}
+    index = {e["host"]: int(e["index"]) for e in on_ref}
     hosts.sort(key=lambda r: (-r["late_ns"], -r["lost_ns"], index[r["host"]]))
     for rank, row in enumerate(hosts, 1):
         row["rank"] = rank
-    return {"hosts": hosts, "span_ns": [round(begin), round(end)], "findings": report["findings"],
-            "communication": report["communication"], "failures": failures, "partial": partial}
+    return {"hosts": hosts, "span_ns": [round(begin), round(end)], "findings": findings,
+            "communication": communication, "failures": failures, "partial": partial}
 
 
 def _in_host_order(extracts: Mapping[str, dict[str, Any]], failures: dict[str, str]) -> list[dict[str, Any]]:
-    """The extracts by host index, checked: each host once, all of one cluster; hosts of the
+    """The extracts by host index (compact), checked: each host once, all of one cluster; hosts of the
     cluster with no extract (and no failed capture that could be them) added to ``failures``."""
     by_index: dict[int, tuple[str, dict[str, Any]]] = {}
     size: tuple[int, str] | None = None
@@ -83,7 +87,7 @@ def _in_host_order(extracts: Mapping[str, dict[str, Any]], failures: dict[str, s
         name = f"host{i}"
         if i not in by_index and not any(k == name or Path(k).name.startswith(f"{name}.") for k in failures):
             failures[name] = "no capture of this host among the inputs"
-    return [by_index[i][1] for i in sorted(by_index)]
+    return [compact(by_index[i][1]) for i in sorted(by_index)]
 
 
 def lateness(collectives: Sequence[Collective]) -> tuple[dict[str, float], dict[str, float]]:
@@ -116,7 +120,7 @@ def utilisation(profile: dict[str, Any], place: Any, begin: float, end: float, b
     ns), from its cumulative busy profile (sampled on host0's clock as its fitted map placed it,
     moved by ``place`` to where the narrowed map puts it)."""
     try:
-        busy = unpack_int64(profile["busy_ns"]).astype(np.float64)
+        busy = busy_of(profile).astype(np.float64)
     except (ValueError, TypeError, AttributeError):  # a sidecar edited by hand: no strip, the rest stands
         return [0.0] * bins
     devices = int(profile["devices"])

@@ -1,8 +1,8 @@
 """Run one function per capture path, in this process or as Dask tasks, and collect what failed.
 
 The fleet analysis does its per-capture work (load, align, analyse, summarise) where the capture
-lies: only the path travels to a worker and only the small JSON-able result travels back, so a
-fleet of hundreds of hosts never passes through the scheduler or the client. ``client=None`` runs
+lies: only the path travels to a worker and only the small result (plain data, numpy arrays)
+travels back, so a fleet of hundreds of hosts never passes through the scheduler or the client. ``client=None`` runs
 the same function sequentially in this process, which is the single-process path: both paths call
 the same ``fn`` on the same path, so their results are identical by construction.
 
@@ -92,7 +92,7 @@ def map_captures(fn: CaptureFn, paths: Iterable[str], *, client: Client | None =
                  timeout_s: float = 600.0, progress: Progress | None = None) -> MapResult:
     """Run ``fn(path)`` once per capture path and collect the results and failures by path.
 
-    ``fn`` must be a module-level function (workers import it by name) returning a JSON-able
+    ``fn`` must be a module-level function (workers import it by name) returning a small
     dict. With ``client`` each call is a Dask task given only the path; without, calls run one
     after another here. ``progress(done, total)`` is called as paths finish. A task running on a
     worker for more than ``timeout_s`` is cancelled and reported as timed out (its worker thread
