@@ -7,7 +7,8 @@ Each fleet is generated once (benchmarks/make_fleet.py's generator) into ``DIR/f
 temporary folder without ``--dir``; an existing fleet there is reused). Per fleet and worker
 count it prints the analysis time (a LocalCluster started first, its start timed apart; every
 capture's extract recomputed, not read from the sidecars), the speed-up over the first worker
-count, the client's peak memory (tracemalloc peak of this process during the analysis: it must
+count, the client's peak memory (tracemalloc peak of this process during the analysis, and its
+resident set before and at its peak: it must
 not grow with the hosts, the captures are read by the workers only), whether the planted
 stragglers rank as the latest hosts and the stepped clock is found, and the time of a second,
 cached fleet query when ``accelview query`` exists on this branch. Wall and CPU times (CPU: this
@@ -62,6 +63,25 @@ def found(report: dict[str, Any], truth: dict[str, Any]) -> tuple[str, str]:
     return stragglers, step
 
 
+def rss_mib(field: str) -> float:
+    """This process's ``VmRSS`` or ``VmHWM`` (its peak since the last reset) in MiB (Linux)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def reset_rss_peak() -> float:
+    """Reset this process's RSS high-water mark (Linux: ``clear_refs`` 5) and return its RSS now."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+    return rss_mib("VmRSS")
+
+
 def cached_query(folder: Path) -> float:
     """Seconds of a second, cached ``accelview query FOLDER "op == 'all_reduce'" --by host`` in
     this process (the first one fills the sidecar caches; benchmarks/bench_query.py times the
@@ -85,19 +105,22 @@ def run(folder: Path, truth: dict[str, Any], workers: list[int]) -> None:
         client = open_client(workers=w)
         start = time.perf_counter() - t0
         try:
+            rss0 = reset_rss_peak()
             tracemalloc.start()
             t0, c0 = time.perf_counter(), time.process_time()
             report = analyze_fleet(folder, client=client, cache=False)
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
+            rss_peak = rss_mib("VmHWM")
         finally:
             close_client(client)
         first = first or wall
         stragglers, step = found(report, truth)
         print(f"{hosts} hosts, {w} worker{'s' if w > 1 else ''}: analysis {wall:.1f} s wall ({cpu:.1f} s CPU in the "
               f"client; LocalCluster start {start:.1f} s), speed-up x{first / wall:.2f}, client peak "
-              f"{peak / 2**20:.1f} MiB{', partial' if report['partial'] else ''} (load average "
+              f"{peak / 2**20:.1f} MiB (Python objects), RSS {rss0:.0f} → peak {rss_peak:.0f} MiB"
+              f"{', partial' if report['partial'] else ''} (load average "
               f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
         print(f"  planted stragglers found: {stragglers}")
         print(f"  stepped clock found: {step}")

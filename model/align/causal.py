@@ -97,9 +97,13 @@ def tighten(maps: Mapping[str, ClockMap], host_of: Mapping[str, str], reference:
         s = re - rc - p.min_gap_ns
         for w_of in (rc, re):  # the pair bounds the windows of both its ends
             w = np.floor(w_of / window_ns).astype(np.int64)
-            order = np.lexsort((s, w))
-            first = np.r_[True, w[order][1:] != w[order][:-1]]
-            for wi, si in zip(w[order][first], s[order][first], strict=True):
+            if w[0] == w[-1] and (w == w[0]).all():  # all in one window (a short capture)
+                pairs = [(int(w[0]), float(s.min()))]
+            else:
+                order = np.lexsort((s, w))
+                first = np.concatenate(([True], w[order][1:] != w[order][:-1]))
+                pairs = list(zip(w[order][first].tolist(), s[order][first].tolist(), strict=True))
+            for wi, si in pairs:
                 key = (int(wi), a, b)
                 slack[key] = min(slack.get(key, np.inf), float(si))
     if not slack:

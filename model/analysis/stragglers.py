@@ -122,12 +122,14 @@ def _straggler(collectives: Sequence[Collective], begin_ns: float, span_ns: floa
     late_at: list[_Late] = []
     previous: dict[tuple[Participant, ...], float] = {}  # the last end of each set of participants
     begin = float(begin_ns)
+    aside_hosts = {h for h, d in named if d is None}
+    aside_devices = {(h, d) for h, d in named if d is not None}
     for c in collectives:
         med = float(np.median(c.arrivals))
         phase = med - previous.get(c.participants, begin)
         previous[c.participants] = float(np.median(c.ends))
         rest = {p: a for p, a in zip(c.participants, c.arrivals.tolist(), strict=True)
-                if not any(_matches(frozenset([p]), h, d) for h, d in named)}
+                if p[0] not in aside_hosts and p not in aside_devices}
         if not rest:
             continue
         spread = max(rest.values()) - med
@@ -147,8 +149,7 @@ def _straggler(collectives: Sequence[Collective], begin_ns: float, span_ns: floa
     cause, by_cause = _cause(hits, culprit, device)
     # its own lateness: the latest of its participants after the median (the spread is the
     # latest of anyone's, who may be a device set aside at a whole late host)
-    lost = sum(max(a for p, a in x.present.items() if _matches(frozenset([p]), culprit, device)) - x.median
-               for x in matched)
+    lost = sum(_own(x, culprit, device) for x in matched)
     who = f"host {culprit}" if device is None else f"device {device} of {culprit}"
     mean = lost / len(hits)
     if named:  # behind the first, only who stands out of the run-to-run scatter of the rest
@@ -169,6 +170,12 @@ def _straggler(collectives: Sequence[Collective], begin_ns: float, span_ns: floa
         evidence={"culprit": {"host": culprit, "device": device}, "cause": cause, "late_collectives": len(hits),
                   "collectives": len(collectives), "mean_late_ns": round(mean), "excess_ns_by_cause": by_cause,
                   "behind": [{"host": h, "device": d} for h, d in named]})
+
+
+def _own(x: _Late, host: str, device: int | None) -> float:
+    """How long after the median ``host``/``device`` (late at ``x``) arrived: its latest late
+    participant's arrival (any of its others on time arrived earlier still)."""
+    return max(x.present[p] for p in x.late if _matches(frozenset([p]), host, device)) - x.median
 
 
 def _sigma(x: _Late, host: str, device: int | None) -> float:
@@ -200,8 +207,7 @@ def _culprit(late_at: list[_Late]) -> tuple[str | None, int | None]:
     n = max(devices.values())
 
     def lateness(host: str, device: int | None) -> float:
-        own = [max(a for p, a in x.present.items() if _matches(frozenset([p]), host, device)) - x.median
-               for x in late_at if _matches(x.late, host, device)]
+        own = [_own(x, host, device) for x in late_at if _matches(x.late, host, device)]
         return float(np.mean(own)) if own else 0.0
 
     often = [p for p, k in devices.items() if k * 2 >= n]
