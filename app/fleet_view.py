@@ -178,7 +178,10 @@ class FleetView(QWidget):
         current = self.model.sort_key
         self.sort_box.blockSignals(True)
         self.sort_box.clear()
-        for k in metric_keys(report or {}):
+        keys = metric_keys(report or {})
+        if current not in keys:  # no report yet (analysing): the chosen sort still reads as chosen
+            keys.insert(0, current)
+        for k in keys:
             self.sort_box.addItem(label(k), k)
         self.sort_box.setCurrentIndex(max(self.sort_box.findData(current), 0))
         self.sort_box.blockSignals(False)

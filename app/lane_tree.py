@@ -10,7 +10,7 @@ from accelview.model.text.clip import clip
 from accelview.model.view.lanes import track_children
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QLineEdit, QMenu, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHeaderView, QLineEdit, QMenu, QStyle, QTreeView, QVBoxLayout, QWidget
 
 from .state import ViewState
 
@@ -132,10 +132,12 @@ class LaneTreeView(QTreeView):
         self.setModel(self.lanes)
         self.setHeaderHidden(False)
         self.setUniformRowHeights(True)
-        self.setColumnWidth(0, 170)
         self.lanes.modelReset.connect(lambda: self.setColumnHidden(1, True))  # the kind is in the tooltip
         self.setColumnHidden(1, True)
-        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # "thread 29…(pt_main)" keeps both ends
+        self.header().setStretchLastSection(False)
+        self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # the names take the width:
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # no sideways scrolling
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)  # "device 0 (gen5…" reads from its start
         self._syncing = False
         self.lanes.modelReset.connect(self.sync_from_state)
         self.collapsed.connect(lambda ix: self._user_toggled(ix, True))
@@ -153,6 +155,21 @@ class LaneTreeView(QTreeView):
         everything = QAction("Show all lanes", self)
         everything.triggered.connect(self.show_all)
         self.addActions([only, everything])
+
+    def names_width(self) -> int:
+        """The width in px that shows every lane's name whole (expanded or not): its indent,
+        branch arrow, check box and text, plus the vertical scroll bar's width."""
+        fm = self.fontMetrics()
+        box = self.style().pixelMetric(QStyle.PixelMetric.PM_IndicatorWidth) + 8
+        widest, stack = 0, [(QModelIndex(), 0)]
+        while stack:
+            parent, level = stack.pop()
+            for row in range(self.lanes.rowCount(parent)):
+                ix = self.lanes.index(row, 0, parent)
+                text = str(self.lanes.data(ix) or "")
+                widest = max(widest, self.indentation() * (level + 1) + box + fm.horizontalAdvance(text) + 12)
+                stack.append((ix, level + 1))
+        return widest + self.verticalScrollBar().sizeHint().width()
 
     def show_only(self, index: QModelIndex) -> None:
         """Hide every lane except ``index``'s track, its ancestors and its children."""
