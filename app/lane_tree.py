@@ -10,7 +10,7 @@ from accelview.model.text.clip import clip
 from accelview.model.view.lanes import track_children
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QHeaderView, QLineEdit, QMenu, QStyle, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHeaderView, QLineEdit, QMenu, QTreeView, QVBoxLayout, QWidget
 
 from .state import ViewState
 
@@ -157,19 +157,18 @@ class LaneTreeView(QTreeView):
         self.addActions([only, everything])
 
     def names_width(self) -> int:
-        """The width in px that shows every lane's name whole (expanded or not): its indent,
-        branch arrow, check box and text, plus the vertical scroll bar's width."""
-        fm = self.fontMetrics()
-        box = self.style().pixelMetric(QStyle.PixelMetric.PM_IndicatorWidth) + 8
-        widest, stack = 0, [(QModelIndex(), 0)]
+        """The width in px that shows the shown lanes' names whole (indent, arrow, check box and
+        text, as Qt measures them), plus the vertical scroll bar's when the rows overflow."""
+        rows, stack = 0, [QModelIndex()]
         while stack:
-            parent, level = stack.pop()
+            parent = stack.pop()
             for row in range(self.lanes.rowCount(parent)):
                 ix = self.lanes.index(row, 0, parent)
-                text = str(self.lanes.data(ix) or "")
-                widest = max(widest, self.indentation() * (level + 1) + box + fm.horizontalAdvance(text) + 12)
-                stack.append((ix, level + 1))
-        return widest + self.verticalScrollBar().sizeHint().width()
+                rows += 1
+                if self.isExpanded(ix):
+                    stack.append(ix)
+        bar = self.verticalScrollBar().sizeHint().width() if rows * self.sizeHintForRow(0) > self.height() else 0
+        return self.sizeHintForColumn(0) + 2 * self.frameWidth() + bar
 
     def show_only(self, index: QModelIndex) -> None:
         """Hide every lane except ``index``'s track, its ancestors and its children."""

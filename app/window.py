@@ -53,7 +53,8 @@ from .timeline import TimelineWidget
 from .utilisation_panel import UtilisationPanel
 
 LEFT_DOCK_W, RIGHT_DOCK_W = 170, 320  # at 1600 px the timeline keeps over two thirds of the width
-LEFT_DOCK_MAX = 260  # at 1600 px (in proportion to narrower windows): the Lanes dock grows to its names up to it
+LEFT_DOCK_MAX = 200  # at 1600 px (in proportion to others): the Lanes dock grows to its names up to it, the
+# timeline still keeping two thirds of the width
 LAYOUT_VERSION = 2  # saved dock states of older layouts (wide, untabbed docks) are not restored
 
 
@@ -332,7 +333,7 @@ class MainWindow(Fleeting, FileChoosing, Comparing, QMainWindow):
         if not self._sized or (self._lanes_w and abs(dock.width() - self._lanes_w) > 4):
             return
         cap = max(LEFT_DOCK_W, min(LEFT_DOCK_MAX, self.width() * LEFT_DOCK_MAX // 1600))
-        self._lanes_w = max(LEFT_DOCK_W, min(cap, self.lane_view.names_width() + 4))
+        self._lanes_w = max(LEFT_DOCK_W, min(cap, self.lane_view.names_width()))
         self.resizeDocks([dock], [self._lanes_w], Qt.Orientation.Horizontal)
 
     # -- files ----------------------------------------------------------------------------------

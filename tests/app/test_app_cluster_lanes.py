@@ -169,6 +169,10 @@ def test_selected_collective_on_every_participant_with_its_skew(qtbot, cluster, 
         assert skew.left() == pytest.approx(220 + st.scale.x_of(arrival - st.origin))
         assert skew.right() == pytest.approx(expect_last)
         assert skew.top() == r.top() and skew.height() == r.height()  # on the participant's own row
+    sel = w.painter.slice_rect(sid, w.vbar.value())
+    label = w.painter.collective_label_box("all_reduce × 8 · max skew 336 µs", boxes, last_x, w.vbar.value())
+    assert label.left() > last_x  # beside the last-arrival line, in the selected participant's own row:
+    assert label.center().y() == pytest.approx(sel.center().y(), abs=1.5)  # not over another lane's data
     if together:  # a click on a device's compact row picks its unit's slice there
         r = boxes[-1][0]
         picked = w.slice_at(QPointF(r.left() + r.width() / 2, r.center().y()))
