@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -69,6 +70,7 @@ class FleetView(QWidget):
         self.model = FleetModel(self)
         self.title = QLabel("No fleet analysed")
         self.title.setObjectName("fleet-title")
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # a long title is cut
         self.sort_box = QComboBox()
         self.sort_box.setToolTip("Sort the hosts by this metric (or click a column's header)")
         self.sort_box.currentIndexChanged.connect(lambda _i: self.sort_by(self.sort_box.currentData()))
@@ -168,6 +170,7 @@ class FleetView(QWidget):
             late = ", ".join(sorted(culprits)) or "none"
             self.title.setText(f"{len(hosts)} hosts · {devices} devices · span "
                                f"{format_duration(float(span[1]) - float(span[0]))} · stragglers: {late}")
+            self.title.setToolTip(self.title.text())  # whole, when the bar cuts it
         self._fit_rows()
         if hosts:
             self.table.selectRow(0)
