@@ -170,7 +170,6 @@ class MainWindow(Fleeting, FileChoosing, Comparing, QMainWindow):
         for name in ("Statistics", "Utilisation"):  # hidden until opened from the View menu
             self.docks[name].hide()
         self._sized = False  # the default dock sizes apply at the first show (with bottom docks, not before)
-        self._lanes_w = 0  # the Lanes dock's width as last fitted to its names (0: not yet)
         self.state.trace_changed.connect(self.fit_lanes_dock)
 
     def _build_actions(self) -> None:
@@ -328,13 +327,12 @@ class MainWindow(Fleeting, FileChoosing, Comparing, QMainWindow):
 
     def fit_lanes_dock(self) -> None:
         """The Lanes dock as wide as its lanes' names, from LEFT_DOCK_W up to LEFT_DOCK_MAX (less
-        in a narrower window; longer names elide); left alone once the user has resized it."""
-        dock = self.docks["Lanes"]
-        if not self._sized or (self._lanes_w and abs(dock.width() - self._lanes_w) > 4):
-            return
+        in a narrower window; longer names elide), when shown and for each new trace."""
+        if not self._sized:
+            return  # the first show fits it
         cap = max(LEFT_DOCK_W, min(LEFT_DOCK_MAX, self.width() * LEFT_DOCK_MAX // 1600))
-        self._lanes_w = max(LEFT_DOCK_W, min(cap, self.lane_view.names_width()))
-        self.resizeDocks([dock], [self._lanes_w], Qt.Orientation.Horizontal)
+        width = max(LEFT_DOCK_W, min(cap, self.lane_view.names_width()))
+        self.resizeDocks([self.docks["Lanes"]], [width], Qt.Orientation.Horizontal)
 
     # -- files ----------------------------------------------------------------------------------
     def set_trace(self, trace: Trace, title: str = "", lod: object = None) -> None:
