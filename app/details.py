@@ -17,9 +17,9 @@ from accelview.model.text.values import (
     format_percent,
     format_value,
 )
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import QTreeView, QWidget
+from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QTreeView, QWidget
 
 from .state import ViewState
 
@@ -42,6 +42,33 @@ def _row(parent: QStandardItemModel | QStandardItem, key: str, value: str, sid: 
     return k
 
 
+class WrapDelegate(QStyledItemDelegate):
+    """Rows as tall as their text wrapped to its column's width (Qt's own size hint ignores the
+    width), so a long value takes a second line instead of being cut."""
+
+    def __init__(self, view: QTreeView) -> None:
+        super().__init__(view)
+        self.view = view
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        size = super().sizeHint(option, index)
+        indent = self.view.indentation() * (1 + _level(index)) if index.column() == 0 else 0
+        width = self.view.columnWidth(index.column()) - indent - 8
+        text = str(index.data() or "")
+        if width <= 0 or not text:
+            return size
+        flags = Qt.TextFlag.TextWordWrap | Qt.TextFlag.TextWrapAnywhere
+        high = option.fontMetrics.boundingRect(QRect(0, 0, width, 10_000), flags, text).height()
+        return QSize(size.width(), max(size.height(), high + 4))
+
+
+def _level(index: QModelIndex | QPersistentModelIndex) -> int:
+    n, p = 0, index.parent()
+    while p.isValid():
+        n, p = n + 1, p.parent()
+    return n
+
+
 class DetailsPanel(QTreeView):
     """Property/value rows of the selection; chain rows carry their slice id."""
 
@@ -52,7 +79,11 @@ class DetailsPanel(QTreeView):
         self.labels: OpLabels | None = None
         self.setModel(self.items)
         self.setAlternatingRowColors(True)
-        self.setUniformRowHeights(True)
+        self.setWordWrap(True)  # a long value takes a second line rather than being cut (whole in its tooltip)
+        self.setItemDelegate(WrapDelegate(self))
+        self.setUniformRowHeights(False)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.header().sectionResized.connect(lambda *_: self.scheduleDelayedItemsLayout())  # re-wrap to the width
         state.selection_changed.connect(self.refresh)
         state.trace_changed.connect(lambda: self.set_report(None))  # labels of the old trace no longer apply
         self.activated.connect(self._activate)

@@ -21,11 +21,13 @@ STRIP_ROLE = Qt.ItemDataRole.UserRole + 1  # the row's utilisation list, for the
 HOST_ROLE = Qt.ItemDataRole.UserRole + 2  # the row's host name
 
 
+LABELS = {BUSY: "busy (mean)", "host": "host name"}  # keys whose name alone reads poorly
+
+
 def label(key: str) -> str:
-    """How a metric key reads in the sort box and the header: ``late_ns`` → ``late``."""
-    if key == BUSY:
-        return "busy (mean)"
-    return key.removesuffix("_ns").replace("_", " ")
+    """How a metric key reads in the sort box and the header: ``late_ns`` → ``late``,
+    ``clock.error_ns`` → ``clock error``."""
+    return LABELS.get(key) or key.removesuffix("_ns").replace("_", " ").replace(".", " ")
 
 
 def metric_keys(report: dict[str, Any]) -> list[str]:
@@ -159,7 +161,9 @@ class FleetModel(QAbstractTableModel):
         if orientation != Qt.Orientation.Horizontal or not 0 <= section < 6:
             return None
         if role == Qt.ItemDataRole.DisplayRole:
-            return "" if section == STRIP else label(self.key_of(section))  # the strip's: a time ruler
+            if section in (STRIP, HOST):  # the strip's: a time ruler; the names need no "name"
+                return "host" if section == HOST else ""
+            return label(self.key_of(section))
         if role == Qt.ItemDataRole.ToolTipRole:
             return {RANK: "1 = the host the others wait for most", LATE: "total time it arrived after the median "
                     "participant", LOST: "time the other participants waited for it",

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -69,6 +70,7 @@ class FleetView(QWidget):
         self.model = FleetModel(self)
         self.title = QLabel("No fleet analysed")
         self.title.setObjectName("fleet-title")
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # a long title is cut
         self.sort_box = QComboBox()
         self.sort_box.setToolTip("Sort the hosts by this metric (or click a column's header)")
         self.sort_box.currentIndexChanged.connect(lambda _i: self.sort_by(self.sort_box.currentData()))
@@ -168,6 +170,7 @@ class FleetView(QWidget):
             late = ", ".join(sorted(culprits)) or "none"
             self.title.setText(f"{len(hosts)} hosts · {devices} devices · span "
                                f"{format_duration(float(span[1]) - float(span[0]))} · stragglers: {late}")
+            self.title.setToolTip(self.title.text())  # whole, when the bar cuts it
         self._fit_rows()
         if hosts:
             self.table.selectRow(0)
@@ -178,7 +181,10 @@ class FleetView(QWidget):
         current = self.model.sort_key
         self.sort_box.blockSignals(True)
         self.sort_box.clear()
-        for k in metric_keys(report or {}):
+        keys = metric_keys(report or {})
+        if current not in keys:  # no report yet (analysing): the chosen sort still reads as chosen
+            keys.insert(0, current)
+        for k in keys:
             self.sort_box.addItem(label(k), k)
         self.sort_box.setCurrentIndex(max(self.sort_box.findData(current), 0))
         self.sort_box.blockSignals(False)

@@ -93,6 +93,16 @@ class Fleeting:
             sep = next((a for a in view.actions() if a.isSeparator()), None)
             view.insertAction(sep, self.fleet_action)  # None: at the end
         self.theme_action.toggled.connect(lambda _on: self.fleet_view.set_theme(self.theme))
+        self.drilled_host = ""  # the host whose timeline is behind the fleet view, if drilled into
+
+    def _title_docks(self, fleet_up: bool) -> None:
+        """While the fleet view is up, the side docks (which follow the timeline's trace, not the
+        fleet) say whose they show: the host drilled into, or the timeline behind the view."""
+        whose = ""
+        if fleet_up and self.state.trace is not None:
+            whose = f"{self.drilled_host} (drilled in)" if self.drilled_host else "timeline behind"
+        for name, dock in self.docks.items():
+            dock.setWindowTitle(f"{name} · {whose}" if whose else name)
 
     def open_paths(self, paths: list[str]) -> object:
         """As FileChoosing's; several host captures also become the fleet behind View → Fleet,
@@ -121,6 +131,7 @@ class Fleeting:
         self._strips.setVisible(not on and bool(self.counter_model.entries))
         if self.fleet_action.isChecked() != on:
             self.fleet_action.setChecked(on)
+        self._title_docks(on)
         if not on:
             return
         self._load_behind = self.job  # if still to arrive, it arrives behind the fleet view
@@ -133,8 +144,11 @@ class Fleeting:
     def _trace_shown(self) -> None:
         """A new trace goes to the timeline, unless it is the load that was already under way
         when the user turned to the fleet view (a merged timeline arriving late stays behind)."""
+        self.drilled_host = ""  # a drilled host's trace names it once shown (_fleet_host_loaded)
         if self.job is None or self.job is not self._load_behind:
             self.show_fleet(False)
+        else:
+            self._title_docks(self.pages.currentIndex() == 1)
 
     def open_fleet_host(self, host: str) -> LoadJob | None:
         """Load ``host``'s capture moved onto the fleet's timebase and show it in the timeline."""
@@ -157,15 +171,16 @@ class Fleeting:
         self.job = job
         self.progress = progress_dialog(job, host, self)
         span = report.get("span_ns") or None
-        job.loaded.connect(lambda tr: self._fleet_host_loaded(title, tr, job.lod, span))
+        job.loaded.connect(lambda tr: self._fleet_host_loaded(host, title, tr, job.lod, span))
         job.failed.connect(self._failed)
         job.start()
         return job
 
-    def _fleet_host_loaded(self, title: str, trace: Trace, lod: object, span: list[int] | None) -> None:
+    def _fleet_host_loaded(self, host: str, title: str, trace: Trace, lod: object, span: list[int] | None) -> None:
         """Show the host's trace over the fleet's span, its ruler counting from the span's start
         as the fleet view's does, so a time read in one is the same time in the other."""
         self.set_trace(trace, title, lod)  # shows the timeline
+        self.drilled_host = host
         self.bookmarks.set_source(None)  # its sidecar is on the host's own clock, not the fleet's
         if span:
             self.state.set_time_origin(float(span[0]) - self.state.origin)

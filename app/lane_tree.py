@@ -10,7 +10,7 @@ from accelview.model.text.clip import clip
 from accelview.model.view.lanes import track_children
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPoint, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QLineEdit, QMenu, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHeaderView, QLineEdit, QMenu, QTreeView, QVBoxLayout, QWidget
 
 from .state import ViewState
 
@@ -132,10 +132,12 @@ class LaneTreeView(QTreeView):
         self.setModel(self.lanes)
         self.setHeaderHidden(False)
         self.setUniformRowHeights(True)
-        self.setColumnWidth(0, 170)
         self.lanes.modelReset.connect(lambda: self.setColumnHidden(1, True))  # the kind is in the tooltip
         self.setColumnHidden(1, True)
-        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # "thread 29…(pt_main)" keeps both ends
+        self.header().setStretchLastSection(False)
+        self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # the names take the width:
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # no sideways scrolling
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)  # "device 0 (gen5…" reads from its start
         self._syncing = False
         self.lanes.modelReset.connect(self.sync_from_state)
         self.collapsed.connect(lambda ix: self._user_toggled(ix, True))
@@ -153,6 +155,20 @@ class LaneTreeView(QTreeView):
         everything = QAction("Show all lanes", self)
         everything.triggered.connect(self.show_all)
         self.addActions([only, everything])
+
+    def names_width(self) -> int:
+        """The width in px that shows the shown lanes' names whole (indent, arrow, check box and
+        text, as Qt measures them), plus the vertical scroll bar's when the rows overflow."""
+        rows, stack = 0, [QModelIndex()]
+        while stack:
+            parent = stack.pop()
+            for row in range(self.lanes.rowCount(parent)):
+                ix = self.lanes.index(row, 0, parent)
+                rows += 1
+                if self.isExpanded(ix):
+                    stack.append(ix)
+        bar = self.verticalScrollBar().sizeHint().width() if rows * self.sizeHintForRow(0) > self.height() else 0
+        return self.sizeHintForColumn(0) + 2 * self.frameWidth() + bar
 
     def show_only(self, index: QModelIndex) -> None:
         """Hide every lane except ``index``'s track, its ancestors and its children."""

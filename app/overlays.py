@@ -160,7 +160,23 @@ class OverlayPainter:
                 out.append((r, QRectF(GUTTER_W + x, r.top(), max(last - x, 0.0), r.height())))
         return out
 
-    def _collective(self, p: QPainter, scroll_y: float) -> None:
+    def collective_label_box(self, label: str, boxes: list[tuple[QRectF, QRectF]], x: float,
+                             scroll_y: float, view_h: float = float("inf")) -> QRectF:
+        """Where the collective's label goes: right of the last-arrival line, centred on the
+        selected participant's row (else the top one in view, of the ``view_h`` px tall widget)
+        and kept within the participants' rows, so it covers the collective's own slices and no
+        other lane's data; above them only when all of them together are shorter than the label."""
+        h = self.fm.height() + 2
+        rows = sorted((r for r, _ in boxes), key=lambda r: r.top())
+        top, bottom = rows[0].top(), max(r.bottom() for r in rows)
+        shown = [r for r in rows if r.top() >= RULER_H and r.bottom() <= view_h] or rows
+        sel = self.slice_rect(self.state.selected, scroll_y) if self.state.selected >= 0 else None
+        row = next((r for r in shown if sel is not None and r.contains(sel.center())), shown[0])
+        y = row.center().y() - h / 2
+        y = max(top, min(y, bottom - h)) if bottom - top >= h else max(top - h - 4, RULER_H)
+        return QRectF(x + 4, y, self.fm.horizontalAdvance(label) + 8, h)
+
+    def _collective(self, p: QPainter, scroll_y: float, view_h: float) -> None:
         """The selected collective on every participant: each one's slice outlined, its skew (the
         wait from its arrival for the last arrival) as a band, and the last arrival as a line
         across all of them, labelled with the largest skew."""
@@ -187,8 +203,7 @@ class OverlayPainter:
         label = (f"{marks.op} × {len(marks.slices)} · max skew "
                  f"{format_duration(float(marks.skew_ns.max()))}")
         p.setFont(self.font)
-        box = QRectF(x + 4, max(top - self.fm.height() - 6, RULER_H), self.fm.horizontalAdvance(label) + 8,
-                     self.fm.height() + 2)
+        box = self.collective_label_box(label, boxes, x, scroll_y, view_h)
         p.fillRect(box, th.c("bg", 220))
         p.setPen(th.c("text"))
         p.drawText(box, Qt.AlignmentFlag.AlignCenter, label)

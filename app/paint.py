@@ -118,7 +118,7 @@ class TimelinePainter(OverlayPainter, OverviewPainter):
         self._marks_and_range(p, h)
         self._search_hits(p, lanes, scroll_y)
         self._hover(p, scroll_y)
-        self._collective(p, scroll_y)
+        self._collective(p, scroll_y, h)
         self._chain(p, scroll_y)
         if hover_x is not None and hover_x >= GUTTER_W:
             p.setPen(QPen(th.c("dim", 160), 1))

@@ -53,6 +53,8 @@ from .timeline import TimelineWidget
 from .utilisation_panel import UtilisationPanel
 
 LEFT_DOCK_W, RIGHT_DOCK_W = 170, 320  # at 1600 px the timeline keeps over two thirds of the width
+LEFT_DOCK_MAX = 200  # at 1600 px (in proportion to others): the Lanes dock grows to its names up to it, the
+# timeline still keeping two thirds of the width
 LAYOUT_VERSION = 2  # saved dock states of older layouts (wide, untabbed docks) are not restored
 
 
@@ -168,6 +170,7 @@ class MainWindow(Fleeting, FileChoosing, Comparing, QMainWindow):
         for name in ("Statistics", "Utilisation"):  # hidden until opened from the View menu
             self.docks[name].hide()
         self._sized = False  # the default dock sizes apply at the first show (with bottom docks, not before)
+        self.state.trace_changed.connect(self.fit_lanes_dock)
 
     def _build_actions(self) -> None:
         fm = self.menuBar().addMenu("&File")
@@ -319,7 +322,17 @@ class MainWindow(Fleeting, FileChoosing, Comparing, QMainWindow):
                              Qt.Orientation.Horizontal)
             self.resizeDocks([self.docks["Details"], self.docks["Findings"], self.docks["Bookmarks"]],
                              [480, 260, 120], Qt.Orientation.Vertical)
+            self.fit_lanes_dock()
         super().showEvent(event)
+
+    def fit_lanes_dock(self) -> None:
+        """The Lanes dock as wide as its lanes' names, from LEFT_DOCK_W up to LEFT_DOCK_MAX (less
+        in a narrower window; longer names elide), when shown and for each new trace."""
+        if not self._sized:
+            return  # the first show fits it
+        cap = max(LEFT_DOCK_W, min(LEFT_DOCK_MAX, self.width() * LEFT_DOCK_MAX // 1600))
+        width = max(LEFT_DOCK_W, min(cap, self.lane_view.names_width()))
+        self.resizeDocks([self.docks["Lanes"]], [width], Qt.Orientation.Horizontal)
 
     # -- files ----------------------------------------------------------------------------------
     def set_trace(self, trace: Trace, title: str = "", lod: object = None) -> None:

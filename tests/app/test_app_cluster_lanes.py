@@ -9,6 +9,7 @@ import shutil
 
 import numpy as np
 import pytest
+from accelview.app.overlays import RULER_H
 from accelview.capture.sim import workloads
 from accelview.model.cluster import load_cluster
 from accelview.model.schema import TrackKind
@@ -169,6 +170,18 @@ def test_selected_collective_on_every_participant_with_its_skew(qtbot, cluster, 
         assert skew.left() == pytest.approx(220 + st.scale.x_of(arrival - st.origin))
         assert skew.right() == pytest.approx(expect_last)
         assert skew.top() == r.top() and skew.height() == r.height()  # on the participant's own row
+    sel = w.painter.slice_rect(sid, w.vbar.value())
+    label = w.painter.collective_label_box("all_reduce × 8 · max skew 336 µs", boxes, last_x, w.vbar.value())
+    assert label.left() > last_x  # beside the last-arrival line, in the selected participant's own row:
+    assert label.center().y() == pytest.approx(sel.center().y(), abs=1.5)  # not over another lane's data
+    st.select(int(marks.slices[-1]))  # another participant, its row cut off (a widget ending above it):
+    low = w.painter.slice_rect(int(marks.slices[-1]), w.vbar.value())  # the top participant in view has the label
+    above = [r for r, _ in w.painter.collective_boxes(w.vbar.value()) if r.top() >= RULER_H and r.bottom() <= low.top()]
+    assert above
+    label = w.painter.collective_label_box("x", w.painter.collective_boxes(w.vbar.value()), last_x, w.vbar.value(),
+                                           view_h=low.top())
+    assert label.center().y() == pytest.approx(min(r.center().y() for r in above), abs=1.5)
+    st.select(sid)
     if together:  # a click on a device's compact row picks its unit's slice there
         r = boxes[-1][0]
         picked = w.slice_at(QPointF(r.left() + r.width() / 2, r.center().y()))

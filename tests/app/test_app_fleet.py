@@ -57,7 +57,7 @@ def test_sorting_by_box_and_header_changes_the_order(view):
     assert view.hosts_in_order() == [h["host"] for h in sorted(hosts, key=lambda h: -h["lost_ns"])]
     view.sort_by("clock.error_ns")  # a nested metric goes to the metric column
     assert view.model.metric == "clock.error_ns"
-    assert view.model.headerData(METRIC, Qt.Orientation.Horizontal) == "clock.error"
+    assert view.model.headerData(METRIC, Qt.Orientation.Horizontal) == "clock error"
     assert view.hosts_in_order() == [h["host"] for h in sorted(hosts, key=lambda h: -h["clock"]["error_ns"])]
     view.table.sortByColumn(HOST, Qt.SortOrder.AscendingOrder)  # a header click
     assert view.hosts_in_order() == [f"host{i}" for i in range(10)]  # host2 before host10: by number
@@ -68,6 +68,21 @@ def test_sorting_by_box_and_header_changes_the_order(view):
     assert [means[h] for h in order] == sorted(means.values())
     assert {view.sort_box.itemData(i) for i in range(view.sort_box.count())} >= {
         "rank", "late_ns", "lost_ns", "busy", "host", "compute_ns", "devices", "clock.steps"}
+    texts = [view.sort_box.itemText(i) for i in range(view.sort_box.count())]
+    assert {"host name", "clock steps", "clock error"} <= set(texts)
+    assert not [t for t in texts if "." in t or "_" in t]  # no raw keys
+
+
+def test_the_sort_box_keeps_the_chosen_sort_while_analysing(view, qtbot):
+    view.set_report(fake_report(6, seed=2))
+    view.sort_by("lost_ns")
+    go = threading.Event()
+    view.analyze(["/f/a.h5"], lambda paths, progress=None: go.wait(10) and fake_report(6, seed=4))
+    view.set_report(None)  # as a newly opened fleet shows while its analysis runs
+    assert view.sort_box.currentData() == "lost_ns" and view.sort_box.currentText() == "lost"
+    with qtbot.waitSignal(view.report_ready, timeout=5000):
+        go.set()
+    assert view.sort_box.currentData() == "lost_ns"
 
 
 def test_the_model_passes_the_model_tester_and_a_strip_tells_its_time(view, qtmodeltester):
@@ -205,6 +220,7 @@ def test_a_large_fleet_opens_on_the_fleet_view_and_drills_into_a_host(win, qtbot
     assert win.pages.currentWidget() is win.fleet_view and win.fleet_action.isChecked()
     assert sorted(calls[0][0]) == sorted(str(folder / f"host{i}.h5") for i in range(n))
     assert win.job is None  # no merged timeline loaded
+    assert win.docks["Findings"].windowTitle() == "Findings"  # nothing behind the fleet: "No capture open"
     assert win.fleet_view.hosts_in_order()[0] == "host9"
     with qtbot.waitSignal(win.state.trace_changed, timeout=10000):
         qtbot.keyClick(win.fleet_view.table, Qt.Key.Key_Return)
@@ -212,8 +228,13 @@ def test_a_large_fleet_opens_on_the_fleet_view_and_drills_into_a_host(win, qtbot
     assert win.state.time_origin == report["span_ns"][0] - win.state.origin  # the ruler counts as the fleet's
     assert win.pages.currentIndex() == 0 and not win.fleet_action.isChecked()
     assert "host9 of fleet" in win.windowTitle()
+    assert win.docks["Findings"].windowTitle() == "Findings"  # the timeline shows the host: plain titles
     win.fleet_action.trigger()  # View → Fleet goes back, the report kept (not analysed again)
     assert win.pages.currentWidget() is win.fleet_view and len(calls) == 1
+    for name in ("Lanes", "Findings", "Details"):  # the side docks still show host9: they say so
+        assert win.docks[name].windowTitle() == f"{name} · host9 (drilled in)"
+    win.fleet_action.trigger()
+    assert win.docks["Lanes"].windowTitle() == "Lanes"
 
 
 def test_a_small_cluster_opens_merged_with_the_fleet_behind_view_fleet(win, qtbot, tmp_path):

@@ -209,3 +209,34 @@ def test_default_layout_gives_the_timeline_most_of_the_width_and_names_fit(win, 
     assert details.columnWidth(0) >= details.fontMetrics().horizontalAdvance(longest) + 2 * details.indentation()
     item = details.items.item(0, 0)
     assert item.toolTip() == item.text()  # an elided name shows whole on hover
+
+
+def test_lanes_dock_fits_the_names_within_a_cap_elided_at_the_right(win, qtbot):
+    from accelview.app.window import LEFT_DOCK_MAX, LEFT_DOCK_W
+    from accelview.model.loader import load_trace
+
+    win.set_trace(load_trace("resources/demo.h5"), "demo")
+    QApplication.processEvents()
+    tree, dock = win.lane_view, win.docks["Lanes"]
+    assert LEFT_DOCK_W <= dock.width() <= LEFT_DOCK_MAX
+    assert tree.viewport().width() >= tree.sizeHintForColumn(0)  # every shown name whole
+    assert tree.horizontalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+    assert tree.textElideMode() == Qt.TextElideMode.ElideRight
+    tree.names_width = lambda: 900  # names far too long: the dock stops at the cap, the timeline keeps its width
+    win.fit_lanes_dock()
+    QApplication.processEvents()
+    assert dock.width() <= LEFT_DOCK_MAX and win.timeline.width() >= 0.66 * win.width()
+
+
+def test_details_values_wrap_rather_than_being_cut(win, qtbot):
+    details = win.details
+    win.state.select(int(np.argmax(win.state.trace.slices.dur_ns)))
+    win.resizeDocks([win.docks["Details"]], [200], Qt.Orientation.Horizontal)
+    QApplication.processEvents()
+    fm = details.fontMetrics()
+    values = [details.items.index(i, 1) for i in range(details.items.rowCount())]
+    value = max(values, key=lambda v: fm.horizontalAdvance(v.data()))
+    text = value.data()
+    assert fm.horizontalAdvance(text) > details.columnWidth(1)  # too long for one line here
+    assert details.visualRect(value).height() >= 2 * fm.height()  # so it takes two
+    assert details.items.itemFromIndex(value).toolTip() == text

@@ -83,6 +83,7 @@ def test_drop_opens_file(win, qtbot, tmp_path):
 def test_bad_file_shows_dialog_and_keeps_view(win, qtbot):
     good = demo_trace(steps=1, layers=1)
     win.set_trace(good)
+    QApplication.processEvents()  # the Lanes dock fitted to the new lanes' names: the timeline's width settles
     scale = win.state.scale
     job = win.open_path("/nowhere/broken.bad")
     with qtbot.waitSignal(job.finished, timeout=10000):
