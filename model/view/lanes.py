@@ -16,6 +16,7 @@ from .fit import DEVICE_KINDS
 from .lod import TraceLOD
 
 ROW_H = 18  # one depth row of slices
+COMPACT_MAX_H = 2 * ROW_H  # a devices-together row when few devices leave room for it
 HEADER_H = 20  # a group (host, device) title row
 GAP = 3  # space under each track
 HEADER = -1  # Lane.depth of a group's title row
@@ -153,7 +154,7 @@ class LaneLayout:
         if not self.compact:
             return y
         avail = max(fit_h - y, fit_h // 2)
-        h = max(COMPACT_MIN_H, min(ROW_H, avail // len(self.compact))) if fit_h > 0 else ROW_H
+        h = max(COMPACT_MIN_H, min(COMPACT_MAX_H, avail // len(self.compact))) if fit_h > 0 else ROW_H
         trace = lod.trace
         kinds, parent = trace.tracks.kind, trace.tracks.parent
         for dev in self.compact:

@@ -14,7 +14,7 @@ from accelview.capture.sim import workloads
 from accelview.model.cluster import load_cluster
 from accelview.model.schema import TrackKind
 from accelview.model.store.writer import write_capture
-from accelview.model.view.lanes import COMPACT_MIN_H, HEADER, ROW_H, SUMMARY, LaneLayout
+from accelview.model.view.lanes import COMPACT_MAX_H, COMPACT_MIN_H, HEADER, SUMMARY, LaneLayout
 from accelview.model.view.lod import TraceLOD
 from PySide6.QtCore import QPointF
 from timeline_widgets import pixels, shown_timeline, shown_window
@@ -104,7 +104,7 @@ def test_devices_together_one_compact_row_per_device_fit_to_height(cluster):
     assert all(ln.y < hosts_end for ln in lay.lanes if ln not in rows)  # host threads above
     assert {cluster.track_name(ln.track) for ln in lay.lanes if ln.depth == HEADER} >= {"host0", "host1"}
     assert "host1" in lay.compact_names[rows[-1].track]
-    assert rows[0].h == ROW_H  # room enough: full rows
+    assert rows[0].h == COMPACT_MAX_H  # room enough: rows as tall as they may be
 
 
 def test_many_hosts_together_fold_each_host_to_one_row_above_the_devices(cluster):
@@ -113,7 +113,7 @@ def test_many_hosts_together_fold_each_host_to_one_row_above_the_devices(cluster
     assert len(rows) == len(lay.lanes) == HOSTS + HOSTS * DEVICES
     assert [_kind(cluster, ln.track) for ln in rows[:HOSTS]] == [TrackKind.HOST] * HOSTS
     h = rows[0].h
-    assert all(ln.h == h for ln in rows) and h == max(COMPACT_MIN_H, min(ROW_H, 300 // len(rows)))
+    assert all(ln.h == h for ln in rows) and h == max(COMPACT_MIN_H, min(COMPACT_MAX_H, 300 // len(rows)))
     assert lay.height <= 300 + 3  # everything on one screen
     tiny = _compact(_layout(cluster, together=True, fit_h=30))
     assert len(tiny) == len(rows) and {ln.h for ln in tiny} == {COMPACT_MIN_H}  # thinner, never fewer
