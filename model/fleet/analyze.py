@@ -37,17 +37,45 @@ def analyze_fleet(paths: Sequence[str | Path] | str | Path, *, scheduler: str | 
     Raises ``AccelviewError`` when no capture could be analysed."""
     files = fleet_paths(paths)
     fn = compact_capture if cache else compact_fresh
-    if client is not None:
-        result = map_captures(fn, files, client=client, timeout_s=timeout_s, progress=progress)
-    elif scheduler is None and workers is None:
-        result = map_captures(fn, files, timeout_s=timeout_s, progress=progress)
-    else:
-        own = open_client(scheduler, workers)
-        try:
-            result = map_captures(fn, files, client=own, timeout_s=timeout_s, progress=progress)
-        finally:
+    if client is None and scheduler is None and workers is None:
+        return fleet_report(map_captures(fn, files, timeout_s=timeout_s, progress=progress))
+    own = open_client(scheduler, workers) if client is None else None
+    try:
+        return _on_workers(own or client, fn, files, timeout_s, progress)
+    finally:
+        if own is not None:
             close_client(own)
-    return fleet_report(result)
+
+
+def _on_workers(client: Client, fn: Any, files: list[str], timeout_s: float,
+                progress: Progress | None) -> dict[str, Any]:
+    """Each capture's extract made on a worker and left there; the combine run as one more task
+    beside them, so only the FleetReport comes to this process: the client holds no host's
+    extract, whatever the number of hosts (a desktop pointed at a big cluster stays small)."""
+    result = map_captures(fn, files, client=client, timeout_s=timeout_s, progress=progress, fetch=False)
+    if not result.results:
+        return fleet_report(result)  # raises, naming the first failure
+    task = client.submit(_report_of, dict(result.results), dict(result.failures), pure=False)
+    try:
+        return task.result()
+    except AccelviewError:
+        raise
+    except Exception as error:  # its worker died or left: combine here what the workers still hold
+        try:
+            fetched = MapResult(dict(zip(result.results, client.gather(list(result.results.values())),
+                                         strict=True)), dict(result.failures))
+        except Exception:
+            raise AccelviewError(f"the fleet's combine failed on its worker ({type(error).__name__}: "
+                                 f"{str(error).splitlines()[0] if str(error) else 'no detail'})") from None
+        return fleet_report(fetched)
+    finally:
+        task.release()
+
+
+def _report_of(results: dict[str, dict[str, Any]], failures: dict[str, str]) -> dict[str, Any]:
+    """The FleetReport of extracts already fetched (a task on a worker: Dask hands it the
+    extracts its futures stood for)."""
+    return fleet_report(MapResult(results, failures))
 
 
 def fleet_report(result: MapResult) -> dict[str, Any]:

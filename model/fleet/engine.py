@@ -89,7 +89,7 @@ def failure_line(error: BaseException) -> str:
 
 
 def map_captures(fn: CaptureFn, paths: Iterable[str], *, client: Client | None = None,
-                 timeout_s: float = 600.0, progress: Progress | None = None) -> MapResult:
+                 timeout_s: float = 600.0, progress: Progress | None = None, fetch: bool = True) -> MapResult:
     """Run ``fn(path)`` once per capture path and collect the results and failures by path.
 
     ``fn`` must be a module-level function (workers import it by name) returning a small
@@ -97,12 +97,13 @@ def map_captures(fn: CaptureFn, paths: Iterable[str], *, client: Client | None =
     after another here. ``progress(done, total)`` is called as paths finish. A task running on a
     worker for more than ``timeout_s`` is cancelled and reported as timed out (its worker thread
     cannot be stopped: a LocalCluster's go with it when the client closes), as are those still
-    waiting when no task has started or finished for as long.
+    waiting when no task has started or finished for as long. ``fetch=False`` (Dask only) leaves
+    each result on its worker and puts its future in ``results``, for a task that uses them there.
     """
     order = list(dict.fromkeys(str(p) for p in paths))
     if client is None:
         return _map_here(fn, order, progress)
-    return _map_dask(fn, order, client, timeout_s, progress)
+    return _map_dask(fn, order, client, timeout_s, progress, fetch)
 
 
 def _map_here(fn: CaptureFn, paths: list[str], progress: Progress | None) -> MapResult:
@@ -118,7 +119,7 @@ def _map_here(fn: CaptureFn, paths: list[str], progress: Progress | None) -> Map
 
 
 def _map_dask(fn: CaptureFn, paths: list[str], client: Client, timeout_s: float,
-              progress: Progress | None) -> MapResult:
+              progress: Progress | None, fetch: bool = True) -> MapResult:
     from distributed import wait
 
     out = MapResult()
@@ -140,7 +141,7 @@ def _map_dask(fn: CaptureFn, paths: list[str], client: Client, timeout_s: float,
             finished = set()
         now = time.monotonic()
         for future in finished:
-            _collect(future, path_of[future.key], out)
+            _collect(future, path_of[future.key], out, fetch)
             pending.discard(future)
             if progress is not None:
                 progress(len(paths) - len(pending), len(paths))
@@ -164,12 +165,16 @@ def _map_dask(fn: CaptureFn, paths: list[str], client: Client, timeout_s: float,
     return out
 
 
-def _collect(future: Any, path: str, out: MapResult) -> None:
-    """A finished task's result, or its failure as one line, into ``out``."""
+def _collect(future: Any, path: str, out: MapResult, fetch: bool = True) -> None:
+    """A finished task's result (its future, left on its worker, unless ``fetch``), or its
+    failure as one line, into ``out``."""
     from distributed.client import FutureCancelledError
     from distributed.scheduler import KilledWorker
 
     try:
+        if not fetch and future.status == "finished":
+            out.results[path] = future
+            return
         out.results[path] = future.result()
     except (KilledWorker, FutureCancelledError):
         out.failures[path] = WORKER_DIED

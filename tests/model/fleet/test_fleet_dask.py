@@ -55,6 +55,19 @@ def test_here_and_on_dask_give_the_same_results(tmp_path, client):
     assert {r["pid"] for r in there.results.values()}.isdisjoint({r["pid"] for r in here.results.values()})
 
 
+def test_results_left_on_the_workers_come_back_as_futures_and_failures_as_lines(tmp_path, client):
+    """fetch=False: what the fleet's combine (a task beside them) uses stays on the workers; the
+    client holds futures, and each failure still as its one line."""
+    from distributed import Future
+
+    paths = _files(tmp_path, [f"host{i}.h5" for i in range(3)])
+    missing = str(tmp_path / "host9.h5")
+    there = map_captures(probe, [*paths, missing], client=client, fetch=False)
+    assert set(there.results) == set(paths) and all(isinstance(f, Future) for f in there.results.values())
+    assert {p: f.result()["text"] for p, f in there.results.items()} == _texts(map_captures(probe, paths))
+    assert list(there.failures) == [missing] and "\n" not in there.failures[missing]
+
+
 def test_unreadable_and_killed_are_named_the_rest_comes_back(tmp_path, client):
     paths = _files(tmp_path, ["host0.h5", "bad1.h5", "host2.h5", "kill3.h5", "host4.h5"])
     out = map_captures(probe, paths, client=client, timeout_s=60)
