@@ -4,16 +4,14 @@ File → Open / recent files / drag-and-drop, loading in a worker thread, themes
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
 from accelview.model import Trace
 from accelview.model.analysis.ops import bottleneck_colour_table
-from accelview.model.text.clip import clip
 from accelview.model.text.report import class_evidence
-from accelview.model.text.values import format_count, format_duration
+from accelview.model.text.values import format_count
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import (
@@ -35,19 +33,18 @@ from .counter_charts import CounterCharts
 from .counter_list import CounterListModel
 from .details import DetailsPanel
 from .file_choosing import ExportJob, FileChoosing
-from .file_watch import FileWatch
 from .findings_panel import FindingsPanel
 from .fleet_window import Fleeting
 from .graph_panel import GraphPanel
 from .keys_help import KeysDialog
 from .lane_tree import LanePanel, LaneTreeView
-from .legend import BottleneckLegend
 from .loading import LoadJob, progress_dialog
 from .paint import GUTTER_W
 from .profile_dialog import ProfileDialog
 from .search import SearchBar
 from .state import ViewState
 from .stats_panel import StatsPanel
+from .status_line import StatusLine
 from .theme import THEMES, stylesheet
 from .timeline import TimelineWidget
 from .utilisation_panel import UtilisationPanel
@@ -58,7 +55,7 @@ LEFT_DOCK_MAX = 200  # at 1600 px (in proportion to others): the Lanes dock grow
 LAYOUT_VERSION = 2  # saved dock states of older layouts (wide, untabbed docks) are not restored
 
 
-class MainWindow(Fleeting, FileChoosing, Comparing, QMainWindow):
+class MainWindow(Fleeting, StatusLine, FileChoosing, Comparing, QMainWindow):
     """The accelview window. ``set_trace`` shows a loaded trace; ``open_path`` loads a file."""
 
     def __init__(self, theme: str | None = None, settings: QSettings | None = None,
@@ -248,50 +245,6 @@ class MainWindow(Fleeting, FileChoosing, Comparing, QMainWindow):
         self.keys_dialog.show()
         self.keys_dialog.raise_()
         return self.keys_dialog
-
-    def _build_status(self) -> None:
-        sb = self.statusBar()
-        self.cursor_label = QLabel("")
-        self.selection_label = QLabel("")
-        self.range_label = QLabel("")
-        self.view_label = QLabel("")
-        sb.addWidget(self.cursor_label, 1)
-        sb.addWidget(self.selection_label, 2)
-        self.selection_label.setMinimumWidth(1)  # a long slice name gives way to the legend
-        self.legend = BottleneckLegend(self.theme)
-        self.legend.setVisible(False)  # while colouring by bottleneck (B)
-        sb.addPermanentWidget(self.legend)
-        sb.addPermanentWidget(self.range_label)
-        sb.addPermanentWidget(self.view_label)
-        self.file_watch = FileWatch(sb)  # says when the open file changes on disk
-        self.file_watch.reopen.connect(lambda p: self.open_paths([p]))
-        self.state.trace_changed.connect(lambda: self.file_watch.watch(None))
-        self.timeline.hovered.connect(self._show_cursor)
-        self.timeline.hovered.connect(self.counters.set_cursor)
-        self.state.selection_changed.connect(self._show_selection)
-        self.state.range_changed.connect(self._show_range)
-        self.state.scale_changed.connect(self._show_view)
-
-    # -- status ---------------------------------------------------------------------------------
-    def _show_cursor(self, t: float) -> None:
-        self.cursor_label.setText("" if math.isnan(t) else f"cursor {format_duration(t, 6)}")
-
-    def _show_selection(self) -> None:
-        st = self.state
-        if st.trace is None or st.selected < 0:
-            self.selection_label.setText("")
-            return
-        sl = st.trace.slices
-        name = clip(st.trace.strings[sl.name[st.selected]])
-        self.selection_label.setText(
-            f"{name} · {format_duration(float(sl.dur_ns[st.selected]))} · chain of {len(st.chain)}")
-
-    def _show_range(self) -> None:
-        r = self.state.range
-        self.range_label.setText("" if r is None else f"range Δ {format_duration(r[1] - r[0])}")
-
-    def _show_view(self) -> None:
-        self.view_label.setText(f"view {format_duration(self.state.scale.span)}")
 
     # -- themes ---------------------------------------------------------------------------------
     @staticmethod
