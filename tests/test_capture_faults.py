@@ -252,18 +252,8 @@ def test_a_disk_filling_up_stops_the_capture_while_what_was_recorded_can_be_conv
 
 def test_a_spool_write_that_fails_for_a_full_disk_stops_the_capture_and_keeps_what_was_written(
         tmp_path, monkeypatch) -> None:
-    import errno
 
-    import accelview.capture.service.runner as runner
-
-    write = runner.Spool.write
-
-    def full(self, data: bytes) -> None:
-        if self.size > 300_000:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        write(self, data)
-
-    monkeypatch.setattr(runner.Spool, "write", full)
+    _fill_the_disk_past(monkeypatch, 300_000)
     out = tmp_path / "full.h5"
     result = CaptureService(CaptureConfig(output=str(out)), [str(write_script(tmp_path, LOOP)), "0"]).run()
     assert result.reason.startswith("the disk is full (No space left on device; what arrived after that is lost)")
@@ -384,18 +374,9 @@ def test_a_full_disk_that_cuts_the_spool_inside_the_first_frame_still_converts_t
     """The disk fills while a frame is arriving in pieces (a frame bigger than the pipe, or read
     while the child writes it): the spool ends inside it. The service keeps the rest of that one
     frame in memory, so what was written before the disk filled is converted, not lost with it."""
-    import errno
-
     import accelview.capture.service.runner as runner
 
-    write = runner.Spool.write
-
-    def full(self, data: bytes) -> None:
-        if self.size > 300_000:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        write(self, data)
-
-    monkeypatch.setattr(runner.Spool, "write", full)
+    _fill_the_disk_past(monkeypatch, 300_000)
     monkeypatch.setattr(runner, "PIPE_BYTES", 1 << 16)  # each ~0.9 MB frame arrives in 64 KiB pieces
     out = tmp_path / "cut.h5"
     config = CaptureConfig(output=str(out), flush_events=4000, flush_ms=60_000)  # drains by calls only
@@ -457,3 +438,19 @@ def test_the_frame_a_full_disk_cuts_is_completed_from_what_arrives_after(tmp_pat
     replay(spool, sink, tail=cut.tail if cut else b"")
     starts = [sum(map(len, frames[:i])) for i in range(len(frames))]
     assert got == [f[:4] for f, at in zip(frames, starts, strict=True) if at < spool.size]
+
+
+def _fill_the_disk_past(monkeypatch, size: int) -> None:
+    """Spool writes fail with ENOSPC once the spool holds more than ``size`` bytes."""
+    import errno
+
+    import accelview.capture.service.runner as runner
+
+    write = runner.Spool.write
+
+    def full(self, data: bytes) -> None:
+        if self.size > size:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        write(self, data)
+
+    monkeypatch.setattr(runner.Spool, "write", full)
